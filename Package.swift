@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One C library → one system-library target → exactly one Swift module that imports it
+// (DESIGN.md "Suggested targets"): CLibPQ→PushPostgres, COpenSSL→PushCrypto,
+// CNghttp2→PushAPNs, CSecp256k1→PushNostr, CCurl→PushRelayClient.
+let package = Package(
+    name: "push-gateway",
+    products: [
+        .executable(name: "push-gateway", targets: ["push-gateway"])
+    ],
+    targets: [
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        .target(name: "PushSystem"),
+        .target(name: "PushJSON"),
+        .target(name: "PushHTTP", dependencies: ["PushSystem"]),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "PushAttest", dependencies: ["PushCrypto"]),
+        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
+        .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
+        .target(
+            name: "PushGateway",
+            dependencies: ["PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushPostgres"]
+        ),
+        .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
+
+        .target(name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem"], path: "Tests/PushTestSupport"),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
+        .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"]),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(
+            name: "PushAttestTests",
+            dependencies: ["PushAttest", "PushCrypto", "PushJSON", "PushTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "PushNostrTests", dependencies: ["PushNostr"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
+        .testTarget(name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

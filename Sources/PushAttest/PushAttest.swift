@@ -1,0 +1,1 @@
+// The PushAttest module; see DESIGN.md "Suggested targets".

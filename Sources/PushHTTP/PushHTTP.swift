@@ -1,0 +1,1 @@
+// The PushHTTP module; see DESIGN.md "Suggested targets".

@@ -1,0 +1,1 @@
+// The PushJSON module; see DESIGN.md "Suggested targets".

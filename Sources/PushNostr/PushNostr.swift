@@ -1,0 +1,1 @@
+// The PushNostr module; see DESIGN.md "Suggested targets".

@@ -1,0 +1,1 @@
+// The PushPostgres module; see DESIGN.md "Suggested targets".

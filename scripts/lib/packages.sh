@@ -1,0 +1,24 @@
+# Sourced by scripts/test and scripts/run-local: installs the Debian packages the build, the tests
+# and the local run need, skipping apt entirely when they are all present already.
+DEBIAN_PACKAGES=(
+    pkg-config libpq-dev libssl-dev libcurl4-openssl-dev libnghttp2-dev libsecp256k1-dev
+    postgresql curl ca-certificates nginx-light
+    # Swift's own runtime dependencies on a bare Debian image (TOOLCHAIN.md §1).
+    libncurses6 libsqlite3-0 binutils libc6-dev libgcc-12-dev
+)
+
+install_debian_packages() {
+    local missing=()
+    local package
+    for package in "${DEBIAN_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing Debian packages: ${missing[*]}"
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+export PATH=/opt/swift/usr/bin:$PATH
