@@ -1,0 +1,13 @@
+/// A configuration problem. It names the variable and what is wrong with it, never the value
+/// (PROTOCOL.md §12: "Configuration errors name the variable, never its value").
+public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let variable: String
+    public let problem: String
+
+    public init(variable: String, problem: String) {
+        self.variable = variable
+        self.problem = problem
+    }
+
+    public var description: String { "\(variable): \(problem)" }
+}
