@@ -2,15 +2,16 @@
 # and the local run need, skipping apt entirely when they are all present already.
 DEBIAN_PACKAGES=(
     pkg-config libpq-dev libssl-dev libcurl4-openssl-dev libnghttp2-dev libsecp256k1-dev
-    postgresql curl ca-certificates nginx-light
+    postgresql curl ca-certificates openssl nginx-light
     # Swift's own runtime dependencies on a bare Debian image (TOOLCHAIN.md §1).
     libncurses6 libsqlite3-0 binutils libc6-dev libgcc-12-dev
 )
 
+# Extra package names given as arguments are installed too (the benchmarks add wrk).
 install_debian_packages() {
     local missing=()
     local package
-    for package in "${DEBIAN_PACKAGES[@]}"; do
+    for package in "${DEBIAN_PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
     done
     [ ${#missing[@]} -eq 0 ] && return 0

@@ -1,0 +1,31 @@
+# Sourced: prepare_dev_environment DIR creates (once) development keys under DIR and exports the
+# configuration of a local gateway on embedded defaults: one sandbox profile, keys read through the
+# `_FILE` variables, listeners on loopback. Never use these keys anywhere but a developer machine.
+prepare_dev_environment() {
+    local dir=$1
+    mkdir -p "$dir"
+    chmod 700 "$dir"
+    local ring
+    for ring in grant token challenge; do
+        [ -s "$dir/$ring.keys" ] || echo "dev-$ring:$(openssl rand -base64 32)" >"$dir/$ring.keys"
+    done
+    [ -s "$dir/fingerprint.key" ] || openssl rand -base64 32 >"$dir/fingerprint.key"
+    [ -s "$dir/apns-auth-key.p8" ] ||
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/apns-auth-key.p8" 2>/dev/null
+
+    export PUSH_GATEWAY_ORIGIN=${PUSH_GATEWAY_ORIGIN:-https://localhost}
+    export PUSH_GATEWAY_LISTEN=${PUSH_GATEWAY_LISTEN:-127.0.0.1:8080}
+    export PUSH_GATEWAY_HEALTH_LISTEN=${PUSH_GATEWAY_HEALTH_LISTEN:-127.0.0.1:8081}
+    export PUSH_GATEWAY_GRANT_KEYS_FILE=$dir/grant.keys
+    export PUSH_GATEWAY_TOKEN_KEYS_FILE=$dir/token.keys
+    export PUSH_GATEWAY_CHALLENGE_KEYS_FILE=$dir/challenge.keys
+    export PUSH_GATEWAY_FINGERPRINT_KEY_FILE=$dir/fingerprint.key
+    export PUSH_GATEWAY_PROFILES=dev-sandbox
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APP_ID=ABCDE12345.org.example.pushgateway.dev
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_TOPIC=org.example.pushgateway.dev
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_ENVIRONMENT=sandbox
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APP_ATTEST_ENVIRONMENT=development
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_KEY_FILE=$dir/apns-auth-key.p8
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_KEY_ID=DEVKEY0001
+    export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_TEAM_ID=ABCDE12345
+}
