@@ -1,0 +1,52 @@
+/// The answer of a token bucket to one request.
+public enum RateDecision: Equatable, Sendable {
+    case allowed
+    /// Refused; `retryAfterSeconds` is the whole number of seconds (≥ 1) until the bucket holds a
+    /// token again, as `Retry-After` must say on every 429 (PROTOCOL.md §1).
+    case limited(retryAfterSeconds: Int)
+}
+
+/// A classic token bucket: holds at most `capacity` tokens, refills continuously at
+/// `refillPerSecond`, and each admitted request takes one token. Pure value: the caller passes the
+/// monotonic time in seconds, so tests drive it without a clock.
+public struct TokenBucket: Sendable, Equatable {
+    public let capacity: Double
+    public let refillPerSecond: Double
+    private(set) var tokens: Double
+    private(set) var updatedAt: Double
+
+    /// A full bucket at `now`.
+    public init(capacity: Int, refillPerSecond: Double, now: Double) {
+        precondition(capacity >= 1 && refillPerSecond > 0, "a token bucket needs capacity ≥ 1 and a positive rate")
+        self.capacity = Double(capacity)
+        self.refillPerSecond = refillPerSecond
+        self.tokens = Double(capacity)
+        self.updatedAt = now
+    }
+
+    /// Takes one token if there is one at `now`.
+    public mutating func take(now: Double) -> RateDecision {
+        refill(now: now)
+        if tokens >= 1 {
+            tokens -= 1
+            return .allowed
+        }
+        let secondsUntilToken = (1 - tokens) / refillPerSecond
+        return .limited(retryAfterSeconds: max(1, Int(secondsUntilToken.rounded(.up))))
+    }
+
+    /// Whether the bucket would be full at `now`; a full bucket carries no information and can be
+    /// forgotten (a fresh one is identical).
+    public func isFull(now: Double) -> Bool {
+        var copy = self
+        copy.refill(now: now)
+        return copy.tokens >= capacity
+    }
+
+    private mutating func refill(now: Double) {
+        // A clock that steps back (it is monotonic, but callers may pass any time) never drains tokens.
+        let elapsed = max(0, now - updatedAt)
+        tokens = min(capacity, tokens + elapsed * refillPerSecond)
+        updatedAt = max(updatedAt, now)
+    }
+}
