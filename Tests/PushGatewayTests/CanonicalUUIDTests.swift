@@ -1,0 +1,45 @@
+import Testing
+
+@testable import PushGateway
+
+@Suite("Canonical UUIDs")
+struct CanonicalUUIDTests {
+    @Test("the canonical lowercase form round-trips through its bytes")
+    func roundTrip() throws {
+        let text = "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b"
+        let uuid = try #require(CanonicalUUID(text))
+        #expect(uuid.bytes.first == 0x01 && uuid.bytes.last == 0x7b)
+        #expect(uuid.text == text)
+    }
+
+    @Test(
+        "every other spelling is refused",
+        arguments: [
+            "0190A5B2-7C3D-7E4F-8A1B-2C3D4E5F6A7B", "{0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b}",
+            "0190a5b27c3d7e4f8a1b2c3d4e5f6a7b", "urn:uuid:0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b",
+            "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7", "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7bb",
+            "0190a5b2+7c3d-7e4f-8a1b-2c3d4e5f6a7b", "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7g", "",
+            "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7\u{e9}",
+        ])
+    func refusesNonCanonical(text: String) {
+        #expect(CanonicalUUID(text) == nil)
+    }
+
+    @Test("version 7 carries the millisecond timestamp, version and variant")
+    func version7Layout() throws {
+        let milliseconds: UInt64 = 1_764_421_234_567
+        let uuid = try CanonicalUUID.version7(unixMilliseconds: milliseconds)
+        #expect(uuid.unixMilliseconds == milliseconds)
+        #expect(uuid.version == 7)
+        #expect(uuid.bytes[8] & 0xc0 == 0x80)
+        #expect(CanonicalUUID(uuid.text) == uuid)
+    }
+
+    @Test("version 4 identifiers are random and well-formed")
+    func version4() throws {
+        let first = try CanonicalUUID.version4()
+        let second = try CanonicalUUID.version4()
+        #expect(first != second)
+        #expect(first.version == 4 && first.bytes[8] & 0xc0 == 0x80)
+    }
+}
