@@ -3,7 +3,7 @@ import PackageDescription
 
 // One C library → one system-library target → exactly one Swift module that imports it
 // (DESIGN.md "Suggested targets"): CLibPQ→PushPostgres, COpenSSL→PushCrypto,
-// CNghttp2→PushAPNs, CSecp256k1→PushNostr, CCurl→PushRelayClient.
+// CNghttp2→PushAPNs (HTTP/2 client, and the server side apns-mock uses), CSecp256k1→PushNostr, CCurl→PushRelayClient.
 let package = Package(
     name: "push-gateway",
     products: [
@@ -23,11 +23,13 @@ let package = Package(
         .target(name: "PushAttest", dependencies: ["PushCrypto"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
+        .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto"]),
         .target(
             name: "PushGateway",
             dependencies: ["PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushPostgres"]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
+        .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
 
         .target(name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem"], path: "Tests/PushTestSupport"),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
@@ -39,6 +41,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "PushNostrTests", dependencies: ["PushNostr"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport"]),
     ],

@@ -1,0 +1,1 @@
+// The PushAPNs module; see DESIGN.md "Suggested targets".
