@@ -1,15 +1,6 @@
 import Glibc
 
 // apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5).
-let standardError = FileHandleDescriptor.standardError
-standardError.write("apns-mock: not yet implemented\n")
+let message = Array("apns-mock: not yet implemented\n".utf8)
+_ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 exit(2)
-
-private struct FileHandleDescriptor {
-    static let standardError = FileHandleDescriptor(descriptor: 2)
-    let descriptor: Int32
-    func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-    }
-}
