@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto"]),
-        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
+        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
         .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto"]),
         .target(

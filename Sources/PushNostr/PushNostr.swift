@@ -1,1 +1,0 @@
-// The PushNostr module; see DESIGN.md "Suggested targets".

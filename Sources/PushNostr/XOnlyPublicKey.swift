@@ -1,0 +1,34 @@
+import CSecp256k1
+
+/// A BIP-340 x-only secp256k1 public key that is known to be a valid curve point.
+public struct XOnlyPublicKey: Sendable, Hashable {
+    /// The 32-byte x coordinate, as in BIP-340 and NIP-01 `pubkey`.
+    public let bytes: [UInt8]
+
+    /// Accepts 32 bytes that `secp256k1_xonly_pubkey_parse` accepts (x < p and on the curve).
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 32, Self.parse(bytes) != nil else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Accepts exactly 64 lowercase hex characters naming a valid point (PROTOCOL.md §1 "relay pubkey").
+    public init?(hex: String) {
+        guard let bytes = LowercaseHex.decode(hex, byteCount: 32) else { return nil }
+        self.init(bytes: bytes)
+    }
+
+    /// 64 lowercase hex characters.
+    public var hex: String { LowercaseHex.encode(bytes) }
+
+    /// The library's parsed form, for verification.
+    func parsed() -> secp256k1_xonly_pubkey {
+        // `init` already proved that parsing succeeds.
+        Self.parse(bytes)!
+    }
+
+    private static func parse(_ bytes: [UInt8]) -> secp256k1_xonly_pubkey? {
+        var key = secp256k1_xonly_pubkey()
+        let ok = secp256k1_xonly_pubkey_parse(Secp256k1Context.shared.pointer, &key, bytes)
+        return ok == 1 ? key : nil
+    }
+}

@@ -1,0 +1,154 @@
+import Testing
+
+@testable import PushNostr
+
+@Suite("Strict NIP-01 event JSON reader")
+struct NostrEventJSONParserTests {
+    private static let pubkey = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+    private static let id = String(repeating: "ab", count: 32)
+    private static let sig = String(repeating: "cd", count: 64)
+
+    /// An event object with the given members in this order, values as raw JSON text.
+    private func json(_ members: [(String, String)], space: String = "") -> [UInt8] {
+        let body = members.map { "\"\($0.0)\"\(space):\(space)\($0.1)" }.joined(separator: "\(space),\(space)")
+        return Array(("\(space){\(space)" + body + "\(space)}\(space)").utf8)
+    }
+
+    private var validMembers: [(String, String)] {
+        [
+            ("id", "\"\(Self.id)\""), ("pubkey", "\"\(Self.pubkey)\""), ("created_at", "1700000000"),
+            ("kind", "27235"), ("tags", #"[["u","https://h/p"],["method","POST"]]"#), ("content", #""""#),
+            ("sig", "\"\(Self.sig)\""),
+        ]
+    }
+
+    private func members(replacing name: String, with value: String) -> [(String, String)] {
+        validMembers.map { $0.0 == name ? ($0.0, value) : $0 }
+    }
+
+    private func failure(_ input: [UInt8]) -> NostrEventJSONError.Code? {
+        do {
+            _ = try NostrEventJSONParser.parse(input)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test("reads a valid event in any member order with insignificant whitespace")
+    func valid() throws {
+        let event = try NostrEventJSONParser.parse(json(validMembers.reversed()))
+        #expect(event.kind == 27235)
+        #expect(event.createdAt == 1_700_000_000)
+        #expect(event.tags == [["u", "https://h/p"], ["method", "POST"]])
+        #expect(event.publicKey.hex == Self.pubkey)
+        #expect(event.id == [UInt8](repeating: 0xab, count: 32))
+        #expect(try NostrEventJSONParser.parse(json(validMembers, space: " \r\n\t")) == event)
+    }
+
+    @Test("decodes every JSON escape, including surrogate pairs")
+    func escapes() throws {
+        let content = #""a\"b\\c\/d\b\f\n\r\t\u00e9\u0000\ud83d\ude00""#
+        let event = try NostrEventJSONParser.parse(json(members(replacing: "content", with: content)))
+        #expect(Array(event.content.utf8) == Array("a\"b\\c/d\u{08}\u{0C}\n\r\té\u{00}😀".utf8))
+    }
+
+    @Test(
+        "refuses malformed text",
+        arguments: [
+            (#"{"id""#, NostrEventJSONError.Code.syntax),
+            (#"{"id":"#, .syntax),
+            ("[]", .wrongType),
+            ("", .syntax),
+        ])
+    func syntax(text: String, code: NostrEventJSONError.Code) {
+        #expect(failure(Array(text.utf8)) == code)
+    }
+
+    @Test("refuses trailing text after the object")
+    func trailing() {
+        #expect(failure(json(validMembers) + Array(" {}".utf8)) == .syntax)
+        #expect(failure(json(validMembers) + [0]) == .syntax)
+    }
+
+    @Test("refuses a duplicate member, also when spelled with an escape")
+    func duplicateMember() {
+        #expect(failure(json(validMembers + [("kind", "27235")])) == .duplicateMember)
+        #expect(failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == .duplicateMember)
+    }
+
+    @Test("refuses unknown and missing members")
+    func unknownAndMissing() {
+        #expect(failure(json(validMembers + [("extra", "1")])) == .unknownMember)
+        #expect(failure(json(validMembers + [("ID", "\"\(Self.id)\"")])) == .unknownMember)
+        #expect(failure(json(validMembers.filter { $0.0 != "content" })) == .missingMember)
+        #expect(failure(Array("{}".utf8)) == .missingMember)
+    }
+
+    @Test(
+        "refuses integers that are not exact signed 64-bit JSON integers",
+        arguments: ["27235.0", "2.7235e4", "27235E0", "027235", "-", "99999999999999999999", "9223372036854775808"])
+    func integers(kind: String) {
+        let code = failure(json(members(replacing: "kind", with: kind)))
+        #expect(code == .invalidInteger || code == .syntax)
+    }
+
+    @Test("reads the extreme signed 64-bit integers exactly")
+    func integerRange() throws {
+        let high = try NostrEventJSONParser.parse(json(members(replacing: "created_at", with: "9223372036854775807")))
+        #expect(high.createdAt == Int64.max)
+        let low = try NostrEventJSONParser.parse(json(members(replacing: "created_at", with: "-9223372036854775808")))
+        #expect(low.createdAt == Int64.min)
+    }
+
+    @Test(
+        "refuses wrong types",
+        arguments: [
+            ("kind", #""27235""#), ("created_at", "null"), ("content", "1"), ("tags", #"["u"]"#),
+            ("tags", #"[["u",1]]"#), ("tags", #"{"u":"x"}"#), ("tags", #"[["u",null]]"#), ("id", "true"),
+        ])
+    func wrongTypes(member: String, value: String) {
+        #expect(failure(json(members(replacing: member, with: value))) == .wrongType)
+    }
+
+    @Test(
+        "refuses bad strings: raw controls, unknown escapes, lone surrogates",
+        arguments: [
+            "\"a\u{01}b\"", "\"a\nb\"", #""\x41""#, #""\ud83d""#, #""\ude00""#, #""\ud83d\u0041""#, #""\u12G4""#,
+        ])
+    func badStrings(content: String) {
+        #expect(failure(json(members(replacing: "content", with: content))) == .invalidString)
+    }
+
+    @Test(
+        "refuses invalid UTF-8 inside strings", arguments: [[0xC3, 0x28], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF]])
+    func invalidUTF8(bytes: [UInt8]) {
+        let prefix = json(members(replacing: "content", with: "\"X\""))
+        let marker = Array(#""X""#.utf8)
+        var input: [UInt8] = []
+        var index = 0
+        while index < prefix.count {
+            if Array(prefix[index..<min(index + marker.count, prefix.count)]) == marker {
+                input += [0x22] + bytes + [0x22]
+                index += marker.count
+            } else {
+                input.append(prefix[index])
+                index += 1
+            }
+        }
+        #expect(failure(input) == .invalidString)
+    }
+
+    @Test("refuses hex fields that are not lowercase hex of the right length")
+    func hexFields() {
+        #expect(failure(json(members(replacing: "id", with: "\"\(Self.id.uppercased())\""))) == .invalidHex)
+        #expect(failure(json(members(replacing: "sig", with: "\"\(Self.sig.dropLast(2))\""))) == .invalidHex)
+        #expect(failure(json(members(replacing: "pubkey", with: "\"\(Self.pubkey.uppercased())\""))) == .invalidHex)
+    }
+
+    @Test("refuses a pubkey that is not a curve point")
+    func offCurvePublicKey() {
+        let offCurve = "\"eefdea4cdb677750a420fee807eacf21eb9898ae79b9768766e4faa04a2d4a34\""
+        #expect(failure(json(members(replacing: "pubkey", with: offCurve))) == .invalidPublicKey)
+    }
+}

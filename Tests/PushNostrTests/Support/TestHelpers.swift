@@ -1,0 +1,21 @@
+import Foundation
+
+@testable import PushNostr
+
+let referenceSHA256: SHA256Function = { ReferenceSHA256.hash($0) }
+
+/// Hex in either case (the BIP-340 CSV is uppercase) to bytes; nil for anything else.
+func bytes(fromHex hex: String) -> [UInt8]? {
+    LowercaseHex.decode(hex.lowercased(), byteCount: hex.utf8.count / 2).flatMap { hex.utf8.count % 2 == 0 ? $0 : nil }
+}
+
+enum FixtureError: Error {
+    case missing(String)
+}
+
+func fixture(_ name: String) throws -> Data {
+    guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures") else {
+        throw FixtureError.missing(name)
+    }
+    return try Data(contentsOf: url)
+}
