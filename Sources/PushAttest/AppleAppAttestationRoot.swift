@@ -42,7 +42,8 @@ public enum AppleAppAttestationRoot {
 
     static func load(pem: String, expectedFingerprintHex: String) throws(IntegrityError) -> X509Certificate {
         guard let certificate = try? X509Certificate(pem: pem),
-            ConstantTime.equals(Array(Hex.encode(certificate.sha256Fingerprint).utf8), Array(expectedFingerprintHex.utf8))
+            ConstantTime.equals(
+                Array(Hex.encode(certificate.sha256Fingerprint).utf8), Array(expectedFingerprintHex.utf8))
         else { throw IntegrityError() }
         return certificate
     }

@@ -46,7 +46,9 @@ final class OwnedMemoryBIO {
         var data: UnsafeMutablePointer<CChar>? = nil
         let length = COpenSSL_BIO_get_mem_data(pointer, &data)
         guard length > 0, let data else { return [] }
-        return data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
     }
 
     deinit { BIO_free(pointer) }
@@ -54,7 +56,9 @@ final class OwnedMemoryBIO {
 
 /// DER encoders of OpenSSL's `i2d_*` shape: call once for the length, once to write.
 enum DEREncoding {
-    static func encode(_ encoder: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) throws(CryptoError)
+    static func encode(
+        _ encoder: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32
+    ) throws(CryptoError)
         -> [UInt8]
     {
         let length = encoder(nil)

@@ -136,7 +136,9 @@ enum ECDSASignatureEncoding {
         guard let signature = ECDSA_SIG_new() else { throw CryptoError.capturing(.operationFailed) }
         defer { ECDSA_SIG_free(signature) }
         let r = BN_bin2bn(raw, Int32(scalarByteCount), nil)
-        let s = Array(raw[scalarByteCount...]).withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(scalarByteCount), nil) }
+        let s = Array(raw[scalarByteCount...]).withUnsafeBufferPointer {
+            BN_bin2bn($0.baseAddress, Int32(scalarByteCount), nil)
+        }
         guard let r, let s, ECDSA_SIG_set0(signature, r, s) == 1 else {
             BN_free(r)
             BN_free(s)

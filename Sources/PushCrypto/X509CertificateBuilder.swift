@@ -38,7 +38,9 @@ public struct X509CertificateBuilder: Sendable {
     public var notAfter: Int64
     public var extensions: [Extension]
 
-    public init(subjectCommonName: String, serialNumber: Int, notBefore: Int64, notAfter: Int64, extensions: [Extension]) {
+    public init(
+        subjectCommonName: String, serialNumber: Int, notBefore: Int64, notAfter: Int64, extensions: [Extension]
+    ) {
         self.subjectCommonName = subjectCommonName
         self.serialNumber = serialNumber
         self.notBefore = notBefore

@@ -10,7 +10,8 @@ struct AppleAppAttestationRootTests {
     @Test("the built-in root has the SHA-256 of PROTOCOL.md §5 and equals Apple's published file")
     func builtInRootMatches() throws {
         let root = try AppleAppAttestationRoot.certificate()
-        #expect(Hex.encode(root.sha256Fingerprint) == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
+        #expect(
+            Hex.encode(root.sha256Fingerprint) == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
         let published = try X509Certificate(
             pem: String(decoding: Fixtures.data("Apple_App_Attestation_Root_CA.pem"), as: UTF8.self))
         #expect(root == published)

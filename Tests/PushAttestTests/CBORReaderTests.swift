@@ -63,7 +63,8 @@ struct CBORReaderTests {
         #expect(Self.code(of: numeric) == .duplicateKey)
         #expect(Self.code(of: nested) == .duplicateKey)
         // Equal values under different keys are fine.
-        #expect(Self.code(of: SyntheticCBOR.map([(.text("a"), .unsigned(1)), (.text("b"), .unsigned(1))]).encoded) == nil)
+        #expect(
+            Self.code(of: SyntheticCBOR.map([(.text("a"), .unsigned(1)), (.text("b"), .unsigned(1))]).encoded) == nil)
     }
 
     @Test("refuses bytes after the top-level item")
@@ -87,7 +88,8 @@ struct CBORReaderTests {
         "refuses huge declared lengths and counts without allocating",
         arguments: [
             [0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], [0x7a, 0xff, 0xff, 0xff, 0xff, 0x61],
-            [0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], [0xbb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            [0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            [0xbb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
             [0x59, 0x01, 0x00, 0x01],
         ] as [[UInt8]])
     func refusesHugeLengths(bytes: [UInt8]) {
@@ -97,7 +99,8 @@ struct CBORReaderTests {
     @Test(
         "refuses integers, lengths and counts that are not in shortest form",
         arguments: [
-            [0x18, 0x17], [0x19, 0x00, 0xff], [0x1a, 0x00, 0x00, 0xff, 0xff], [0x1b, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff],
+            [0x18, 0x17], [0x19, 0x00, 0xff], [0x1a, 0x00, 0x00, 0xff, 0xff],
+            [0x1b, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff],
             [0x38, 0x00], [0x58, 0x01, 0xaa], [0x78, 0x00], [0x98, 0x00], [0xb8, 0x00],
         ] as [[UInt8]])
     func refusesNonShortestForms(bytes: [UInt8]) {
@@ -129,12 +132,18 @@ struct CBORReaderTests {
     func enforcesLimits() {
         let limits = CBORLimits(maximumByteCount: 10, maximumDepth: 3, maximumItemCount: 5)
         #expect(Self.code(of: SyntheticCBOR.bytes([UInt8](repeating: 0, count: 9)).encoded, limits: limits) == nil)
-        #expect(Self.code(of: SyntheticCBOR.bytes([UInt8](repeating: 0, count: 10)).encoded, limits: limits) == .inputTooLarge)
+        #expect(
+            Self.code(of: SyntheticCBOR.bytes([UInt8](repeating: 0, count: 10)).encoded, limits: limits)
+                == .inputTooLarge)
         #expect(Self.code(of: SyntheticCBOR.array([.array([.unsigned(1)])]).encoded, limits: limits) == nil)
         #expect(Self.code(of: SyntheticCBOR.array([.array([.array([])])]).encoded, limits: limits) == nil)
         #expect(
-            Self.code(of: SyntheticCBOR.array([.array([.array([.unsigned(1)])])]).encoded, limits: limits) == .nestingTooDeep)
-        #expect(Self.code(of: SyntheticCBOR.array([.unsigned(1), .unsigned(2), .unsigned(3), .unsigned(4)]).encoded, limits: limits) == nil)
+            Self.code(of: SyntheticCBOR.array([.array([.array([.unsigned(1)])])]).encoded, limits: limits)
+                == .nestingTooDeep)
+        #expect(
+            Self.code(
+                of: SyntheticCBOR.array([.unsigned(1), .unsigned(2), .unsigned(3), .unsigned(4)]).encoded,
+                limits: limits) == nil)
         #expect(
             Self.code(
                 of: SyntheticCBOR.array([.unsigned(1), .unsigned(2), .unsigned(3), .unsigned(4), .unsigned(5)]).encoded,

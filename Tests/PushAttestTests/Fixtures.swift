@@ -23,7 +23,8 @@ enum Fixtures {
     /// Unix seconds of an ISO 8601 time with or without fractional seconds, rounded down.
     static func unixTime(_ text: String) throws -> Int64 {
         let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = text.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+        formatter.formatOptions =
+            text.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
         guard let date = formatter.date(from: text) else { throw LoadError() }
         return Int64(date.timeIntervalSince1970.rounded(.down))
     }

@@ -47,7 +47,8 @@ struct RealDeviceAssertionTests {
         }
     }
 
-    @Test("is rejected with another clientDataHash (signature) or another app id (app_id)", arguments: try vectors.get())
+    @Test(
+        "is rejected with another clientDataHash (signature) or another app id (app_id)", arguments: try vectors.get())
     func rejectsOtherContext(vector: Fixtures.AssertionVector) throws {
         #expect(throws: AppAttestFailure.signature) {
             try AssertionVerifier.verify(

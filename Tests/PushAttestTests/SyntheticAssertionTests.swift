@@ -45,21 +45,27 @@ struct SyntheticAssertionTests {
     func plainVerifies() throws {
         let assertion = try device.assertion(clientDataHash: clientDataHash, counter: 1)
         #expect(try verify(assertion) == 1)
-        #expect(try verify(try device.assertion(clientDataHash: clientDataHash, counter: UInt32.max), previousCounter: 5) == UInt32.max)
+        #expect(
+            try verify(try device.assertion(clientDataHash: clientDataHash, counter: UInt32.max), previousCounter: 5)
+                == UInt32.max)
     }
 
     @Test("a 37-byte authenticatorData with the ED flag set is rejected (format)")
     func extensionFlagWithoutData() throws {
         let authenticatorData = device.assertionAuthenticatorData(counter: 1, forceExtensionFlag: true)
         #expect(authenticatorData.count == 37)
-        #expect(failure(try device.assertion(clientDataHash: clientDataHash, authenticatorData: authenticatorData)) == .format)
+        #expect(
+            failure(try device.assertion(clientDataHash: clientDataHash, authenticatorData: authenticatorData))
+                == .format)
     }
 
     @Test("bytes after byte 37 without the ED flag are rejected (format), even a valid map")
     func trailingBytesWithoutFlag() throws {
         for trailing in [Self.extensionsMap, [0x00]] {
             let authenticatorData = device.assertionAuthenticatorData(counter: 1, trailingBytes: trailing)
-            #expect(failure(try device.assertion(clientDataHash: clientDataHash, authenticatorData: authenticatorData)) == .format)
+            #expect(
+                failure(try device.assertion(clientDataHash: clientDataHash, authenticatorData: authenticatorData))
+                    == .format)
         }
     }
 
@@ -95,9 +101,11 @@ struct SyntheticAssertionTests {
         let authenticatorData = device.assertionAuthenticatorData(counter: 1)
         let other = try SyntheticAppAttestAuthority().makeDevice(appID: Self.appID)
         #expect(
-            failure(try other.assertion(clientDataHash: clientDataHash, authenticatorData: authenticatorData)) == .signature)
+            failure(try other.assertion(clientDataHash: clientDataHash, authenticatorData: authenticatorData))
+                == .signature)
         #expect(
-            failure(try device.assertion(clientDataHash: SHA256.hash(clientDataHash), authenticatorData: authenticatorData))
+            failure(
+                try device.assertion(clientDataHash: SHA256.hash(clientDataHash), authenticatorData: authenticatorData))
                 == .signature)
         let nonce = SHA256.hash(authenticatorData + clientDataHash)
         let raw = try device.key.es256Signature(for: nonce)
@@ -130,7 +138,8 @@ struct SyntheticAssertionTests {
                 (.text("signature"), .text("sig")), (.text("authenticatorData"), .bytes(authenticatorData)),
             ]).encoded,
             SyntheticCBOR.map([
-                (.text("signature"), .bytes(signature)), (.text("authenticatorData"), .bytes(Array(authenticatorData.prefix(36)))),
+                (.text("signature"), .bytes(signature)),
+                (.text("authenticatorData"), .bytes(Array(authenticatorData.prefix(36)))),
             ]).encoded,
             SyntheticCBOR.map([
                 (.text("signature"), .bytes(signature)),

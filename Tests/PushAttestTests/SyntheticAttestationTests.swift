@@ -72,17 +72,19 @@ struct SyntheticAttestationTests {
     @Test("chain: Apple's root, another authority's root, a leaf from another intermediate, a garbage certificate")
     func chainFailures() throws {
         let object = try object()
-        #expect(failure {
-            _ = try AttestationVerifier.apple().verify(
-                attestationObject: object, clientDataHash: clientDataHash, keyID: device.keyID, appID: Self.appID,
-                environment: .production, at: now)
-        } == .chain)
+        #expect(
+            failure {
+                _ = try AttestationVerifier.apple().verify(
+                    attestationObject: object, clientDataHash: clientDataHash, keyID: device.keyID, appID: Self.appID,
+                    environment: .production, at: now)
+            } == .chain)
         let other = try SyntheticAppAttestAuthority()
-        #expect(failure {
-            _ = try AttestationVerifier(root: other.root).verify(
-                attestationObject: object, clientDataHash: clientDataHash, keyID: device.keyID, appID: Self.appID,
-                environment: .production, at: now)
-        } == .chain)
+        #expect(
+            failure {
+                _ = try AttestationVerifier(root: other.root).verify(
+                    attestationObject: object, clientDataHash: clientDataHash, keyID: device.keyID, appID: Self.appID,
+                    environment: .production, at: now)
+            } == .chain)
         let nonce = SHA256.hash(device.attestationAuthenticatorData() + clientDataHash)
         let foreignLeaf = try other.issueLeaf(
             for: device.key.publicKey, nonceExtension: SyntheticAppAttestAuthority.nonceExtensionValue(nonce: nonce))
@@ -92,7 +94,9 @@ struct SyntheticAttestationTests {
             $0.certificates = [authority.intermediate.derEncoded, authority.intermediate.derEncoded]
         }
         #expect(failure { _ = try verify(swapped) } == .chain)
-        let garbage = try self.object { $0.certificates = [[0x30, 0x03, 0x02, 0x01, 0x00], authority.intermediate.derEncoded] }
+        let garbage = try self.object {
+            $0.certificates = [[0x30, 0x03, 0x02, 0x01, 0x00], authority.intermediate.derEncoded]
+        }
         #expect(failure { _ = try verify(garbage) } == .chain)
     }
 
@@ -129,7 +133,10 @@ struct SyntheticAttestationTests {
             // A bare OCTET STRING without the SEQUENCE.
             { $0.nonceExtension = [0x04, 0x20] + [UInt8](repeating: 0, count: 32) },
             // Trailing element inside the SEQUENCE.
-            { $0.nonceExtension = [0x30, 0x26, 0xa1, 0x22, 0x04, 0x20] + [UInt8](repeating: 0, count: 32) + [0x05, 0x00] },
+            {
+                $0.nonceExtension =
+                    [0x30, 0x26, 0xa1, 0x22, 0x04, 0x20] + [UInt8](repeating: 0, count: 32) + [0x05, 0x00]
+            },
         ]
         for configure in cases {
             let candidate = try object(configure)
@@ -163,11 +170,15 @@ struct SyntheticAttestationTests {
     @Test("format: wrong fmt, extra or missing members, wrong x5c size, wrong types, short authData, bad CBOR")
     func formatFailures() throws {
         let valid = try object()
-        let leaf = try #require(CBORReader.decode(valid, limits: .attestationObject)[textKey: "attStmt"]?[textKey: "x5c"])
+        let leaf = try #require(
+            CBORReader.decode(valid, limits: .attestationObject)[textKey: "attStmt"]?[textKey: "x5c"])
         guard case .array(let certificates) = leaf else { throw AppAttestFailure.format }
         let leafDER = try #require(certificates[0].byteString)
         let authenticatorData = device.attestationAuthenticatorData()
-        func encode(fmt: SyntheticCBOR = .text("apple-appattest"), statement: SyntheticCBOR? = nil, authData: SyntheticCBOR? = nil)
+        func encode(
+            fmt: SyntheticCBOR = .text("apple-appattest"), statement: SyntheticCBOR? = nil,
+            authData: SyntheticCBOR? = nil
+        )
             -> [UInt8]
         {
             SyntheticCBOR.map([
@@ -191,8 +202,12 @@ struct SyntheticAttestationTests {
             try object { $0.certificates = [leafDER] },
             try object { $0.certificates = [leafDER, authority.intermediate.derEncoded, authority.root.derEncoded] },
             encode(fmt: .bytes(Array("apple-appattest".utf8))),
-            encode(statement: .map([(.text("x5c"), .array([.bytes(leafDER), .bytes(authority.intermediate.derEncoded)]))])),
-            encode(statement: .map([(.text("x5c"), .array([.bytes(leafDER), .text("intermediate")])), (.text("receipt"), .bytes([]))])),
+            encode(
+                statement: .map([(.text("x5c"), .array([.bytes(leafDER), .bytes(authority.intermediate.derEncoded)]))])),
+            encode(
+                statement: .map([
+                    (.text("x5c"), .array([.bytes(leafDER), .text("intermediate")])), (.text("receipt"), .bytes([])),
+                ])),
             encode(statement: .map([(.text("x5c"), .bytes(leafDER)), (.text("receipt"), .bytes([]))])),
             // A nested map where bytes are expected.
             encode(authData: .map([(.text("rpIdHash"), .bytes(SHA256.hash(Array(Self.appID.utf8))))])),
@@ -204,7 +219,8 @@ struct SyntheticAttestationTests {
             [0xbf] + Array(valid.dropFirst()) + [0xff],
             [],
             Array("not cbor at all".utf8),
-            SyntheticCBOR.map([(.text("fmt"), .text("apple-appattest")), (.text("fmt"), .text("apple-appattest"))]).encoded,
+            SyntheticCBOR.map([(.text("fmt"), .text("apple-appattest")), (.text("fmt"), .text("apple-appattest"))])
+                .encoded,
             [UInt8](repeating: 0x40, count: 16385),
         ]
         for (index, candidate) in malformed.enumerated() {
@@ -216,7 +232,8 @@ struct SyntheticAttestationTests {
     func reasonSpelling() {
         #expect(
             AppAttestFailure.allCases.map(\.rawValue) == [
-                "chain", "time", "nonce", "key_id", "app_id", "counter", "aaguid", "credential_id", "signature", "format",
+                "chain", "time", "nonce", "key_id", "app_id", "counter", "aaguid", "credential_id", "signature",
+                "format",
             ])
     }
 }

@@ -23,7 +23,9 @@ struct Base64Tests {
 
     @Test(
         "standard decoding refuses malformed text",
-        arguments: ["Zg=", "Zh==", "Zm9=", "Z", "Zm9v\n", " Zm9v", "Zm 9v", "Zm9v====", "Zg==Zg==", "Zm-v", "Zm_v", "===="])
+        arguments: [
+            "Zg=", "Zh==", "Zm9=", "Z", "Zm9v\n", " Zm9v", "Zm 9v", "Zm9v====", "Zg==Zg==", "Zm-v", "Zm_v", "====",
+        ])
     func refusesMalformed(text: String) {
         #expect(Base64.decode(text) == nil)
     }

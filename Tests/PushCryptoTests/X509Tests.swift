@@ -52,14 +52,16 @@ struct X509Tests {
                 subjectCommonName: "Test Leaf", serialNumber: 3, notBefore: leafValidity.lowerBound,
                 notAfter: leafValidity.upperBound,
                 extensions: [.basicConstraints(isCertificateAuthority: false)] + leafExtensions
-            ).issue(subjectKey: try P256PrivateKey.generate().publicKey, issuer: intermediate, issuerKey: intermediateKey)
+            ).issue(
+                subjectKey: try P256PrivateKey.generate().publicKey, issuer: intermediate, issuerKey: intermediateKey)
         }
     }
 
     @Test("Apple's App Attestation root parses and has the pinned SHA-256")
     func appleRootFingerprint() throws {
         let root = try X509Certificate(pem: Self.appleRootPEM)
-        #expect(Hex.encode(root.sha256Fingerprint) == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
+        #expect(
+            Hex.encode(root.sha256Fingerprint) == "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932")
         #expect(try X509Certificate(derEncoded: root.derEncoded) == root)
         // Apple's root is a P-384 key, so it has no P-256 public key.
         #expect(root.p256PublicKey() == nil)
@@ -105,7 +107,8 @@ struct X509Tests {
 
     @Test("an intermediate outside its validity is a time failure too")
     func intermediateTimeFailure() throws {
-        let hierarchy = try Hierarchy(caValidity: 1_700_000_000...1_700_000_500, leafValidity: 1_600_000_000...1_800_000_000)
+        let hierarchy = try Hierarchy(
+            caValidity: 1_700_000_000...1_700_000_500, leafValidity: 1_600_000_000...1_800_000_000)
         #expect(throws: X509ChainVerifier.Failure.time) {
             try X509ChainVerifier.verify(
                 leaf: hierarchy.leaf, intermediates: [hierarchy.intermediate], root: hierarchy.root, at: 1_700_001_000)
@@ -152,7 +155,8 @@ struct X509Tests {
         let directLeaf = try X509CertificateBuilder(
             subjectCommonName: "Direct", serialNumber: 9, notBefore: 1_700_000_000, notAfter: 1_800_000_000,
             extensions: [.basicConstraints(isCertificateAuthority: false)]
-        ).issue(subjectKey: try P256PrivateKey.generate().publicKey, issuer: hierarchy.root, issuerKey: hierarchy.rootKey)
+        ).issue(
+            subjectKey: try P256PrivateKey.generate().publicKey, issuer: hierarchy.root, issuerKey: hierarchy.rootKey)
         #expect {
             try X509ChainVerifier.verify(
                 leaf: directLeaf, intermediates: [hierarchy.intermediate], root: hierarchy.root, at: 1_700_000_100)

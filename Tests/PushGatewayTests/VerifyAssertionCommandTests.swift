@@ -30,7 +30,9 @@ struct VerifyAssertionCommandTests {
         VerifyAssertionCommand.execute(arguments: arguments, environment: [:])
     }
 
-    func expectReason(_ outcome: DiagnosticCommandOutcome, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectReason(
+        _ outcome: DiagnosticCommandOutcome, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(outcome.exitCode == 1, sourceLocation: sourceLocation)
         #expect(outcome.standardOutput == "{\"ok\":false,\"reason\":\"\(reason)\"}\n", sourceLocation: sourceLocation)
     }
@@ -54,7 +56,9 @@ struct VerifyAssertionCommandTests {
         expectReason(run(try realArguments(["--previous-counter": "4294967295"])), "counter")
         expectReason(run(try realArguments(["--client-data-file": nil, "--client-data-hash": "00"])), "signature")
         let otherKey = try P256PrivateKey.generate().publicKey
-        expectReason(run(try realArguments(["--public-key-file": nil, "--public-key": Hex.encode(otherKey.uncompressedPoint)])), "signature")
+        expectReason(
+            run(try realArguments(["--public-key-file": nil, "--public-key": Hex.encode(otherKey.uncompressedPoint)])),
+            "signature")
         expectReason(run(try realArguments(["--app-id": "V8H6LQ9448.other"])), "app_id")
         expectReason(run(try realArguments(["--assertion-file": try scratch.file("bad", [0xa0])])), "format")
     }
@@ -67,7 +71,8 @@ struct VerifyAssertionCommandTests {
         let assertion = try device.assertion(clientDataHash: clientDataHash, counter: 42, extensions: extensions)
         let arguments = [
             "--app-id", device.appID, "--public-key", Hex.encode(device.key.publicKey.uncompressedPoint),
-            "--client-data-hash", Hex.encode(clientDataHash), "--assertion-file", try scratch.file("raw.cbor", assertion),
+            "--client-data-hash", Hex.encode(clientDataHash), "--assertion-file",
+            try scratch.file("raw.cbor", assertion),
         ]
         let ok = run(arguments + ["--previous-counter", "41"])
         #expect(ok.exitCode == 0)
@@ -86,7 +91,10 @@ struct VerifyAssertionCommandTests {
             try realArguments(["--public-key-file": nil]),
             try realArguments(["--public-key": VerifyCommandFixtures.assertionPublicKeyHex]),
             try realArguments(["--public-key-file": nil, "--public-key": "04abcd"]),
-            try realArguments(["--public-key-file": nil, "--public-key": "05" + VerifyCommandFixtures.assertionPublicKeyHex.dropFirst(2)]),
+            try realArguments([
+                "--public-key-file": nil,
+                "--public-key": "05" + VerifyCommandFixtures.assertionPublicKeyHex.dropFirst(2),
+            ]),
             try realArguments(["--public-key-file": try scratch.file("bad.pem", text: "-----BEGIN PUBLIC KEY-----\n")]),
             try realArguments(["--client-data-hash": "00"]),
             try realArguments(["--assertion-file": nil]),

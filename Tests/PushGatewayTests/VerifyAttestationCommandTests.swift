@@ -19,7 +19,8 @@ struct VerifyAttestationCommandTests {
             "--app-id": VerifyCommandFixtures.appID, "--environment": "development",
             "--key-id": VerifyCommandFixtures.attestationKeyID,
             "--client-data-file": try scratch.file("client-data", text: VerifyCommandFixtures.attestationClientData),
-            "--attestation-file": try scratch.file("attestation.b64", text: VerifyCommandFixtures.attestationBase64 + "\n"),
+            "--attestation-file": try scratch.file(
+                "attestation.b64", text: VerifyCommandFixtures.attestationBase64 + "\n"),
             "--at": String(VerifyCommandFixtures.attestationVerificationTime),
         ]
         for (name, value) in overrides { flags[name] = value }
@@ -30,7 +31,9 @@ struct VerifyAttestationCommandTests {
         VerifyAttestationCommand.execute(arguments: arguments, environment: [:])
     }
 
-    func expectReason(_ outcome: DiagnosticCommandOutcome, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectReason(
+        _ outcome: DiagnosticCommandOutcome, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(outcome.exitCode == 1, sourceLocation: sourceLocation)
         #expect(outcome.standardOutput == "{\"ok\":false,\"reason\":\"\(reason)\"}\n", sourceLocation: sourceLocation)
     }
@@ -77,18 +80,26 @@ struct VerifyAttestationCommandTests {
             #expect(outcome.exitCode == 0, "\(name)")
         }
         // Base64 broken by an inner line break is not base64, so it is taken as (invalid) raw CBOR.
-        let wrapped = VerifyCommandFixtures.attestationBase64.prefix(76) + "\n" + VerifyCommandFixtures.attestationBase64.dropFirst(76)
-        expectReason(run(try realArguments(["--attestation-file": try scratch.file("wrapped.b64", text: String(wrapped))])), "format")
+        let wrapped =
+            VerifyCommandFixtures.attestationBase64.prefix(76) + "\n"
+            + VerifyCommandFixtures.attestationBase64.dropFirst(76)
+        expectReason(
+            run(try realArguments(["--attestation-file": try scratch.file("wrapped.b64", text: String(wrapped))])),
+            "format")
     }
 
     @Test("synthetic attestations verify with --root-ca-file (PEM or DER) and a client data hash of any length")
     func syntheticWithAlternateRoot() throws {
         let authority = try SyntheticAppAttestAuthority()
-        let device = try authority.makeDevice(appID: "TEAM123456.xyz.example", aaguid: SyntheticAppAttestDevice.productionAAGUID)
+        let device = try authority.makeDevice(
+            appID: "TEAM123456.xyz.example", aaguid: SyntheticAppAttestDevice.productionAAGUID)
         let shortHash = Array("wurzel".utf8)
         let object = try device.attestationObject(clientDataHash: shortHash)
-        let pem = "-----BEGIN CERTIFICATE-----\n" + Base64.encode(authority.root.derEncoded) + "\n-----END CERTIFICATE-----\n"
-        for rootPath in [try scratch.file("root.pem", text: pem), try scratch.file("root.der", authority.root.derEncoded)] {
+        let pem =
+            "-----BEGIN CERTIFICATE-----\n" + Base64.encode(authority.root.derEncoded) + "\n-----END CERTIFICATE-----\n"
+        for rootPath in [
+            try scratch.file("root.pem", text: pem), try scratch.file("root.der", authority.root.derEncoded),
+        ] {
             let outcome = run([
                 "--app-id", device.appID, "--environment", "production", "--key-id", device.keyIDBase64,
                 "--client-data-hash", Hex.encode(shortHash), "--attestation-file", try scratch.file("object", object),
@@ -110,7 +121,8 @@ struct VerifyAttestationCommandTests {
             expectReason(
                 run([
                     "--app-id", device.appID, "--environment", "production", "--key-id", device.keyIDBase64,
-                    "--client-data-hash", Hex.encode(shortHash), "--attestation-file", try scratch.file("object", object),
+                    "--client-data-hash", Hex.encode(shortHash), "--attestation-file",
+                    try scratch.file("object", object),
                     "--root-ca-file", try scratch.file("root.der", authority.root.derEncoded),
                 ]), reason)
         }
@@ -145,6 +157,7 @@ struct VerifyAttestationCommandTests {
 
     @Test("the dispatcher routes verify-attestation and returns its exit status")
     func dispatch() {
-        #expect(CommandLineTool.run(arguments: ["push-gateway", "verify-attestation", "--bogus"], environment: [:]) == 2)
+        #expect(
+            CommandLineTool.run(arguments: ["push-gateway", "verify-attestation", "--bogus"], environment: [:]) == 2)
     }
 }

@@ -82,8 +82,10 @@ enum VerifyCommandFixtures {
         "INRtEx32xM1MIen5W+E+s4hJYEGrrG97PR7ZZM2gUd3WIlggI9zsEDRBFHoG506zbAmxd20vHxcbsKY4XX9HEDm0r+8=",
     ].joined()
 
-    static let assertionBase64 = "omlzaWduYXR1cmVYRzBFAiBB8BGAwkmFCg1M5J0mOYEun0SUN1/lse79/7ypG9WiMQIhAIHvqj7eg59B1PMFX1CN4GMGlsgfFtdL30pHCf7G/dNRcWF1dGhlbnRpY2F0b3JEYXRhWCXKPdw7T3iujcFZbHVrHX0mDSMrNms5PzEbrFbQPRA6rEAAAAAB"
-    static let assertionClientData = #"{"subject":"Lorem ipsum","message":"Lorem ipsum dolor sit amet, consectetur adipiscing elit."}"#
+    static let assertionBase64 =
+        "omlzaWduYXR1cmVYRzBFAiBB8BGAwkmFCg1M5J0mOYEun0SUN1/lse79/7ypG9WiMQIhAIHvqj7eg59B1PMFX1CN4GMGlsgfFtdL30pHCf7G/dNRcWF1dGhlbnRpY2F0b3JEYXRhWCXKPdw7T3iujcFZbHVrHX0mDSMrNms5PzEbrFbQPRA6rEAAAAAB"
+    static let assertionClientData =
+        #"{"subject":"Lorem ipsum","message":"Lorem ipsum dolor sit amet, consectetur adipiscing elit."}"#
     static let assertionPublicKeyPEM = """
         -----BEGIN PUBLIC KEY-----
         MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEg69t2YzgcPTLUx8Zgu+rbcikeaEL
@@ -91,5 +93,6 @@ enum VerifyCommandFixtures {
         -----END PUBLIC KEY-----
 
         """
-    static let assertionPublicKeyHex = "0483af6dd98ce070f4cb531f1982efab6dc8a479a10bf0fa5bf871b441322e973f18501f6d82fd690d1aee5a4f3b9d90b7a2eaf9ea9cc859aa9711b696c9a99dcc"
+    static let assertionPublicKeyHex =
+        "0483af6dd98ce070f4cb531f1982efab6dc8a479a10bf0fa5bf871b441322e973f18501f6d82fd690d1aee5a4f3b9d90b7a2eaf9ea9cc859aa9711b696c9a99dcc"
 }

@@ -42,7 +42,9 @@ public struct SyntheticAppAttestAuthority: Sendable {
 
     /// A new device (a fresh App Attest key) of the app `appID` in the environment whose AAGUID is
     /// `aaguid` (see ``SyntheticAppAttestDevice/productionAAGUID``).
-    public func makeDevice(appID: String, aaguid: [UInt8] = SyntheticAppAttestDevice.productionAAGUID) throws
+    public func makeDevice(
+        appID: String, aaguid: [UInt8] = SyntheticAppAttestDevice.productionAAGUID
+    ) throws
         -> SyntheticAppAttestDevice
     {
         SyntheticAppAttestDevice(authority: self, key: try P256PrivateKey.generate(), appID: appID, aaguid: aaguid)

@@ -53,7 +53,8 @@ enum VerifyAssertionCommand {
             }
             return key
         case (nil, let path?):
-            let pem = String(decoding: try DiagnosticFlags.contents(ofFile: path, flag: "--public-key-file"), as: UTF8.self)
+            let pem = String(
+                decoding: try DiagnosticFlags.contents(ofFile: path, flag: "--public-key-file"), as: UTF8.self)
             guard let key = try? P256PublicKey(pem: pem) else {
                 throw DiagnosticFlags.UsageError("--public-key-file must hold a PEM P-256 public key")
             }

@@ -154,7 +154,9 @@ struct DiagnosticFlags {
     /// Integer Unix seconds.
     func unixTime(_ name: String) throws(UsageError) -> Int64? {
         guard let text = values[name] else { return nil }
-        guard let seconds = Int64(text), text.first != "+" else { throw UsageError("\(name) must be integer Unix seconds") }
+        guard let seconds = Int64(text), text.first != "+" else {
+            throw UsageError("\(name) must be integer Unix seconds")
+        }
         return seconds
     }
 
