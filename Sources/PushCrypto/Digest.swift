@@ -26,19 +26,17 @@ public enum HMACSHA256 {
 
     /// The HMAC-SHA-256 tag of `message` under `key`.
     public static func authenticationCode(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
-        let keyBytes = Array(key)
+        let keyLength = key.count
+        // EVP_Q_mac needs a non-null key pointer even for an empty key; only `keyLength` bytes are read.
+        let keyBytes = keyLength == 0 ? [0] : Array(key)
         let messageBytes = Array(message)
         var tag = [UInt8](repeating: 0, count: byteCount)
         var length = 0
         let result = keyBytes.withUnsafeBytes { keyPointer in
-            messageBytes.withUnsafeBytes { messagePointer in
-                tag.withUnsafeMutableBufferPointer { tagPointer in
-                    EVP_Q_mac(
-                        nil, "HMAC", nil, "SHA256", nil,
-                        keyPointer.baseAddress ?? UnsafeRawPointer(tagPointer.baseAddress!), keyPointer.count,
-                        messagePointer.baseAddress?.assumingMemoryBound(to: UInt8.self), messagePointer.count,
-                        tagPointer.baseAddress, tagPointer.count, &length)
-                }
+            messageBytes.withUnsafeBufferPointer { messagePointer in
+                EVP_Q_mac(
+                    nil, "HMAC", nil, "SHA256", nil, keyPointer.baseAddress, keyLength, messagePointer.baseAddress,
+                    messagePointer.count, &tag, byteCount, &length)
             }
         }
         precondition(result != nil && length == byteCount, "EVP_Q_mac(HMAC-SHA-256) failed")
