@@ -96,4 +96,14 @@ struct P256Tests {
         #expect(throws: CryptoError.self) { try P256PrivateKey(pem: Self.publicKeyPEM) }
         #expect(throws: CryptoError.self) { try P256PublicKey(pem: "not a key") }
     }
+
+    @Test("a failed load reports the invalid-key code with OpenSSL's error strings")
+    func capturesOpenSSLErrors() {
+        #expect {
+            try P256PublicKey(pem: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+        } throws: { error in
+            guard let error = error as? CryptoError else { return false }
+            return error.code == .invalidKey && !error.openSSLErrors.isEmpty
+        }
+    }
 }
