@@ -175,6 +175,7 @@ struct SyntheticAttestationTests {
         guard case .array(let certificates) = leaf else { throw AppAttestFailure.format }
         let leafDER = try #require(certificates[0].byteString)
         let authenticatorData = device.attestationAuthenticatorData()
+        let intermediateDER = authority.intermediate.derEncoded
         func encode(
             fmt: SyntheticCBOR = .text("apple-appattest"), statement: SyntheticCBOR? = nil,
             authData: SyntheticCBOR? = nil
@@ -202,8 +203,7 @@ struct SyntheticAttestationTests {
             try object { $0.certificates = [leafDER] },
             try object { $0.certificates = [leafDER, authority.intermediate.derEncoded, authority.root.derEncoded] },
             encode(fmt: .bytes(Array("apple-appattest".utf8))),
-            encode(
-                statement: .map([(.text("x5c"), .array([.bytes(leafDER), .bytes(authority.intermediate.derEncoded)]))])),
+            encode(statement: .map([(.text("x5c"), .array([.bytes(leafDER), .bytes(intermediateDER)]))])),
             encode(
                 statement: .map([
                     (.text("x5c"), .array([.bytes(leafDER), .text("intermediate")])), (.text("receipt"), .bytes([])),

@@ -106,10 +106,10 @@ struct VerifyAttestationCommandTests {
                 "--root-ca-file", rootPath,
             ])
             #expect(outcome.exitCode == 0)
+            let publicKeyHex = Hex.encode(device.key.publicKey.uncompressedPoint)
             #expect(
                 outcome.standardOutput
-                    == "{\"ok\":true,\"key_id\":\"\(device.keyIDBase64)\",\"public_key\":\"\(Hex.encode(device.key.publicKey.uncompressedPoint))\"}\n"
-            )
+                    == "{\"ok\":true,\"key_id\":\"\(device.keyIDBase64)\",\"public_key\":\"\(publicKeyHex)\"}\n")
         }
         var options = SyntheticAppAttestDevice.AttestationOptions()
         options.counter = 3

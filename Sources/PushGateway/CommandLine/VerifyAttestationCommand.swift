@@ -52,9 +52,9 @@ enum VerifyAttestationCommand {
                 let attested = try verifier.verify(
                     attestationObject: attestation, clientDataHash: clientDataHash, keyID: keyID, appID: appID,
                     environment: attestEnvironment, at: time)
-                return .success(
-                    "{\"ok\":true,\"key_id\":\"\(Base64.encode(attested.keyID))\",\"public_key\":\"\(Hex.encode(attested.publicKey.uncompressedPoint))\"}"
-                )
+                let keyID = Base64.encode(attested.keyID)
+                let publicKey = Hex.encode(attested.publicKey.uncompressedPoint)
+                return .success("{\"ok\":true,\"key_id\":\"\(keyID)\",\"public_key\":\"\(publicKey)\"}")
             } catch {
                 return .failure(error)
             }
