@@ -1,6 +1,178 @@
-/// `push-gateway verify-attestation` (PROTOCOL.md §12).
+import Foundation
+import Glibc
+import PushAttest
+import PushCrypto
+
+/// `push-gateway verify-attestation` (PROTOCOL.md §12): offline App Attest attestation check for app
+/// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
 enum VerifyAttestationCommand {
+    static let usage = """
+        usage: push-gateway verify-attestation --app-id ID --environment production|development --key-id B64
+                 (--client-data-file F | --client-data-hash HEX) --attestation-file F [--at UNIX] [--root-ca-file F]
+
+        """
+
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        CommandLineTool.notYetImplemented("verify-attestation")
+        execute(arguments: arguments, environment: environment).emit()
+    }
+
+    /// Runs the command in-process and returns what it would print and its exit status.
+    static func execute(arguments: [String], environment: [String: String]) -> DiagnosticCommandOutcome {
+        do throws(DiagnosticFlags.UsageError) {
+            let flags = try DiagnosticFlags(
+                arguments,
+                allowed: [
+                    "--app-id", "--environment", "--key-id", "--client-data-file", "--client-data-hash",
+                    "--attestation-file", "--at", "--root-ca-file",
+                ])
+            let appID = try flags.required("--app-id")
+            guard let attestEnvironment = AppAttestEnvironment(rawValue: try flags.required("--environment")) else {
+                throw DiagnosticFlags.UsageError("--environment must be production or development")
+            }
+            guard let keyID = Base64.decode(try flags.required("--key-id")) else {
+                throw DiagnosticFlags.UsageError("--key-id must be standard base64")
+            }
+            let clientDataHash = try flags.clientDataHash()
+            let attestation = try flags.cborFile("--attestation-file")
+            let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
+            let verifier: AttestationVerifier
+            if let rootPath = flags.values["--root-ca-file"] {
+                verifier = AttestationVerifier(root: try DiagnosticFlags.certificate(atPath: rootPath))
+            } else {
+                do {
+                    verifier = try AttestationVerifier.apple()
+                } catch {
+                    return DiagnosticCommandOutcome(
+                        exitCode: 1, standardOutput: "",
+                        standardError: "push-gateway verify-attestation: the built-in Apple App Attestation Root CA "
+                            + "does not match its pinned SHA-256\n")
+                }
+            }
+            do {
+                let attested = try verifier.verify(
+                    attestationObject: attestation, clientDataHash: clientDataHash, keyID: keyID, appID: appID,
+                    environment: attestEnvironment, at: time)
+                let keyID = Base64.encode(attested.keyID)
+                let publicKey = Hex.encode(attested.publicKey.uncompressedPoint)
+                return .success("{\"ok\":true,\"key_id\":\"\(keyID)\",\"public_key\":\"\(publicKey)\"}")
+            } catch {
+                return .failure(error)
+            }
+        } catch {
+            return .usageError(error.message, usage: usage)
+        }
+    }
+}
+
+/// What a diagnostic command prints and returns; `run` emits it, tests inspect it.
+struct DiagnosticCommandOutcome: Equatable {
+    let exitCode: Int32
+    let standardOutput: String
+    let standardError: String
+
+    static func success(_ json: String) -> DiagnosticCommandOutcome {
+        DiagnosticCommandOutcome(exitCode: 0, standardOutput: json + "\n", standardError: "")
+    }
+
+    static func failure(_ reason: AppAttestFailure) -> DiagnosticCommandOutcome {
+        DiagnosticCommandOutcome(
+            exitCode: 1, standardOutput: "{\"ok\":false,\"reason\":\"\(reason.rawValue)\"}\n", standardError: "")
+    }
+
+    static func usageError(_ message: String, usage: String) -> DiagnosticCommandOutcome {
+        DiagnosticCommandOutcome(
+            exitCode: CommandLineTool.usageExitCode, standardOutput: "", standardError: "error: \(message)\n\(usage)")
+    }
+
+    /// Writes the outputs to the process streams and returns the exit status.
+    func emit() -> Int32 {
+        if !standardOutput.isEmpty { StandardStreams.writeOutput(standardOutput) }
+        if !standardError.isEmpty { StandardStreams.writeError(standardError) }
+        return exitCode
+    }
+}
+
+/// `--name value` flags of the diagnostic commands, and the input rules of PROTOCOL.md §12.
+struct DiagnosticFlags {
+    struct UsageError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    let values: [String: String]
+
+    /// Every flag takes exactly one value; unknown or repeated flags are usage errors.
+    init(_ arguments: [String], allowed: Set<String>) throws(UsageError) {
+        var values: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            let name = arguments[index]
+            guard allowed.contains(name) else { throw UsageError("unknown argument \(name)") }
+            guard index + 1 < arguments.count else { throw UsageError("\(name) needs a value") }
+            guard values[name] == nil else { throw UsageError("\(name) given twice") }
+            values[name] = arguments[index + 1]
+            index += 2
+        }
+        self.values = values
+    }
+
+    func required(_ name: String) throws(UsageError) -> String {
+        guard let value = values[name] else { throw UsageError("\(name) is required") }
+        return value
+    }
+
+    /// `--client-data-file` (its bytes, hashed with SHA-256) or `--client-data-hash` (hex, used as
+    /// given, any length); exactly one of them.
+    func clientDataHash() throws(UsageError) -> [UInt8] {
+        switch (values["--client-data-file"], values["--client-data-hash"]) {
+        case (let path?, nil):
+            return SHA256.hash(try Self.contents(ofFile: path, flag: "--client-data-file"))
+        case (nil, let hex?):
+            guard let hash = Hex.decode(hex) else { throw UsageError("--client-data-hash must be hexadecimal") }
+            return hash
+        default:
+            throw UsageError("exactly one of --client-data-file and --client-data-hash is required")
+        }
+    }
+
+    /// A file holding CBOR: decoded when its whitespace-trimmed content is valid standard base64,
+    /// taken as raw bytes otherwise.
+    func cborFile(_ name: String) throws(UsageError) -> [UInt8] {
+        let contents = try Self.contents(ofFile: try required(name), flag: name)
+        return Self.decodeBase64OrRaw(contents)
+    }
+
+    static func decodeBase64OrRaw(_ contents: [UInt8]) -> [UInt8] {
+        let isWhitespace: (UInt8) -> Bool = { [0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c].contains($0) }
+        let trimmed = contents.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
+        guard trimmed.allSatisfy({ $0 < 0x80 }),
+            let decoded = Base64.decode(String(decoding: Array(trimmed), as: UTF8.self))
+        else { return contents }
+        return decoded
+    }
+
+    /// Integer Unix seconds.
+    func unixTime(_ name: String) throws(UsageError) -> Int64? {
+        guard let text = values[name] else { return nil }
+        guard let seconds = Int64(text), text.first != "+" else {
+            throw UsageError("\(name) must be integer Unix seconds")
+        }
+        return seconds
+    }
+
+    /// A PEM or DER certificate file.
+    static func certificate(atPath path: String) throws(UsageError) -> X509Certificate {
+        let contents = try contents(ofFile: path, flag: "--root-ca-file")
+        let text = String(decoding: contents, as: UTF8.self)
+        let certificate =
+            text.contains("-----BEGIN CERTIFICATE-----")
+            ? try? X509Certificate(pem: text) : try? X509Certificate(derEncoded: contents)
+        guard let certificate else { throw UsageError("--root-ca-file is not a PEM or DER certificate") }
+        return certificate
+    }
+
+    static func contents(ofFile path: String, flag: String) throws(UsageError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(flag)") }
+        return Array(data)
     }
 }

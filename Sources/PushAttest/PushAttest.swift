@@ -1,1 +1,0 @@
-// The PushAttest module; see DESIGN.md "Suggested targets".

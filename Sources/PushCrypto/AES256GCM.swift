@@ -1,0 +1,104 @@
+import COpenSSL
+
+/// AES-256-GCM (NIST SP 800-38D) with a 12-byte nonce and a 16-byte tag, as PROTOCOL.md §7 seals.
+public enum AES256GCM {
+    public static let keyByteCount = 32
+    public static let nonceByteCount = 12
+    public static let tagByteCount = 16
+
+    /// Ciphertext (same length as the plaintext) and authentication tag.
+    public struct SealedBox: Sendable, Equatable {
+        public let ciphertext: [UInt8]
+        public let tag: [UInt8]
+
+        public init(ciphertext: [UInt8], tag: [UInt8]) {
+            self.ciphertext = ciphertext
+            self.tag = tag
+        }
+    }
+
+    /// Encrypts and authenticates `plaintext`, also authenticating `additionalData`.
+    /// The caller supplies a unique nonce per key (e.g. 12 bytes from ``SecureRandom``).
+    public static func seal(
+        key: [UInt8], nonce: [UInt8], plaintext: [UInt8], additionalData: [UInt8]
+    ) throws(CryptoError) -> SealedBox {
+        guard key.count == keyByteCount else { throw CryptoError(.invalidKey) }
+        guard nonce.count == nonceByteCount, plaintext.count < Int32.max, additionalData.count < Int32.max else {
+            throw CryptoError(.invalidInput)
+        }
+        let context = try CipherContext()
+        guard EVP_EncryptInit_ex(context.pointer, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+            try update(context, additionalData: additionalData, encrypting: true)
+        else { throw CryptoError.capturing(.operationFailed) }
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
+        var produced: Int32 = 0
+        if !plaintext.isEmpty {
+            guard EVP_EncryptUpdate(context.pointer, &ciphertext, &produced, plaintext, Int32(plaintext.count)) == 1
+            else { throw CryptoError.capturing(.operationFailed) }
+        }
+        var tail = [UInt8](repeating: 0, count: 16)
+        var tailLength: Int32 = 0
+        var tag = [UInt8](repeating: 0, count: tagByteCount)
+        guard EVP_EncryptFinal_ex(context.pointer, &tail, &tailLength) == 1, tailLength == 0,
+            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1
+        else { throw CryptoError.capturing(.operationFailed) }
+        return SealedBox(ciphertext: ciphertext, tag: tag)
+    }
+
+    /// Verifies the tag and decrypts; throws `.authenticationFailed` for any tampering.
+    public static func open(
+        _ box: SealedBox, key: [UInt8], nonce: [UInt8], additionalData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        guard key.count == keyByteCount else { throw CryptoError(.invalidKey) }
+        guard nonce.count == nonceByteCount, box.tag.count == tagByteCount, box.ciphertext.count < Int32.max,
+            additionalData.count < Int32.max
+        else { throw CryptoError(.authenticationFailed) }
+        let context = try CipherContext()
+        guard EVP_DecryptInit_ex(context.pointer, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+            try update(context, additionalData: additionalData, encrypting: false)
+        else { throw CryptoError.capturing(.operationFailed) }
+        var plaintext = [UInt8](repeating: 0, count: box.ciphertext.count)
+        var produced: Int32 = 0
+        if !box.ciphertext.isEmpty {
+            guard
+                EVP_DecryptUpdate(
+                    context.pointer, &plaintext, &produced, box.ciphertext, Int32(box.ciphertext.count)) == 1
+            else { throw CryptoError.capturing(.operationFailed) }
+        }
+        var tag = box.tag
+        guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tag) == 1 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
+        var tail = [UInt8](repeating: 0, count: 16)
+        var tailLength: Int32 = 0
+        guard EVP_DecryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else {
+            OpenSSLErrorQueue.clear()
+            throw CryptoError(.authenticationFailed)
+        }
+        return plaintext
+    }
+
+    private static func update(
+        _ context: CipherContext, additionalData: [UInt8], encrypting: Bool
+    ) throws(CryptoError) -> Bool {
+        guard !additionalData.isEmpty else { return true }
+        var ignored: Int32 = 0
+        let status =
+            encrypting
+            ? EVP_EncryptUpdate(context.pointer, nil, &ignored, additionalData, Int32(additionalData.count))
+            : EVP_DecryptUpdate(context.pointer, nil, &ignored, additionalData, Int32(additionalData.count))
+        return status == 1
+    }
+}
+
+/// Owned `EVP_CIPHER_CTX`.
+final class CipherContext {
+    let pointer: OpaquePointer
+
+    init() throws(CryptoError) {
+        guard let pointer = EVP_CIPHER_CTX_new() else { throw CryptoError.capturing(.operationFailed) }
+        self.pointer = pointer
+    }
+
+    deinit { EVP_CIPHER_CTX_free(pointer) }
+}

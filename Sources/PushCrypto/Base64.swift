@@ -1,0 +1,95 @@
+/// Strict Base64 (RFC 4648 §4) and base64url (RFC 4648 §5) codecs in pure Swift.
+///
+/// Decoding is strict: no whitespace, no characters outside the alphabet, padding either complete
+/// or absent (standard alphabet only), and the unused low bits of the last symbol must be zero, so
+/// every byte string has exactly one accepted encoding per padding choice.
+public enum Base64 {
+    private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Standard alphabet with `=` padding.
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        encode(Array(bytes), alphabet: standardAlphabet, padded: true)
+    }
+
+    /// base64url alphabet without padding (PROTOCOL.md §1 challenges, §7 sealed formats).
+    public static func encodeURLNoPadding(_ bytes: some Collection<UInt8>) -> String {
+        encode(Array(bytes), alphabet: urlAlphabet, padded: false)
+    }
+
+    /// Standard alphabet, padded or unpadded (PROTOCOL.md §1); `nil` unless strictly valid.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var symbols = Array(text.utf8)
+        if symbols.count % 4 == 0, symbols.last == UInt8(ascii: "=") {
+            symbols.removeLast()
+            if symbols.last == UInt8(ascii: "=") { symbols.removeLast() }
+        }
+        return decodeUnpadded(symbols, url: false)
+    }
+
+    /// base64url alphabet, unpadded only; `nil` unless strictly valid.
+    public static func decodeURLNoPadding(_ text: some StringProtocol) -> [UInt8]? {
+        decodeUnpadded(Array(text.utf8), url: true)
+    }
+
+    private static func encode(_ bytes: [UInt8], alphabet: [UInt8], padded: Bool) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let remaining = bytes.count - index
+            let first = UInt32(bytes[index])
+            let second = remaining > 1 ? UInt32(bytes[index + 1]) : 0
+            let third = remaining > 2 ? UInt32(bytes[index + 2]) : 0
+            let group = first << 16 | second << 8 | third
+            output.append(alphabet[Int(group >> 18 & 0x3f)])
+            output.append(alphabet[Int(group >> 12 & 0x3f)])
+            if remaining > 1 {
+                output.append(alphabet[Int(group >> 6 & 0x3f)])
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+            }
+            if remaining > 2 {
+                output.append(alphabet[Int(group & 0x3f)])
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func decodeUnpadded(_ symbols: [UInt8], url: Bool) -> [UInt8]? {
+        guard symbols.count % 4 != 1 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(symbols.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bitCount = 0
+        for symbol in symbols {
+            guard let value = sextet(symbol, url: url) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bitCount += 6
+            if bitCount >= 8 {
+                bitCount -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount)))
+                accumulator &= (1 << UInt32(bitCount)) - 1
+            }
+        }
+        // Leftover bits must be zero so that the encoding is canonical.
+        guard accumulator == 0 else { return nil }
+        return output
+    }
+
+    private static func sextet(_ symbol: UInt8, url: Bool) -> UInt8? {
+        switch symbol {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return symbol - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return symbol - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return symbol - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+") where !url: return 62
+        case UInt8(ascii: "/") where !url: return 63
+        case UInt8(ascii: "-") where url: return 62
+        case UInt8(ascii: "_") where url: return 63
+        default: return nil
+        }
+    }
+}

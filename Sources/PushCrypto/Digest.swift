@@ -1,0 +1,62 @@
+import COpenSSL
+
+/// SHA-256 (FIPS 180-4) through OpenSSL's EVP interface.
+public enum SHA256 {
+    /// Length of a digest in bytes.
+    public static let byteCount = 32
+
+    /// The SHA-256 digest of `bytes`.
+    public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        let input = Array(bytes)
+        var digest = [UInt8](repeating: 0, count: byteCount)
+        var length: UInt32 = 0
+        let status = input.withUnsafeBytes { inputPointer in
+            EVP_Digest(inputPointer.baseAddress, inputPointer.count, &digest, &length, EVP_sha256(), nil)
+        }
+        // EVP_Digest with a built-in algorithm fails only when memory is exhausted.
+        precondition(status == 1 && length == UInt32(byteCount), "EVP_Digest(SHA-256) failed")
+        return digest
+    }
+}
+
+/// HMAC-SHA-256 (RFC 2104) through OpenSSL's EVP_MAC interface.
+public enum HMACSHA256 {
+    /// Length of a tag in bytes.
+    public static let byteCount = 32
+
+    /// The HMAC-SHA-256 tag of `message` under `key`.
+    public static func authenticationCode(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
+        let keyLength = key.count
+        // EVP_Q_mac needs a non-null key pointer even for an empty key; only `keyLength` bytes are read.
+        let keyBytes = keyLength == 0 ? [0] : Array(key)
+        let messageBytes = Array(message)
+        var tag = [UInt8](repeating: 0, count: byteCount)
+        var length = 0
+        let result = keyBytes.withUnsafeBytes { keyPointer in
+            messageBytes.withUnsafeBufferPointer { messagePointer in
+                EVP_Q_mac(
+                    nil, "HMAC", nil, "SHA256", nil, keyPointer.baseAddress, keyLength, messagePointer.baseAddress,
+                    messagePointer.count, &tag, byteCount, &length)
+            }
+        }
+        precondition(result != nil && length == byteCount, "EVP_Q_mac(HMAC-SHA-256) failed")
+        return tag
+    }
+}
+
+/// Comparison whose duration does not depend on where two equal-length byte strings differ.
+public enum ConstantTime {
+    /// `true` when `lhs` and `rhs` have the same length and the same bytes. Only the length
+    /// (public in every use here: tags and digests have fixed sizes) can leak through timing.
+    public static func equals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        let left = Array(lhs)
+        let right = Array(rhs)
+        guard left.count == right.count else { return false }
+        guard !left.isEmpty else { return true }
+        return left.withUnsafeBytes { leftPointer in
+            right.withUnsafeBytes { rightPointer in
+                CRYPTO_memcmp(leftPointer.baseAddress, rightPointer.baseAddress, left.count) == 0
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// Hexadecimal encoding helpers (pure Swift, usable by every module that depends on PushCrypto).
+public enum Hex {
+    private static let lowercaseDigits = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hexadecimal text of `bytes`.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            output.append(lowercaseDigits[Int(byte >> 4)])
+            output.append(lowercaseDigits[Int(byte & 0x0f)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes hexadecimal text of even length; `nil` on any other character or an odd length.
+    /// With `lowercaseOnly` (the wire formats of PROTOCOL.md §1) upper-case digits are refused too.
+    public static func decode(_ text: some StringProtocol, lowercaseOnly: Bool = false) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 2 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(characters.count / 2)
+        var index = 0
+        while index < characters.count {
+            guard let high = nibble(characters[index], lowercaseOnly: lowercaseOnly),
+                let low = nibble(characters[index + 1], lowercaseOnly: lowercaseOnly)
+            else { return nil }
+            output.append(high << 4 | low)
+            index += 2
+        }
+        return output
+    }
+
+    private static func nibble(_ character: UInt8, lowercaseOnly: Bool) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F") where !lowercaseOnly: return character - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import COpenSSL
+
+/// Owned `EVP_PKEY`.
+final class OwnedKey {
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { EVP_PKEY_free(pointer) }
+}
+
+/// Owned `X509`.
+final class OwnedCertificate {
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { X509_free(pointer) }
+}
+
+/// Owned memory `BIO`.
+final class OwnedMemoryBIO {
+    let pointer: OpaquePointer
+
+    /// A memory BIO holding a copy of `bytes` (`BIO_write` copies; `BIO_new_mem_buf` would not,
+    /// TOOLCHAIN.md §4 pitfall 16).
+    init(copying bytes: [UInt8]) throws(CryptoError) {
+        guard let pointer = BIO_new(BIO_s_mem()) else { throw CryptoError.capturing(.operationFailed) }
+        self.pointer = pointer
+        guard bytes.count < Int32.max else { throw CryptoError(.invalidInput) }
+        if !bytes.isEmpty {
+            guard BIO_write(pointer, bytes, Int32(bytes.count)) == Int32(bytes.count) else {
+                throw CryptoError.capturing(.operationFailed)
+            }
+        }
+    }
+
+    /// An empty memory BIO to write into.
+    init() throws(CryptoError) {
+        guard let pointer = BIO_new(BIO_s_mem()) else { throw CryptoError.capturing(.operationFailed) }
+        self.pointer = pointer
+    }
+
+    /// Everything written so far.
+    func contents() -> [UInt8] {
+        var data: UnsafeMutablePointer<CChar>? = nil
+        let length = COpenSSL_BIO_get_mem_data(pointer, &data)
+        guard length > 0, let data else { return [] }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
+    deinit { BIO_free(pointer) }
+}
+
+/// DER encoders of OpenSSL's `i2d_*` shape: call once for the length, once to write.
+enum DEREncoding {
+    static func encode(
+        _ encoder: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32
+    ) throws(CryptoError)
+        -> [UInt8]
+    {
+        let length = encoder(nil)
+        guard length > 0 else { throw CryptoError.capturing(.operationFailed) }
+        var output = [UInt8](repeating: 0, count: Int(length))
+        let written = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return encoder(&cursor)
+        }
+        guard written == length else { throw CryptoError.capturing(.operationFailed) }
+        return output
+    }
+}

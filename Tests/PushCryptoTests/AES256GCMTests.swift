@@ -1,0 +1,70 @@
+import PushCrypto
+import Testing
+
+@Suite("AES-256-GCM")
+struct AES256GCMTests {
+    // "The Galois/Counter Mode of Operation (GCM)", McGrew & Viega, test case 16 (AES-256, 96-bit IV, AAD).
+    let key = Hex.decode("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308")!
+    let nonce = Hex.decode("cafebabefacedbaddecaf888")!
+    let plaintext = Hex.decode(
+        "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39"
+    )!
+    let additionalData = Hex.decode("feedfacedeadbeeffeedfacedeadbeefabaddad2")!
+    let ciphertext = Hex.decode(
+        "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662"
+    )!
+    let tag = Hex.decode("76fc6ece0f4e1768cddf8853bb2d551b")!
+
+    @Test("seal reproduces the GCM specification's test case 16")
+    func sealKnownAnswer() throws {
+        let box = try AES256GCM.seal(key: key, nonce: nonce, plaintext: plaintext, additionalData: additionalData)
+        #expect(box.ciphertext == ciphertext)
+        #expect(box.tag == tag)
+    }
+
+    @Test("open recovers test case 16's plaintext")
+    func openKnownAnswer() throws {
+        let box = AES256GCM.SealedBox(ciphertext: ciphertext, tag: tag)
+        #expect(try AES256GCM.open(box, key: key, nonce: nonce, additionalData: additionalData) == plaintext)
+    }
+
+    @Test("empty plaintext and empty AAD match test case 13")
+    func emptyKnownAnswer() throws {
+        let box = try AES256GCM.seal(
+            key: [UInt8](repeating: 0, count: 32), nonce: [UInt8](repeating: 0, count: 12), plaintext: [],
+            additionalData: [])
+        #expect(box.ciphertext.isEmpty)
+        #expect(Hex.encode(box.tag) == "530f8afbc74536b9a963b4f1c4cb738b")
+    }
+
+    @Test("any change to ciphertext, tag, AAD, nonce or key fails authentication")
+    func tamperingFails() {
+        let box = AES256GCM.SealedBox(ciphertext: ciphertext, tag: tag)
+        var flippedCiphertext = ciphertext
+        flippedCiphertext[0] ^= 1
+        var flippedTag = tag
+        flippedTag[15] ^= 0x80
+        var otherKey = key
+        otherKey[31] ^= 1
+        let cases: [(AES256GCM.SealedBox, [UInt8], [UInt8], [UInt8])] = [
+            (.init(ciphertext: flippedCiphertext, tag: tag), key, nonce, additionalData),
+            (.init(ciphertext: ciphertext, tag: flippedTag), key, nonce, additionalData),
+            (box, key, nonce, additionalData + [0]),
+            (box, key, [UInt8](repeating: 0, count: 12), additionalData),
+            (box, otherKey, nonce, additionalData),
+            (.init(ciphertext: ciphertext, tag: Array(tag.prefix(12))), key, nonce, additionalData),
+        ]
+        for (candidate, candidateKey, candidateNonce, candidateData) in cases {
+            #expect(throws: CryptoError(.authenticationFailed)) {
+                try AES256GCM.open(candidate, key: candidateKey, nonce: candidateNonce, additionalData: candidateData)
+            }
+        }
+    }
+
+    @Test("keys other than 32 bytes are refused")
+    func wrongKeyLength() {
+        #expect(throws: CryptoError(.invalidKey)) {
+            try AES256GCM.seal(key: [UInt8](repeating: 0, count: 16), nonce: nonce, plaintext: [1], additionalData: [])
+        }
+    }
+}
