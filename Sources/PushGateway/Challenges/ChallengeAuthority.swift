@@ -1,0 +1,82 @@
+import PushCrypto
+
+/// A freshly issued challenge, as `POST /v1/installations/challenges` answers it (PROTOCOL.md §4.1).
+public struct IssuedChallenge: Sendable, Equatable {
+    public let challengeID: CanonicalUUID
+    /// 32 bytes: 16 random bytes, then the first 16 bytes of the HMAC tag.
+    public let challenge: [UInt8]
+    public let expiresAt: Int64
+
+    /// `challenge` as unpadded base64url (43 characters).
+    public var challengeText: String { Base64.encodeURLNoPadding(challenge) }
+}
+
+/// Why a presented challenge is not acceptable. All of them answer the same
+/// `404 {"error":"not_authorized"}` (PROTOCOL.md §1, no oracle); the distinction is for tests only.
+public enum ChallengeRejection: Error, Equatable, Sendable {
+    case malformed
+    case forged
+    case expired
+    case fromTheFuture
+}
+
+/// Stateless challenges (PROTOCOL.md §4.1): nothing is written at issuance; the id is a UUIDv7
+/// carrying the issue time and the challenge carries an HMAC tag over the id, so verification needs
+/// only the keyring. Single use is enforced later, by inserting the id into the consumed-challenges
+/// table in the transaction of the change it authorizes.
+public struct ChallengeAuthority: Sendable {
+    public static let lifetimeMilliseconds: Int64 = 300_000
+    public static let allowedClockLeadMilliseconds: Int64 = 5_000
+    static let randomByteCount = 16
+    static let tagByteCount = 16
+    static let domain = Array("push-gateway challenge v1".utf8) + [0]
+
+    /// The challenge keyring's keys: the first signs new challenges, all verify.
+    private let keys: [[UInt8]]
+
+    public init(keys: [[UInt8]]) {
+        precondition(!keys.isEmpty && keys.allSatisfy { $0.count == 32 }, "the challenge keyring holds 32-byte keys")
+        self.keys = keys
+    }
+
+    /// Issues a challenge at `unixMilliseconds`; fails only when randomness fails (→ 503).
+    public func issue(unixMilliseconds: Int64) throws(SecureRandom.Failure) -> IssuedChallenge {
+        let challengeID = try CanonicalUUID.version7(unixMilliseconds: UInt64(unixMilliseconds))
+        let random = try SecureRandom.bytes(Self.randomByteCount)
+        let challenge = random + Self.tag(key: keys[0], challengeID: challengeID, random: random)
+        let issuedSeconds = unixMilliseconds / 1000
+        return IssuedChallenge(
+            challengeID: challengeID, challenge: challenge,
+            expiresAt: issuedSeconds + Self.lifetimeMilliseconds / 1000)
+    }
+
+    /// Checks the tag (current key, then predecessors; constant-time) and the issue time: within
+    /// the last 300 s and at most 5 s ahead of `unixMilliseconds`.
+    public func verify(
+        challengeID: CanonicalUUID, challenge: [UInt8], unixMilliseconds: Int64
+    )
+        throws(ChallengeRejection)
+    {
+        guard challengeID.version == 7, challenge.count == Self.randomByteCount + Self.tagByteCount else {
+            throw .malformed
+        }
+        let random = challenge[..<Self.randomByteCount]
+        let presentedTag = challenge[Self.randomByteCount...]
+        var matched = false
+        for key in keys {
+            // Every key is tried so the time taken does not tell which key (if any) matched.
+            matched =
+                ConstantTime.equals(Self.tag(key: key, challengeID: challengeID, random: random), presentedTag)
+                || matched
+        }
+        guard matched else { throw .forged }
+        let issuedAt = Int64(challengeID.unixMilliseconds)
+        guard issuedAt - unixMilliseconds <= Self.allowedClockLeadMilliseconds else { throw .fromTheFuture }
+        guard unixMilliseconds - issuedAt <= Self.lifetimeMilliseconds else { throw .expired }
+    }
+
+    static func tag(key: [UInt8], challengeID: CanonicalUUID, random: some Collection<UInt8>) -> [UInt8] {
+        let message = domain + challengeID.bytes + random
+        return Array(HMACSHA256.authenticationCode(key: key, message: message).prefix(tagByteCount))
+    }
+}

@@ -1,0 +1,90 @@
+import PushCrypto
+import Testing
+
+@testable import PushGateway
+
+@Suite("Stateless challenges (PROTOCOL.md §4.1)")
+struct ChallengeAuthorityTests {
+    static let currentKey = [UInt8](repeating: 0x11, count: 32)
+    static let previousKey = [UInt8](repeating: 0x22, count: 32)
+    static let now: Int64 = 1_764_421_234_567
+
+    @Test("an issued challenge verifies and has the specified shape")
+    func issueThenVerify() throws {
+        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let issued = try authority.issue(unixMilliseconds: Self.now)
+        #expect(issued.challengeID.version == 7)
+        #expect(Int64(issued.challengeID.unixMilliseconds) == Self.now)
+        #expect(issued.challenge.count == 32)
+        #expect(issued.challengeText.utf8.count == 43)
+        #expect(issued.expiresAt == Self.now / 1000 + 300)
+        try authority.verify(challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: Self.now)
+    }
+
+    @Test("the tag is the first 16 bytes of HMAC-SHA-256 over the domain, the raw id and the random part")
+    func tagConstruction() throws {
+        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let issued = try authority.issue(unixMilliseconds: Self.now)
+        let message = Array("push-gateway challenge v1".utf8) + [0] + issued.challengeID.bytes + issued.challenge[..<16]
+        let expected = HMACSHA256.authenticationCode(key: Self.currentKey, message: message).prefix(16)
+        #expect(Array(issued.challenge[16...]) == Array(expected))
+    }
+
+    @Test("a challenge sealed by a predecessor key still verifies; one under a removed key is forged")
+    func keyRotation() throws {
+        let old = try ChallengeAuthority(keys: [Self.previousKey]).issue(unixMilliseconds: Self.now)
+        let rotated = ChallengeAuthority(keys: [Self.currentKey, Self.previousKey])
+        try rotated.verify(challengeID: old.challengeID, challenge: old.challenge, unixMilliseconds: Self.now)
+        let removed = ChallengeAuthority(keys: [Self.currentKey])
+        #expect(throws: ChallengeRejection.forged) {
+            try removed.verify(challengeID: old.challengeID, challenge: old.challenge, unixMilliseconds: Self.now)
+        }
+    }
+
+    @Test("random bytes, a flipped bit or another id are forged")
+    func forgeries() throws {
+        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let issued = try authority.issue(unixMilliseconds: Self.now)
+        let random = try SecureRandom.bytes(32)
+        #expect(throws: ChallengeRejection.forged) {
+            try authority.verify(challengeID: issued.challengeID, challenge: random, unixMilliseconds: Self.now)
+        }
+        var flipped = issued.challenge
+        flipped[3] ^= 0x01
+        #expect(throws: ChallengeRejection.forged) {
+            try authority.verify(challengeID: issued.challengeID, challenge: flipped, unixMilliseconds: Self.now)
+        }
+        let otherID = try CanonicalUUID.version7(unixMilliseconds: UInt64(Self.now))
+        #expect(throws: ChallengeRejection.forged) {
+            try authority.verify(challengeID: otherID, challenge: issued.challenge, unixMilliseconds: Self.now)
+        }
+    }
+
+    @Test("valid for exactly 300 s after issue and at most 5 s before it")
+    func timeWindow() throws {
+        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let issued = try authority.issue(unixMilliseconds: Self.now)
+        let verify = { (at: Int64) throws(ChallengeRejection) in
+            try authority.verify(challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: at)
+        }
+        try verify(Self.now + 300_000)
+        #expect(throws: ChallengeRejection.expired) { try verify(Self.now + 300_001) }
+        try verify(Self.now - 5_000)
+        #expect(throws: ChallengeRejection.fromTheFuture) { try verify(Self.now - 5_001) }
+    }
+
+    @Test("a non-v7 id or a challenge of the wrong length is malformed")
+    func malformed() throws {
+        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let issued = try authority.issue(unixMilliseconds: Self.now)
+        let version4 = try CanonicalUUID.version4()
+        #expect(throws: ChallengeRejection.malformed) {
+            try authority.verify(challengeID: version4, challenge: issued.challenge, unixMilliseconds: Self.now)
+        }
+        #expect(throws: ChallengeRejection.malformed) {
+            try authority.verify(
+                challengeID: issued.challengeID, challenge: Array(issued.challenge.prefix(31)),
+                unixMilliseconds: Self.now)
+        }
+    }
+}
