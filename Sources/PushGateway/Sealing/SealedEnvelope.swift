@@ -1,0 +1,73 @@
+import PushCrypto
+
+/// One key of a sealing keyring: its id travels in the envelope so the right key opens it.
+public struct EnvelopeKey: Sendable {
+    public let id: String
+    public let bytes: [UInt8]
+
+    public init(id: String, bytes: [UInt8]) {
+        self.id = id
+        self.bytes = bytes
+    }
+}
+
+/// The sealed envelope of PROTOCOL.md §7, shared by endpoint grants and token custody:
+/// `<key id>.<base64url-no-pad(nonce12 ‖ ciphertext ‖ tag16)>`, AES-256-GCM with AAD
+/// `<purpose prefix>` ‖ key id, so an envelope cannot be moved to another purpose or relabelled with
+/// another key id. The first key seals; every key opens (decrypt-only predecessors for rotation).
+public struct SealedEnvelope: Sendable {
+    /// What the envelope protects; each purpose has its own AAD prefix and its own keyring.
+    public enum Purpose: Sendable {
+        case endpointGrant
+        case tokenCustody
+
+        var additionalDataPrefix: [UInt8] {
+            switch self {
+            case .endpointGrant: Array("push-gateway grant v1:".utf8)
+            case .tokenCustody: Array("push-gateway token v1:".utf8)
+            }
+        }
+    }
+
+    /// Sealing failed because randomness or the cipher failed (→ 503).
+    public struct SealingFailure: Error, Sendable {}
+
+    public let purpose: Purpose
+    private let keys: [EnvelopeKey]
+
+    public init(purpose: Purpose, keys: [EnvelopeKey]) {
+        precondition(!keys.isEmpty && keys.allSatisfy { $0.bytes.count == AES256GCM.keyByteCount })
+        self.purpose = purpose
+        self.keys = keys
+    }
+
+    /// Seals `plaintext` under the current (first) key with a fresh random nonce.
+    public func seal(_ plaintext: [UInt8]) throws(SealingFailure) -> String {
+        let key = keys[0]
+        do {
+            let nonce = try SecureRandom.bytes(AES256GCM.nonceByteCount)
+            let box = try AES256GCM.seal(
+                key: key.bytes, nonce: nonce, plaintext: plaintext,
+                additionalData: purpose.additionalDataPrefix + Array(key.id.utf8))
+            return key.id + "." + Base64.encodeURLNoPadding(nonce + box.ciphertext + box.tag)
+        } catch {
+            throw SealingFailure()
+        }
+    }
+
+    /// Opens an envelope; nil for an unknown key id, bad encoding, or any tampering.
+    public func open(_ envelope: String) -> [UInt8]? {
+        let parts = envelope.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 2, let keyID = String(parts[0]),
+            let key = keys.first(where: { $0.id.utf8.elementsEqual(keyID.utf8) }),
+            let sealed = String(parts[1]).flatMap(Base64.decodeURLNoPadding),
+            sealed.count >= AES256GCM.nonceByteCount + AES256GCM.tagByteCount
+        else { return nil }
+        let nonce = Array(sealed[..<AES256GCM.nonceByteCount])
+        let box = AES256GCM.SealedBox(
+            ciphertext: Array(sealed[AES256GCM.nonceByteCount..<(sealed.count - AES256GCM.tagByteCount)]),
+            tag: Array(sealed[(sealed.count - AES256GCM.tagByteCount)...]))
+        return try? AES256GCM.open(
+            box, key: key.bytes, nonce: nonce, additionalData: purpose.additionalDataPrefix + Array(key.id.utf8))
+    }
+}
