@@ -44,7 +44,8 @@ enum CheckConfigCommand {
             case .token: authentication = "token"
             case .certificate: authentication = "certificate"
             }
-            text += "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), app attest "
+            text +=
+                "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), app attest "
                 + "\(profile.appAttestEnvironment.rawValue), \(authentication) auth\n"
         }
         let insecure = configuration.insecureSettings

@@ -56,7 +56,8 @@ public struct AppProfile: Sendable {
     static func isAppleIdentifier(_ text: Substring) -> Bool {
         text.utf8.count == 10
             && text.utf8.allSatisfy {
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
             }
     }
 

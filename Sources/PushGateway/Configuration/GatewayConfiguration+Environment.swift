@@ -24,7 +24,9 @@ extension GatewayConfiguration {
         let listen = Self.listenAddress(&reader, "PUSH_GATEWAY_LISTEN", default: "0.0.0.0:8080")
         let healthListen = Self.listenAddress(&reader, "PUSH_GATEWAY_HEALTH_LISTEN", default: "0.0.0.0:8081")
         if let listen, let healthListen, listen.overlaps(healthListen) {
-            reader.fail("PUSH_GATEWAY_HEALTH_LISTEN", "must differ from PUSH_GATEWAY_LISTEN (same port on an overlapping address)")
+            reader.fail(
+                "PUSH_GATEWAY_HEALTH_LISTEN",
+                "must differ from PUSH_GATEWAY_LISTEN (same port on an overlapping address)")
         }
         let trustedProxies = Self.trustedProxies(&reader)
         let keys = Self.keyMaterial(&reader)
@@ -62,7 +64,8 @@ extension GatewayConfiguration {
         var origins: [String] = []
         for (index, item) in items.enumerated() {
             guard OriginSyntax.parse(String(item), schemes: ["http", "https"]) != nil else {
-                reader.fail(name, "item \(index + 1) must be http:// or https:// followed by host[:port] and nothing else")
+                reader.fail(
+                    name, "item \(index + 1) must be http:// or https:// followed by host[:port] and nothing else")
                 continue
             }
             origins.append(String(item))
@@ -70,7 +73,9 @@ extension GatewayConfiguration {
         return origins.count == items.count ? PublicOrigins(origins: origins) : nil
     }
 
-    private static func listenAddress(_ reader: inout EnvironmentReader, _ name: String, default text: String)
+    private static func listenAddress(
+        _ reader: inout EnvironmentReader, _ name: String, default text: String
+    )
         -> ListenAddress?
     {
         guard reader.environment[name] != nil else { return ListenAddress(text) }
@@ -89,7 +94,8 @@ extension GatewayConfiguration {
         var networks: [TrustedProxies.Network] = []
         for (index, item) in items.enumerated() {
             guard let network = TrustedProxies.Network(item) else {
-                reader.fail(name, "item \(index + 1) must be an IPv4 or IPv6 address or CIDR with no bits set past the prefix")
+                reader.fail(
+                    name, "item \(index + 1) must be an IPv4 or IPv6 address or CIDR with no bits set past the prefix")
                 continue
             }
             networks.append(network)

@@ -14,7 +14,9 @@ extension GatewayConfiguration {
             }
             let key = AppProfile.variableKey(for: id)
             if let earlier = keys[key] {
-                reader.fail(name, "items \(earlier + 1) and \(index + 1) map to the same PUSH_GATEWAY_PROFILE_\(key)_* variables")
+                reader.fail(
+                    name,
+                    "items \(earlier + 1) and \(index + 1) map to the same PUSH_GATEWAY_PROFILE_\(key)_* variables")
                 valid = false
                 continue
             }
@@ -63,7 +65,9 @@ extension GatewayConfiguration {
     }
 
     /// Token auth (key file, key id, team id: all three) or certificate auth, exactly one.
-    private static func apnsAuthentication(_ reader: inout EnvironmentReader, variable: (String) -> String)
+    private static func apnsAuthentication(
+        _ reader: inout EnvironmentReader, variable: (String) -> String
+    )
         -> AppProfile.APNsAuthentication?
     {
         let keyFileName = variable("APNS_KEY_FILE")
@@ -74,7 +78,9 @@ extension GatewayConfiguration {
         let tokenSet = tokenNames.filter { reader.environment[$0] != nil }
         let certificateSet = reader.environment[certificateName] != nil
         if !tokenSet.isEmpty && certificateSet {
-            reader.fail(certificateName, "and \(tokenSet.joined(separator: ", ")) are both set; choose token or certificate auth")
+            reader.fail(
+                certificateName,
+                "and \(tokenSet.joined(separator: ", ")) are both set; choose token or certificate auth")
             return nil
         }
         if certificateSet {
@@ -89,36 +95,34 @@ extension GatewayConfiguration {
             }
             return .certificate(pem: SecretBytes(pem))
         }
-        guard tokenSet.count == tokenNames.count else {
-            if tokenSet.isEmpty {
-                reader.fail(certificateName, "or \(keyFileName), \(keyIDName) and \(teamIDName) are required (one APNs auth)")
-            } else {
-                for missing in tokenNames where !tokenSet.contains(missing) {
-                    reader.fail(missing, "is required with \(tokenSet.joined(separator: ", ")) (token auth needs all three)")
-                }
-            }
+        if tokenSet.isEmpty {
+            reader.fail(
+                certificateName, "or \(keyFileName), \(keyIDName) and \(teamIDName) are required (one APNs auth)")
             return nil
         }
-        let path = reader.optional(keyFileName)
-        let keyID = reader.optional(keyIDName)
-        let teamID = reader.optional(teamIDName)
+        for missing in tokenNames where !tokenSet.contains(missing) {
+            reader.fail(missing, "is required with \(tokenSet.joined(separator: ", ")) (token auth needs all three)")
+        }
+        // The variables that are set are checked too, so one run reports every problem.
         var pem: [UInt8]?
-        if let path, let contents = reader.fileContents(named: keyFileName, path: path) {
+        if let path = reader.optional(keyFileName), let contents = reader.fileContents(named: keyFileName, path: path) {
             if PEMLabels.contains(contents, label: "PRIVATE KEY") {
                 pem = contents
             } else {
                 reader.fail(keyFileName, "must hold the .p8 PEM private key (BEGIN PRIVATE KEY)")
             }
         }
-        if let keyID, !AppProfile.isAppleIdentifier(Substring(keyID)) {
+        var keyID = reader.optional(keyIDName)
+        if let id = keyID, !AppProfile.isAppleIdentifier(Substring(id)) {
             reader.fail(keyIDName, "must be the 10-character upper-case APNs key id")
+            keyID = nil
         }
-        if let teamID, !AppProfile.isAppleIdentifier(Substring(teamID)) {
+        var teamID = reader.optional(teamIDName)
+        if let id = teamID, !AppProfile.isAppleIdentifier(Substring(id)) {
             reader.fail(teamIDName, "must be the 10-character upper-case team id")
+            teamID = nil
         }
-        guard let pem, let keyID, let teamID, AppProfile.isAppleIdentifier(Substring(keyID)),
-            AppProfile.isAppleIdentifier(Substring(teamID))
-        else { return nil }
+        guard let pem, let keyID, let teamID else { return nil }
         return .token(privateKeyPEM: SecretBytes(pem), keyID: keyID, teamID: teamID)
     }
 
@@ -185,7 +189,8 @@ extension GatewayConfiguration {
 
     private static func apnsServer(_ reader: inout EnvironmentReader, _ name: String) -> APNsServer? {
         guard let text = reader.optional(name) else { return nil }
-        guard let parsed = OriginSyntax.parse(text, schemes: ["https"], requiresPort: true), let port = parsed.port else {
+        guard let parsed = OriginSyntax.parse(text, schemes: ["https"], requiresPort: true), let port = parsed.port
+        else {
             reader.fail(name, "must be https://host:port with no path")
             return nil
         }
@@ -203,12 +208,15 @@ enum PEMLabels {
     /// A `PRIVATE KEY`, `EC PRIVATE KEY` or `RSA PRIVATE KEY` block, and no encryption marker.
     static func containsUnencryptedPrivateKey(_ pem: [UInt8]) -> Bool {
         let hasKey = ["PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY"].contains { contains(pem, label: $0) }
-        return hasKey && !contains(pem, label: "ENCRYPTED PRIVATE KEY") && !contains(pem, marker: "Proc-Type: 4,ENCRYPTED")
+        return hasKey && !contains(pem, label: "ENCRYPTED PRIVATE KEY")
+            && !contains(pem, marker: "Proc-Type: 4,ENCRYPTED")
     }
 
     private static func contains(_ pem: [UInt8], marker: String) -> Bool {
         let needle = Array(marker.utf8)
         guard pem.count >= needle.count else { return false }
-        return (0...(pem.count - needle.count)).contains { start in pem[start..<(start + needle.count)].elementsEqual(needle) }
+        return (0...(pem.count - needle.count)).contains { start in
+            pem[start..<(start + needle.count)].elementsEqual(needle)
+        }
     }
 }

@@ -39,7 +39,9 @@ public struct PublicOrigins: Sendable, Equatable {
 enum OriginSyntax {
     /// Scheme and authority when `text` is `scheme://host[:port]` with a scheme from `schemes`
     /// (lowercase), a DNS name, IPv4 literal or bracketed IPv6 literal as host, and a port 1..65535.
-    static func parse(_ text: String, schemes: Set<String>, requiresPort: Bool = false) -> (
+    static func parse(
+        _ text: String, schemes: Set<String>, requiresPort: Bool = false
+    ) -> (
         scheme: String, host: String, port: UInt16?
     )? {
         guard let separator = text.range(of: "://") else { return nil }
@@ -56,7 +58,9 @@ enum OriginSyntax {
         }
         guard !requiresPort || port != nil else { return nil }
         if host.hasPrefix("[") {
-            guard host.hasSuffix("]"), IPAddressLiteral.parseIPv6(host.dropFirst().dropLast()) != nil else { return nil }
+            guard host.hasSuffix("]"), IPAddressLiteral.parseIPv6(host.dropFirst().dropLast()) != nil else {
+                return nil
+            }
         } else if host.allSatisfy({ $0.isNumber || $0 == "." }) {
             guard IPAddressLiteral.parseIPv4(host) != nil else { return nil }
         } else {

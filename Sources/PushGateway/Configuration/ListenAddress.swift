@@ -35,7 +35,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         if isIPv6 {
-            let groups = stride(from: 0, to: 16, by: 2).map { String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16) }
+            let groups = stride(from: 0, to: 16, by: 2).map {
+                String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16)
+            }
             return "[\(groups.joined(separator: ":"))]:\(port)"
         }
         return address.map(String.init).joined(separator: ".") + ":\(port)"
