@@ -83,5 +83,8 @@ public struct JSONObject: Sendable, Equatable {
         members.first { Self.sameName($0.name, key) }?.value
     }
 
-    private static func sameName(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
+    /// Byte equality of two names; the O(1) length check rejects most pairs before any byte is read.
+    static func sameName(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+    }
 }

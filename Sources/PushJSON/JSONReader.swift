@@ -78,7 +78,7 @@ struct JSONScanner {
         switch input[position] {
         case UInt8(ascii: "{"): return try scanObject(depth: depth + 1)
         case UInt8(ascii: "["): return try scanArray(depth: depth + 1)
-        case UInt8(ascii: "\""): return .string(String(decoding: try scanString(), as: UTF8.self))
+        case UInt8(ascii: "\""): return .string(try scanString())
         case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
@@ -103,7 +103,8 @@ struct JSONScanner {
         guard depth <= maximumDepth else { throw JSONError(.depthLimitExceeded, offset: position) }
         position += 1  // "{"
         var members: [JSONMember] = []
-        var names: [[UInt8]] = []
+        // Duplicate names are found by comparing UTF-8 bytes: a linear scan for small objects,
+        // a set of byte arrays beyond that (String's own == and hashing use canonical equivalence).
         var nameSet: Set<[UInt8]> = []
         skipWhitespace()
         if position < input.count && input[position] == UInt8(ascii: "}") {
@@ -118,11 +119,14 @@ struct JSONScanner {
             let nameOffset = position
             let name = try scanString()
             if members.count < Self.linearDuplicateScanLimit {
-                if names.contains(name) { throw JSONError(.duplicateMember, offset: nameOffset) }
-                names.append(name)
-                if names.count == Self.linearDuplicateScanLimit { nameSet = Set(names) }
-            } else if !nameSet.insert(name).inserted {
-                throw JSONError(.duplicateMember, offset: nameOffset)
+                if members.contains(where: { JSONObject.sameName($0.name, name) }) {
+                    throw JSONError(.duplicateMember, offset: nameOffset)
+                }
+            } else {
+                if nameSet.isEmpty { nameSet = Set(members.map { Array($0.name.utf8) }) }
+                guard nameSet.insert(Array(name.utf8)).inserted else {
+                    throw JSONError(.duplicateMember, offset: nameOffset)
+                }
             }
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: ":") else {
@@ -131,7 +135,7 @@ struct JSONScanner {
             position += 1
             skipWhitespace()
             let value = try scanValue(depth: depth)
-            members.append(JSONMember(String(decoding: name, as: UTF8.self), value))
+            members.append(JSONMember(name, value))
             skipWhitespace()
             guard position < input.count else { throw JSONError(.syntax, offset: position) }
             switch input[position] {
@@ -168,19 +172,24 @@ struct JSONScanner {
         }
     }
 
-    /// Scans a string starting at its opening quote and returns its decoded UTF-8 bytes.
-    private mutating func scanString() throws(JSONError) -> [UInt8] {
+    /// Scans a string starting at its opening quote and returns it decoded. Without escapes the
+    /// validated input bytes become the string directly.
+    private mutating func scanString() throws(JSONError) -> String {
         position += 1  // opening quote
-        var decoded: [UInt8] = []
+        var decoded: [UInt8] = []  // only used (and allocated) once an escape appears
+        var hasEscapes = false
         var runStart = position
         while position < input.count {
             let byte = input[position]
             switch byte {
             case UInt8(ascii: "\""):
-                decoded.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))
+                let run = UnsafeBufferPointer(rebasing: input[runStart..<position])
                 position += 1
-                return decoded
+                guard hasEscapes else { return String(decoding: run, as: UTF8.self) }
+                decoded.append(contentsOf: run)
+                return String(decoding: decoded, as: UTF8.self)
             case UInt8(ascii: "\\"):
+                hasEscapes = true
                 decoded.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))
                 try scanEscape(into: &decoded)
                 runStart = position

@@ -67,17 +67,13 @@ public struct JSONWriter: Sendable {
 
     public mutating func bool(_ flag: Bool) {
         separate()
-        if flag {
-            bytes.append(contentsOf: [0x74, 0x72, 0x75, 0x65])  // true
-        } else {
-            bytes.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65])  // false
-        }
+        appendLiteral(flag ? "true" : "false")
         needsSeparator = true
     }
 
     public mutating func null() {
         separate()
-        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])  // null
+        appendLiteral("null")
         needsSeparator = true
     }
 
@@ -145,11 +141,11 @@ public struct JSONWriter: Sendable {
                 let byte = utf8[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                bytes.append(UInt8(ascii: "\\"))
                 switch byte {
-                case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-                case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
                 default:
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+                    appendLiteral("u00")
                     bytes.append(Self.hexDigits[Int(byte >> 4)])
                     bytes.append(Self.hexDigits[Int(byte & 0x0F)])
                 }
@@ -158,6 +154,11 @@ public struct JSONWriter: Sendable {
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends ASCII literal bytes without building a temporary array.
+    private mutating func appendLiteral(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     private mutating func appendDecimal(_ number: Int64) {
