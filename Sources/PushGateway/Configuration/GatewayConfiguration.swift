@@ -6,6 +6,8 @@ import PushSystem
 public struct GatewayConfiguration: Sendable {
     /// A test-only APNs server (`PUSH_GATEWAY_APNS_URL_PRODUCTION`/`_SANDBOX`), `https://host:port`.
     public struct APNsServer: Sendable, Equatable {
+        /// The host as written in the URL: a DNS name, an IPv4 literal, or an IPv6 literal in
+        /// brackets (`[::1]`).
         public let host: String
         public let port: UInt16
     }
