@@ -17,13 +17,25 @@ struct ConfigurationTestEnvironment {
         "-----BEGIN PRIVATE KEY-----\nMIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQg\n-----END PRIVATE KEY-----\n"
     static let certificatePEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n"
 
-    let directory: URL
+    /// Removes the directory when the last copy of the environment using it goes away.
+    private final class TemporaryDirectory: Sendable {
+        let url: URL
+
+        init() throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "push-gateway-config-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    private let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
     var variables: [String: String]
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "push-gateway-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory()
         variables = [
             "DATABASE_URL": "postgresql://gateway:\(Self.marker)@db.internal/push",
             "PUSH_GATEWAY_ORIGIN": "https://push.buzz.xyz",
