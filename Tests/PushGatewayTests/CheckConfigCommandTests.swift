@@ -58,4 +58,12 @@ struct CheckConfigCommandTests {
             #expect(result.standardOutput.isEmpty)
         }
     }
+
+    @Test("the check-config subcommand is wired into the dispatcher")
+    func dispatched() throws {
+        let environment = try ConfigurationTestEnvironment()
+        #expect(
+            CommandLineTool.run(arguments: ["push-gateway", "check-config"], environment: environment.variables) == 0)
+        #expect(CommandLineTool.run(arguments: ["push-gateway", "check-config"], environment: [:]) == 1)
+    }
 }

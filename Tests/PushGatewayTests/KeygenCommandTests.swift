@@ -75,4 +75,10 @@ struct KeygenCommandTests {
         #expect(result.standardOutput.isEmpty)
         #expect(!result.standardError.isEmpty)
     }
+
+    @Test("the keygen subcommand is wired into the dispatcher")
+    func dispatched() {
+        #expect(
+            CommandLineTool.run(arguments: ["push-gateway", "keygen", "--id", "dispatch-test"], environment: [:]) == 0)
+    }
 }
