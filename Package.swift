@@ -33,7 +33,7 @@ let package = Package(
 
         .target(name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem"], path: "Tests/PushTestSupport"),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
-        .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"]),
+        .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(
             name: "PushAttestTests",

@@ -1,6 +1,59 @@
-/// `push-gateway keygen` (PROTOCOL.md §12).
+import Glibc
+import PushCrypto
+
+/// `push-gateway keygen [--id ID]` (PROTOCOL.md §12): prints `ID:base64(32 random bytes)` for a
+/// keyring or (without the `ID:`, which operators strip) the fingerprint key. The default id is
+/// `k<UTC YYYYMMDD>-<4 random hex digits>` (docs/decisions/0016), so keys made the same day for
+/// the grant and token keyrings do not share an id.
 enum KeygenCommand {
+    static let usage = "usage: push-gateway keygen [--id ID]\n"
+
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        CommandLineTool.notYetImplemented("keygen")
+        execute(arguments: arguments, environment: environment).emit()
+    }
+
+    /// `now` (Unix seconds) and `randomBytes` are injectable for tests.
+    static func execute(
+        arguments: [String], environment: [String: String], now: Int64 = currentTime(),
+        randomBytes: (Int) throws -> [UInt8] = { try SecureRandom.bytes($0) }
+    ) -> CommandResult {
+        var requestedID: String?
+        switch arguments.count {
+        case 0: break
+        case 2 where arguments[0] == "--id": requestedID = arguments[1]
+        default: return CommandResult(exitCode: CommandLineTool.usageExitCode, standardOutput: "", standardError: usage)
+        }
+        if let requestedID, !Keyring.isValidKeyID(Substring(requestedID)) {
+            return CommandResult(
+                exitCode: CommandLineTool.usageExitCode, standardOutput: "",
+                standardError: "push-gateway keygen: --id must be 1..32 characters of A-Z a-z 0-9 _ -\n")
+        }
+        do {
+            let key = try randomBytes(Keyring.keyLength)
+            let id = try requestedID ?? defaultID(now: now, suffix: randomBytes(2))
+            return CommandResult(exitCode: 0, standardOutput: "\(id):\(StrictBase64.encode(key))\n", standardError: "")
+        } catch {
+            return CommandResult(
+                exitCode: 1, standardOutput: "", standardError: "push-gateway keygen: secure randomness unavailable\n")
+        }
+    }
+
+    static func currentTime() -> Int64 { Int64(time(nil)) }
+
+    /// `k` + UTC date `YYYYMMDD` + `-` + the suffix bytes as lowercase hex.
+    static func defaultID(now: Int64, suffix: [UInt8]) -> String {
+        var seconds = time_t(now)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let date = padded(parts.tm_year + 1900, 4) + padded(parts.tm_mon + 1, 2) + padded(parts.tm_mday, 2)
+        let hex = suffix.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }
+        return "k" + date + "-" + hex.joined()
     }
 }

@@ -11,3 +11,15 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
 
     public var description: String { "\(variable): \(problem)" }
 }
+
+/// Every problem found in one pass over the environment, so an operator can fix them all at once.
+public struct ConfigurationErrors: Error, Equatable, Sendable, CustomStringConvertible {
+    public let errors: [ConfigurationError]
+
+    public init(_ errors: [ConfigurationError]) {
+        self.errors = errors
+    }
+
+    /// One line per error.
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}

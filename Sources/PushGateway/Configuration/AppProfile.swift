@@ -1,0 +1,75 @@
+/// One enabled app profile (PROTOCOL.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
+/// how its App Attest data is checked and how APNs is reached for it.
+public struct AppProfile: Sendable {
+    public enum APNsEnvironment: String, Sendable, Equatable, CaseIterable {
+        case production, sandbox
+    }
+
+    public enum AppAttestEnvironment: String, Sendable, Equatable, CaseIterable {
+        case production, development
+    }
+
+    /// How the gateway authenticates to APNs for this profile (PROTOCOL.md §8).
+    public enum APNsAuthentication: Sendable {
+        /// Provider token (ES256 JWT) from a `.p8` PKCS#8 key.
+        case token(privateKeyPEM: SecretBytes, keyID: String, teamID: String)
+        /// TLS client certificate and its unencrypted private key, both PEM in one file.
+        case certificate(pem: SecretBytes)
+    }
+
+    /// The profile id as enabled in `PUSH_GATEWAY_PROFILES` and sent as `app_profile`.
+    public let id: String
+    /// `<P>` in the profile's variable names.
+    public let variableKey: String
+    /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (PROTOCOL.md §5).
+    public let appID: String
+    /// The 10-character team id prefix of `appID`.
+    public let teamID: String
+    /// The bundle id; equal to the `apns-topic`.
+    public let apnsTopic: String
+    public let apnsEnvironment: APNsEnvironment
+    public let appAttestEnvironment: AppAttestEnvironment
+    public let apnsAuthentication: APNsAuthentication
+
+    /// Profile ids: 1..64 of lowercase letters, digits, `-` and `_`, starting with a letter or
+    /// digit (docs/decisions/0014).
+    public static func isValidID(_ id: Substring) -> Bool {
+        guard (1...64).contains(id.utf8.count), let first = id.utf8.first, isLowerAlphanumeric(first) else {
+            return false
+        }
+        return id.utf8.allSatisfy { isLowerAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+    }
+
+    /// `<P>`: the id upper-cased, every non-alphanumeric character as `_`.
+    public static func variableKey(for id: Substring) -> String {
+        String(
+            decoding: id.utf8.map { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - 0x20
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): byte
+                default: UInt8(ascii: "_")
+                }
+            }, as: UTF8.self)
+    }
+
+    /// Apple team ids and APNs key ids: exactly 10 upper-case letters or digits.
+    static func isAppleIdentifier(_ text: Substring) -> Bool {
+        text.utf8.count == 10
+            && text.utf8.allSatisfy {
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+            }
+    }
+
+    /// Bundle ids: dot-separated non-empty segments of ASCII letters, digits and `-`.
+    static func isBundleID(_ text: Substring) -> Bool {
+        !text.isEmpty
+            && text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { segment in
+                !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            }
+    }
+
+    private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}

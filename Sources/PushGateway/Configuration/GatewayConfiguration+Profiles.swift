@@ -1,0 +1,222 @@
+extension GatewayConfiguration {
+    /// `PUSH_GATEWAY_PROFILES` and every enabled profile's `PUSH_GATEWAY_PROFILE_<P>_*` variables.
+    static func profiles(_ reader: inout EnvironmentReader) -> [AppProfile]? {
+        let name = "PUSH_GATEWAY_PROFILES"
+        guard let text = reader.required(name), let items = reader.commaList(name, text) else { return nil }
+        var profiles: [AppProfile] = []
+        var keys: [String: Int] = [:]
+        var valid = true
+        for (index, id) in items.enumerated() {
+            guard AppProfile.isValidID(id) else {
+                reader.fail(name, "item \(index + 1) must be 1..64 of a-z 0-9 - _, starting with a letter or digit")
+                valid = false
+                continue
+            }
+            let key = AppProfile.variableKey(for: id)
+            if let earlier = keys[key] {
+                reader.fail(
+                    name,
+                    "items \(earlier + 1) and \(index + 1) map to the same PUSH_GATEWAY_PROFILE_\(key)_* variables")
+                valid = false
+                continue
+            }
+            keys[key] = index
+            if let profile = self.profile(&reader, id: String(id), key: key) {
+                profiles.append(profile)
+            } else {
+                valid = false
+            }
+        }
+        unknownProfileVariables(&reader, keys: Array(keys.keys))
+        return valid ? profiles : nil
+    }
+
+    private static func profile(_ reader: inout EnvironmentReader, id: String, key: String) -> AppProfile? {
+        func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
+        let appIDName = variable("APP_ID")
+        let topicName = variable("APNS_TOPIC")
+        var teamID: Substring?
+        var bundleID: Substring?
+        let appID = reader.required(appIDName)
+        if let appID {
+            let parts = appID.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2, AppProfile.isAppleIdentifier(parts[0]), AppProfile.isBundleID(parts[1]) {
+                teamID = parts[0]
+                bundleID = parts[1]
+            } else {
+                reader.fail(appIDName, "must be TEAMID.bundle.id with a 10-character upper-case team id")
+            }
+        }
+        let topic = reader.required(topicName)
+        if let topic, let bundleID, !topic.utf8.elementsEqual(bundleID.utf8) {
+            reader.fail(topicName, "must equal the bundle id of \(appIDName) (the app id without its team prefix)")
+        }
+        let apnsEnvironment: AppProfile.APNsEnvironment? = reader.choice(variable("APNS_ENVIRONMENT"), default: nil)
+        let appAttestEnvironment: AppProfile.AppAttestEnvironment? = reader.choice(
+            variable("APP_ATTEST_ENVIRONMENT"), default: .production)
+        let authentication = apnsAuthentication(&reader, variable: variable)
+        guard let appID, let teamID, let bundleID, let topic, topic.utf8.elementsEqual(bundleID.utf8),
+            let apnsEnvironment, let appAttestEnvironment, let authentication
+        else { return nil }
+        return AppProfile(
+            id: id, variableKey: key, appID: appID, teamID: String(teamID), apnsTopic: topic,
+            apnsEnvironment: apnsEnvironment, appAttestEnvironment: appAttestEnvironment,
+            apnsAuthentication: authentication)
+    }
+
+    /// Token auth (key file, key id, team id: all three) or certificate auth, exactly one.
+    private static func apnsAuthentication(
+        _ reader: inout EnvironmentReader, variable: (String) -> String
+    )
+        -> AppProfile.APNsAuthentication?
+    {
+        let keyFileName = variable("APNS_KEY_FILE")
+        let keyIDName = variable("APNS_KEY_ID")
+        let teamIDName = variable("APNS_TEAM_ID")
+        let certificateName = variable("APNS_CERT_FILE")
+        let tokenNames = [keyFileName, keyIDName, teamIDName]
+        let tokenSet = tokenNames.filter { reader.environment[$0] != nil }
+        let certificateSet = reader.environment[certificateName] != nil
+        if !tokenSet.isEmpty && certificateSet {
+            reader.fail(
+                certificateName,
+                "and \(tokenSet.joined(separator: ", ")) are both set; choose token or certificate auth")
+            return nil
+        }
+        if certificateSet {
+            guard let path = reader.optional(certificateName),
+                let pem = reader.fileContents(named: certificateName, path: path)
+            else { return nil }
+            guard PEMLabels.contains(pem, label: "CERTIFICATE"),
+                PEMLabels.containsUnencryptedPrivateKey(pem)
+            else {
+                reader.fail(certificateName, "must hold a PEM certificate and an unencrypted PEM private key")
+                return nil
+            }
+            return .certificate(pem: SecretBytes(pem))
+        }
+        if tokenSet.isEmpty {
+            reader.fail(
+                certificateName, "or \(keyFileName), \(keyIDName) and \(teamIDName) are required (one APNs auth)")
+            return nil
+        }
+        for missing in tokenNames where !tokenSet.contains(missing) {
+            reader.fail(missing, "is required with \(tokenSet.joined(separator: ", ")) (token auth needs all three)")
+        }
+        // The variables that are set are checked too, so one run reports every problem.
+        var pem: [UInt8]?
+        if let path = reader.optional(keyFileName), let contents = reader.fileContents(named: keyFileName, path: path) {
+            if PEMLabels.contains(contents, label: "PRIVATE KEY") {
+                pem = contents
+            } else {
+                reader.fail(keyFileName, "must hold the .p8 PEM private key (BEGIN PRIVATE KEY)")
+            }
+        }
+        var keyID = reader.optional(keyIDName)
+        if let id = keyID, !AppProfile.isAppleIdentifier(Substring(id)) {
+            reader.fail(keyIDName, "must be the 10-character upper-case APNs key id")
+            keyID = nil
+        }
+        var teamID = reader.optional(teamIDName)
+        if let id = teamID, !AppProfile.isAppleIdentifier(Substring(id)) {
+            reader.fail(teamIDName, "must be the 10-character upper-case team id")
+            teamID = nil
+        }
+        guard let pem, let keyID, let teamID else { return nil }
+        return .token(privateKeyPEM: SecretBytes(pem), keyID: keyID, teamID: teamID)
+    }
+
+    /// A `PUSH_GATEWAY_PROFILE_<P>_…` variable of an enabled profile with a suffix no rule knows is
+    /// most likely a typo that would silently leave a setting at its default, so it is an error.
+    /// A remainder ending in a known suffix may belong to a profile whose `<P>` extends this one
+    /// (`A` and `A_B`), and is left alone.
+    private static func unknownProfileVariables(_ reader: inout EnvironmentReader, keys: [String]) {
+        for name in reader.environment.keys.sorted() where name.hasPrefix("PUSH_GATEWAY_PROFILE_") {
+            for key in keys {
+                let prefix = "PUSH_GATEWAY_PROFILE_\(key)_"
+                guard name.hasPrefix(prefix) else { continue }
+                let remainder = name.dropFirst(prefix.count)
+                let known = profileVariableSuffixes.contains { suffix in
+                    remainder == suffix || remainder.hasSuffix("_" + suffix)
+                }
+                if !known {
+                    reader.fail(name, "is not a profile variable (check its spelling)")
+                    break
+                }
+            }
+        }
+    }
+
+    /// The test/development-only variables and the list of those in use.
+    static func testingOverrides(_ reader: inout EnvironmentReader) -> TestingOverrides? {
+        var insecure = insecureVariables.filter { reader.environment[$0] != nil }
+        let production = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_PRODUCTION")
+        let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
+        let caName = "PUSH_GATEWAY_APNS_CA_FILE"
+        var caPEM: [UInt8]?
+        if let path = reader.optional(caName), let contents = reader.fileContents(named: caName, path: path) {
+            if PEMLabels.contains(contents, label: "CERTIFICATE") {
+                caPEM = contents
+            } else {
+                reader.fail(caName, "must hold a PEM certificate")
+            }
+        }
+        let rootName = "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE"
+        var rootPEM: [UInt8]?
+        if let path = reader.optional(rootName), let contents = reader.fileContents(named: rootName, path: path) {
+            if PEMLabels.contains(contents, label: "CERTIFICATE") {
+                rootPEM = contents
+            } else {
+                reader.fail(rootName, "must hold a PEM certificate")
+            }
+        }
+        let allowName = "PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT"
+        var allowsUntrusted = false
+        if let text = reader.optional(allowName) {
+            switch text {
+            case "true": allowsUntrusted = true
+            case "false": insecure.removeAll { $0 == allowName }
+            default: reader.fail(allowName, "must be true or false")
+            }
+            if allowsUntrusted && reader.environment[rootName] == nil {
+                reader.fail(allowName, "is only meaningful with \(rootName)")
+            }
+        }
+        return TestingOverrides(
+            apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: caPEM,
+            appAttestRootPEM: rootPEM, allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
+    }
+
+    private static func apnsServer(_ reader: inout EnvironmentReader, _ name: String) -> APNsServer? {
+        guard let text = reader.optional(name) else { return nil }
+        guard let parsed = OriginSyntax.parse(text, schemes: ["https"], requiresPort: true), let port = parsed.port
+        else {
+            reader.fail(name, "must be https://host:port with no path")
+            return nil
+        }
+        return APNsServer(host: parsed.host, port: port)
+    }
+}
+
+/// Cheap shape checks on PEM files at configuration time; the PEM is parsed for real by the code
+/// that uses it (TLS, JWT signing, App Attest).
+enum PEMLabels {
+    static func contains(_ pem: [UInt8], label: String) -> Bool {
+        contains(pem, marker: "-----BEGIN \(label)-----")
+    }
+
+    /// A `PRIVATE KEY`, `EC PRIVATE KEY` or `RSA PRIVATE KEY` block, and no encryption marker.
+    static func containsUnencryptedPrivateKey(_ pem: [UInt8]) -> Bool {
+        let hasKey = ["PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY"].contains { contains(pem, label: $0) }
+        return hasKey && !contains(pem, label: "ENCRYPTED PRIVATE KEY")
+            && !contains(pem, marker: "Proc-Type: 4,ENCRYPTED")
+    }
+
+    private static func contains(_ pem: [UInt8], marker: String) -> Bool {
+        let needle = Array(marker.utf8)
+        guard pem.count >= needle.count else { return false }
+        return (0...(pem.count - needle.count)).contains { start in
+            pem[start..<(start + needle.count)].elementsEqual(needle)
+        }
+    }
+}

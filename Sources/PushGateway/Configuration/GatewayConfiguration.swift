@@ -1,0 +1,108 @@
+import PushSystem
+
+/// The whole validated configuration of PROTOCOL.md §12, built from the environment by
+/// `init(environment:)`. Secrets are wrapped in `SecretBytes`/`SecretText`, so printing or dumping
+/// a configuration never shows key bytes, private keys or the database URL.
+public struct GatewayConfiguration: Sendable {
+    /// A test-only APNs server (`PUSH_GATEWAY_APNS_URL_PRODUCTION`/`_SANDBOX`), `https://host:port`.
+    public struct APNsServer: Sendable, Equatable {
+        /// The host as written in the URL: a DNS name, an IPv4 literal, or an IPv6 literal in
+        /// brackets (`[::1]`).
+        public let host: String
+        public let port: UInt16
+    }
+
+    public let databaseURL: SecretText
+    public let origin: GatewayOrigin
+    /// nil: any `scheme://authority` is accepted in NIP-98 `u`.
+    public let publicOrigins: PublicOrigins?
+    public let listen: ListenAddress
+    public let healthListen: ListenAddress
+    public let trustedProxies: TrustedProxies
+
+    public let grantKeys: Keyring
+    public let tokenKeys: Keyring
+    public let challengeKeys: Keyring
+    public let fingerprintKey: SecretBytes
+
+    public let maxGrantLifetimeSeconds: Int64
+    public let maxInstallationLifetimeSeconds: Int64
+    public let endpointQuotaMax: Int64
+    public let endpointQuotaWindowSeconds: Int64
+    public let relayRatePerSecond: Int64
+    public let challengeRatePerMinute: Int64
+
+    /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
+    public let profiles: [AppProfile]
+    public let logLevel: LogLevel
+    /// `PUSH_GATEWAY_MIGRATIONS_DIR` when set (PROTOCOL.md §12 `migrate`).
+    public let migrationsDirectory: String?
+
+    public let apnsProductionServer: APNsServer?
+    public let apnsSandboxServer: APNsServer?
+    /// PEM of the extra trust anchor for the test APNs servers.
+    public let apnsExtraTrustAnchorPEM: [UInt8]?
+    /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
+    public let appAttestRootPEM: [UInt8]?
+    /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
+    public let allowsUntrustedAppAttestRoot: Bool
+    /// The test/development variables in use, by name: each is a warning at start and sets
+    /// `push_gateway_insecure_settings 1` (PROTOCOL.md §12).
+    public let insecureSettings: [String]
+
+    /// The profile enabled under `id`.
+    public func profile(id: String) -> AppProfile? {
+        profiles.first { $0.id.utf8.elementsEqual(id.utf8) }
+    }
+
+    init(
+        databaseURL: SecretText, origin: GatewayOrigin, publicOrigins: PublicOrigins?, listen: ListenAddress,
+        healthListen: ListenAddress, trustedProxies: TrustedProxies, grantKeys: Keyring, tokenKeys: Keyring,
+        challengeKeys: Keyring, fingerprintKey: SecretBytes, limits: Limits, profiles: [AppProfile],
+        logLevel: LogLevel, migrationsDirectory: String?, testing: TestingOverrides
+    ) {
+        self.databaseURL = databaseURL
+        self.origin = origin
+        self.publicOrigins = publicOrigins
+        self.listen = listen
+        self.healthListen = healthListen
+        self.trustedProxies = trustedProxies
+        self.grantKeys = grantKeys
+        self.tokenKeys = tokenKeys
+        self.challengeKeys = challengeKeys
+        self.fingerprintKey = fingerprintKey
+        self.maxGrantLifetimeSeconds = limits.maxGrantLifetimeSeconds
+        self.maxInstallationLifetimeSeconds = limits.maxInstallationLifetimeSeconds
+        self.endpointQuotaMax = limits.endpointQuotaMax
+        self.endpointQuotaWindowSeconds = limits.endpointQuotaWindowSeconds
+        self.relayRatePerSecond = limits.relayRatePerSecond
+        self.challengeRatePerMinute = limits.challengeRatePerMinute
+        self.profiles = profiles
+        self.logLevel = logLevel
+        self.migrationsDirectory = migrationsDirectory
+        self.apnsProductionServer = testing.apnsProductionServer
+        self.apnsSandboxServer = testing.apnsSandboxServer
+        self.apnsExtraTrustAnchorPEM = testing.apnsExtraTrustAnchorPEM
+        self.appAttestRootPEM = testing.appAttestRootPEM
+        self.allowsUntrustedAppAttestRoot = testing.allowsUntrustedAppAttestRoot
+        self.insecureSettings = testing.insecureSettings
+    }
+
+    struct Limits {
+        var maxGrantLifetimeSeconds: Int64
+        var maxInstallationLifetimeSeconds: Int64
+        var endpointQuotaMax: Int64
+        var endpointQuotaWindowSeconds: Int64
+        var relayRatePerSecond: Int64
+        var challengeRatePerMinute: Int64
+    }
+
+    struct TestingOverrides {
+        var apnsProductionServer: APNsServer?
+        var apnsSandboxServer: APNsServer?
+        var apnsExtraTrustAnchorPEM: [UInt8]?
+        var appAttestRootPEM: [UInt8]?
+        var allowsUntrustedAppAttestRoot: Bool
+        var insecureSettings: [String]
+    }
+}

@@ -1,1 +1,0 @@
-// The PushJSON module; see DESIGN.md "Suggested targets".

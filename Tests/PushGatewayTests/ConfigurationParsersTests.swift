@@ -1,0 +1,75 @@
+import Testing
+
+@testable import PushGateway
+
+@Suite("configuration value parsers")
+struct ConfigurationParsersTests {
+    @Test("IPv6 literals in every RFC 4291 text form")
+    func ipv6Accepted() throws {
+        let cases: [(String, [UInt8])] = [
+            ("::", [UInt8](repeating: 0, count: 16)),
+            ("::1", [UInt8](repeating: 0, count: 15) + [1]),
+            ("1::", [0, 1] + [UInt8](repeating: 0, count: 14)),
+            ("fe80::1:2", [0xFE, 0x80] + [UInt8](repeating: 0, count: 10) + [0, 1, 0, 2]),
+            ("::ffff:1.2.3.4", [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF, 1, 2, 3, 4]),
+            ("1:2:3:4:5:6:7:8", [0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8]),
+            ("1:2:3:4:5:6::8", [0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 0, 0, 8]),
+            ("ABCD:ef01::", [0xAB, 0xCD, 0xEF, 0x01] + [UInt8](repeating: 0, count: 12)),
+            ("1:2:3:4:5:6:1.2.3.4", [0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 1, 2, 3, 4]),
+        ]
+        for (text, bytes) in cases {
+            #expect(IPAddressLiteral.parseIPv6(Substring(text)) == bytes, "\(text)")
+        }
+    }
+
+    @Test("malformed IPv6 literals are refused")
+    func ipv6Refused() {
+        for text in [
+            "", ":", ":::", "1:2:3:4:5:6:7:8:9", "1::2::3", "12345::", ":1", "1:", "g::", "1:2:3:4:5:6:7::8", "::1.2.3",
+            "1.2.3.4::", "fe80::1%eth0", "::ffff:1.2.3.4:5", "1:2:3:4:5:6:7:1.2.3.4", " ::1",
+        ] {
+            #expect(IPAddressLiteral.parseIPv6(Substring(text)) == nil, "\(text)")
+        }
+    }
+
+    @Test("IPv4 literals are strict dotted quads")
+    func ipv4() {
+        #expect(IPAddressLiteral.parseIPv4("0.0.0.0") == [0, 0, 0, 0])
+        #expect(IPAddressLiteral.parseIPv4("255.255.255.255") == [255, 255, 255, 255])
+        for text in ["256.0.0.0", "1.2.3", "1.2.3.4.5", "01.2.3.4", "1..3.4", "1.2.3.4 ", "+1.2.3.4", "0x1.2.3.4", ""] {
+            #expect(IPAddressLiteral.parseIPv4(Substring(text)) == nil, "\(text)")
+        }
+    }
+
+    @Test("strict base64 round-trips every length and refuses other alphabets and bad padding")
+    func base64() {
+        for length in 0...40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 5) }
+            let text = StrictBase64.encode(bytes)
+            #expect(StrictBase64.decode(text) == bytes)
+            #expect(StrictBase64.decode(String(text.drop { _ in false }.filter { $0 != "=" })) == bytes)
+        }
+        #expect(StrictBase64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
+        #expect(StrictBase64.encode(Array("fo".utf8)) == "Zm8=")
+        for text in ["Zm8", "Zm8==", "Zm9=", "Z", "Zm8=Zm8=", "Zm-_", "Zm 8=", "====", "Zg="] {
+            let decoded = StrictBase64.decode(text)
+            if text == "Zm8" {
+                #expect(decoded == Array("fo".utf8))
+            } else {
+                #expect(decoded == nil, "\(text)")
+            }
+        }
+    }
+
+    @Test("profile ids map to their variable key")
+    func profileVariableKeys() {
+        #expect(AppProfile.variableKey(for: "buzz-ios-production") == "BUZZ_IOS_PRODUCTION")
+        #expect(AppProfile.variableKey(for: "a_b-9") == "A_B_9")
+        #expect(AppProfile.isValidID("a"))
+        #expect(AppProfile.isValidID(Substring(String(repeating: "z", count: 64))))
+        #expect(!AppProfile.isValidID(Substring(String(repeating: "z", count: 65))))
+        #expect(!AppProfile.isValidID("_a"))
+        #expect(!AppProfile.isValidID("A"))
+        #expect(!AppProfile.isValidID(""))
+    }
+}
