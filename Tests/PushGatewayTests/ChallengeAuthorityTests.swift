@@ -7,11 +7,16 @@ import Testing
 struct ChallengeAuthorityTests {
     static let currentKey = [UInt8](repeating: 0x11, count: 32)
     static let previousKey = [UInt8](repeating: 0x22, count: 32)
+
+    static func authority(_ keys: [UInt8]...) -> ChallengeAuthority {
+        let entries = keys.enumerated().map { Keyring.Key(id: "c\($0.offset)", secret: SecretBytes($0.element)) }
+        return ChallengeAuthority(keyring: Keyring(keys: entries))
+    }
     static let now: Int64 = 1_764_421_234_567
 
     @Test("an issued challenge verifies and has the specified shape")
     func issueThenVerify() throws {
-        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         #expect(issued.challengeID.version == 7)
         #expect(Int64(issued.challengeID.unixMilliseconds) == Self.now)
@@ -23,7 +28,7 @@ struct ChallengeAuthorityTests {
 
     @Test("the tag is the first 16 bytes of HMAC-SHA-256 over the domain, the raw id and the random part")
     func tagConstruction() throws {
-        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         let message = Array("push-gateway challenge v1".utf8) + [0] + issued.challengeID.bytes + issued.challenge[..<16]
         let expected = HMACSHA256.authenticationCode(key: Self.currentKey, message: message).prefix(16)
@@ -32,10 +37,10 @@ struct ChallengeAuthorityTests {
 
     @Test("a challenge sealed by a predecessor key still verifies; one under a removed key is forged")
     func keyRotation() throws {
-        let old = try ChallengeAuthority(keys: [Self.previousKey]).issue(unixMilliseconds: Self.now)
-        let rotated = ChallengeAuthority(keys: [Self.currentKey, Self.previousKey])
+        let old = try Self.authority(Self.previousKey).issue(unixMilliseconds: Self.now)
+        let rotated = Self.authority(Self.currentKey, Self.previousKey)
         try rotated.verify(challengeID: old.challengeID, challenge: old.challenge, unixMilliseconds: Self.now)
-        let removed = ChallengeAuthority(keys: [Self.currentKey])
+        let removed = Self.authority(Self.currentKey)
         #expect(throws: ChallengeRejection.forged) {
             try removed.verify(challengeID: old.challengeID, challenge: old.challenge, unixMilliseconds: Self.now)
         }
@@ -43,7 +48,7 @@ struct ChallengeAuthorityTests {
 
     @Test("random bytes, a flipped bit or another id are forged")
     func forgeries() throws {
-        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         let random = try SecureRandom.bytes(32)
         #expect(throws: ChallengeRejection.forged) {
@@ -62,7 +67,7 @@ struct ChallengeAuthorityTests {
 
     @Test("valid for exactly 300 s after issue and at most 5 s before it")
     func timeWindow() throws {
-        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         let verify = { (at: Int64) throws(ChallengeRejection) in
             try authority.verify(challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: at)
@@ -75,7 +80,7 @@ struct ChallengeAuthorityTests {
 
     @Test("a non-v7 id or a challenge of the wrong length is malformed")
     func malformed() throws {
-        let authority = ChallengeAuthority(keys: [Self.currentKey])
+        let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         let version4 = try CanonicalUUID.version4()
         #expect(throws: ChallengeRejection.malformed) {

@@ -5,13 +5,14 @@ import Testing
 
 @Suite("Sealed envelopes and endpoint fingerprints (PROTOCOL.md §7)")
 struct SealedEnvelopeTests {
-    static let current = EnvelopeKey(id: "g2", bytes: [UInt8](repeating: 0xa1, count: 32))
-    static let previous = EnvelopeKey(id: "g1", bytes: [UInt8](repeating: 0xb2, count: 32))
+    static let current = Keyring.Key(id: "g2", secret: SecretBytes([UInt8](repeating: 0xa1, count: 32)))
+    static let previous = Keyring.Key(id: "g1", secret: SecretBytes([UInt8](repeating: 0xb2, count: 32)))
     static let plaintext = Array(#"{"v":1,"delegation_id":"x"}"#.utf8)
 
     @Test("an envelope is the key id, a dot and base64url of nonce, ciphertext and tag")
     func layout() throws {
-        let envelope = try SealedEnvelope(purpose: .endpointGrant, keys: [Self.current]).seal(Self.plaintext)
+        let envelope = try SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(keys: [Self.current])).seal(
+            Self.plaintext)
         #expect(envelope.hasPrefix("g2."))
         let sealed = try #require(Base64.decodeURLNoPadding(envelope.dropFirst(3)))
         #expect(sealed.count == 12 + Self.plaintext.count + 16)
@@ -26,22 +27,24 @@ struct SealedEnvelopeTests {
 
     @Test("the current key seals and predecessors still open")
     func rotation() throws {
-        let old = try SealedEnvelope(purpose: .endpointGrant, keys: [Self.previous]).seal(Self.plaintext)
-        let rotated = SealedEnvelope(purpose: .endpointGrant, keys: [Self.current, Self.previous])
+        let old = try SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(keys: [Self.previous])).seal(
+            Self.plaintext)
+        let rotated = SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(keys: [Self.current, Self.previous]))
         #expect(rotated.open(old) == Self.plaintext)
         #expect(try rotated.seal(Self.plaintext).hasPrefix("g2."))
-        #expect(SealedEnvelope(purpose: .endpointGrant, keys: [Self.current]).open(old) == nil)
+        #expect(SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(keys: [Self.current])).open(old) == nil)
     }
 
     @Test("a grant envelope does not open as token custody, even under the same key")
     func purposesAreSeparated() throws {
-        let grant = try SealedEnvelope(purpose: .endpointGrant, keys: [Self.current]).seal(Self.plaintext)
-        #expect(SealedEnvelope(purpose: .tokenCustody, keys: [Self.current]).open(grant) == nil)
+        let grant = try SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(keys: [Self.current])).seal(
+            Self.plaintext)
+        #expect(SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(keys: [Self.current])).open(grant) == nil)
     }
 
     @Test("tampering, relabelling and malformed envelopes open to nothing")
     func tampering() throws {
-        let sealer = SealedEnvelope(purpose: .tokenCustody, keys: [Self.current, Self.previous])
+        let sealer = SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(keys: [Self.current, Self.previous]))
         let envelope = try sealer.seal(Self.plaintext)
         var bytes = Array(envelope.utf8)
         bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")

@@ -31,19 +31,18 @@ public struct ChallengeAuthority: Sendable {
     static let tagByteCount = 16
     static let domain = Array("push-gateway challenge v1".utf8) + [0]
 
-    /// The challenge keyring's keys: the first signs new challenges, all verify.
-    private let keys: [[UInt8]]
+    /// The challenge keyring: the first key tags new challenges, all verify.
+    private let keyring: Keyring
 
-    public init(keys: [[UInt8]]) {
-        precondition(!keys.isEmpty && keys.allSatisfy { $0.count == 32 }, "the challenge keyring holds 32-byte keys")
-        self.keys = keys
+    public init(keyring: Keyring) {
+        self.keyring = keyring
     }
 
     /// Issues a challenge at `unixMilliseconds`; fails only when randomness fails (→ 503).
     public func issue(unixMilliseconds: Int64) throws(SecureRandom.Failure) -> IssuedChallenge {
         let challengeID = try CanonicalUUID.version7(unixMilliseconds: UInt64(unixMilliseconds))
         let random = try SecureRandom.bytes(Self.randomByteCount)
-        let challenge = random + Self.tag(key: keys[0], challengeID: challengeID, random: random)
+        let challenge = random + Self.tag(key: keyring.sealingKey.bytes, challengeID: challengeID, random: random)
         let issuedSeconds = unixMilliseconds / 1000
         return IssuedChallenge(
             challengeID: challengeID, challenge: challenge,
@@ -63,10 +62,10 @@ public struct ChallengeAuthority: Sendable {
         let random = challenge[..<Self.randomByteCount]
         let presentedTag = challenge[Self.randomByteCount...]
         var matched = false
-        for key in keys {
+        for key in keyring.keys {
             // Every key is tried so the time taken does not tell which key (if any) matched.
             matched =
-                ConstantTime.equals(Self.tag(key: key, challengeID: challengeID, random: random), presentedTag)
+                ConstantTime.equals(Self.tag(key: key.bytes, challengeID: challengeID, random: random), presentedTag)
                 || matched
         }
         guard matched else { throw .forged }

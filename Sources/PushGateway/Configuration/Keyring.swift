@@ -76,7 +76,9 @@ public struct Keyring: Sendable {
         return .success(Keyring(keys: keys))
     }
 
-    private init(keys: [Key]) {
+    /// A keyring of already validated keys (tests build them directly; operators go through `parse`).
+    init(keys: [Key]) {
+        precondition(!keys.isEmpty && keys.allSatisfy { $0.bytes.count == Keyring.keyLength })
         self.keys = keys
     }
 }

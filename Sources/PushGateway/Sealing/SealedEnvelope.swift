@@ -1,16 +1,5 @@
 import PushCrypto
 
-/// One key of a sealing keyring: its id travels in the envelope so the right key opens it.
-public struct EnvelopeKey: Sendable {
-    public let id: String
-    public let bytes: [UInt8]
-
-    public init(id: String, bytes: [UInt8]) {
-        self.id = id
-        self.bytes = bytes
-    }
-}
-
 /// The sealed envelope of PROTOCOL.md §7, shared by endpoint grants and token custody:
 /// `<key id>.<base64url-no-pad(nonce12 ‖ ciphertext ‖ tag16)>`, AES-256-GCM with AAD
 /// `<purpose prefix>` ‖ key id, so an envelope cannot be moved to another purpose or relabelled with
@@ -33,17 +22,16 @@ public struct SealedEnvelope: Sendable {
     public struct SealingFailure: Error, Sendable {}
 
     public let purpose: Purpose
-    private let keys: [EnvelopeKey]
+    private let keyring: Keyring
 
-    public init(purpose: Purpose, keys: [EnvelopeKey]) {
-        precondition(!keys.isEmpty && keys.allSatisfy { $0.bytes.count == AES256GCM.keyByteCount })
+    public init(purpose: Purpose, keyring: Keyring) {
         self.purpose = purpose
-        self.keys = keys
+        self.keyring = keyring
     }
 
     /// Seals `plaintext` under the current (first) key with a fresh random nonce.
     public func seal(_ plaintext: [UInt8]) throws(SealingFailure) -> String {
-        let key = keys[0]
+        let key = keyring.sealingKey
         do {
             let nonce = try SecureRandom.bytes(AES256GCM.nonceByteCount)
             let box = try AES256GCM.seal(
@@ -58,8 +46,7 @@ public struct SealedEnvelope: Sendable {
     /// Opens an envelope; nil for an unknown key id, bad encoding, or any tampering.
     public func open(_ envelope: String) -> [UInt8]? {
         let parts = envelope.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 2, let keyID = String(parts[0]),
-            let key = keys.first(where: { $0.id.utf8.elementsEqual(keyID.utf8) }),
+        guard parts.count == 2, let keyID = String(parts[0]), let key = keyring.key(id: keyID[...]),
             let sealed = String(parts[1]).flatMap(Base64.decodeURLNoPadding),
             sealed.count >= AES256GCM.nonceByteCount + AES256GCM.tagByteCount
         else { return nil }
