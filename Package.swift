@@ -26,7 +26,9 @@ let package = Package(
         .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto"]),
         .target(
             name: "PushGateway",
-            dependencies: ["PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushPostgres"]
+            dependencies: [
+                "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
+            ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
         .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
