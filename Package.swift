@@ -29,7 +29,10 @@ let package = Package(
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
 
-        .target(name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem"], path: "Tests/PushTestSupport"),
+        .target(
+            name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],
+            path: "Tests/PushTestSupport"
+        ),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
