@@ -11,12 +11,18 @@ public final class PostgresConnection {
     /// Opens a session and applies the configured `statement_timeout` and `lock_timeout`.
     public init(configuration: PostgresConfiguration) throws(PostgresError) {
         // Defaults first: with expand_dbname the connection string's own keywords come later and
-        // therefore win (libpq: "if a keyword is repeated, the last value is used").
-        let keywords = ["connect_timeout", "application_name", "dbname"]
-        let values = [
-            String(max(2, configuration.connectTimeoutSeconds)), configuration.applicationName,
-            configuration.connectionString,
+        // therefore win (libpq: "if a keyword is repeated, the last value is used"). TCP keepalives
+        // and tcp_user_timeout turn a silently vanished server (network partition, dropped NAT
+        // entry) into a broken connection within about 30 s instead of a request hanging forever.
+        let settings: [(String, String)] = [
+            ("connect_timeout", String(max(2, configuration.connectTimeoutSeconds))),
+            ("application_name", configuration.applicationName),
+            ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", "30000"),
+            ("dbname", configuration.connectionString),
         ]
+        let keywords = settings.map(\.0)
+        let values = settings.map(\.1)
         guard let connection = Self.connect(keywords: keywords, values: values) else {
             throw PostgresError(code: .unavailable, message: "database unavailable: out of memory")
         }

@@ -1,3 +1,4 @@
+import Foundation
 import PushPostgres
 
 /// `push-gateway migrate [--runtime-role NAME] [--migrations-dir DIR]` and `migrate --status`
@@ -103,7 +104,8 @@ enum MigrateCommand {
     private static func describe(_ status: MigrationStatus) -> String {
         var lines: [String] = []
         for applied in status.applied {
-            lines.append("applied \(applied.fileName) at \(applied.appliedAt)")
+            let appliedAt = Date(timeIntervalSince1970: TimeInterval(applied.appliedAt)).ISO8601Format()
+            lines.append("applied \(applied.fileName) at \(appliedAt)")
         }
         for pending in status.pending {
             lines.append("pending \(pending.fileName)")
