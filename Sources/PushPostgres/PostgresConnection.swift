@@ -24,7 +24,7 @@ public final class PostgresConnection {
         let keywords = settings.map(\.0)
         let values = settings.map(\.1)
         guard let connection = Self.connect(keywords: keywords, values: values) else {
-            throw PostgresError(code: .unavailable, message: "database unavailable: out of memory")
+            throw PostgresError(code: .unavailable, message: "out of memory")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = PQerrorMessage(connection).map { String(cString: $0) } ?? ""
@@ -95,7 +95,7 @@ public final class PostgresConnection {
     private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
         guard let result else {
             if isBroken { throw PostgresError.connectionFailure(libpqMessage: currentErrorMessage) }
-            throw PostgresError(code: .unavailable, message: "database unavailable: no result")
+            throw PostgresError(code: .unavailable, message: "no result (out of memory or connection lost)")
         }
         let status = PQresultStatus(result)
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {

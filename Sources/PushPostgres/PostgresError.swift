@@ -93,6 +93,6 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         } else {
             summary = "the connection failed or was closed"
         }
-        return PostgresError(code: .unavailable, message: "database unavailable: \(summary)")
+        return PostgresError(code: .unavailable, message: summary)
     }
 }

@@ -95,7 +95,7 @@ public final class PostgresPool: @unchecked Sendable {
             if openCount < options.maximumConnections {
                 if let suppressedUntil = connectSuppressedUntil, ContinuousClock.now < suppressedUntil {
                     condition.unlock()
-                    throw PostgresError(code: .unavailable, message: "database unavailable: reconnecting")
+                    throw PostgresError(code: .unavailable, message: "a connect failed moments ago; retrying shortly")
                 }
                 openCount += 1
                 condition.unlock()

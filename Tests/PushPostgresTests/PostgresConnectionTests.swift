@@ -149,6 +149,20 @@ struct PostgresConnectionTests {
         }
     }
 
+    @Test("a session the server terminates reports unavailable and counts as broken")
+    func terminatedSession() throws {
+        try TemporaryDatabase.with { database in
+            let connection = try database.connect()
+            let pid = try #require(try connection.query("SELECT pg_backend_pid()").int64(row: 0, column: 0))
+            let admin = try database.connect()
+            try admin.query("SELECT pg_terminate_backend($1::integer)", [.int64(pid)])
+            let error = try #require(throws: PostgresError.self) { try connection.query("SELECT 1") }
+            #expect(error.isUnavailable)
+            #expect(connection.isBroken)
+            #expect(!connection.isReusable)
+        }
+    }
+
     @Test("an unreachable server is a typed unavailable error that does not repeat the connection string")
     func unreachableServer() throws {
         let connectionString = "postgresql://someone:hunter2@127.0.0.1:1/nowhere"

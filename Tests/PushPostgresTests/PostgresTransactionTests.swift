@@ -103,6 +103,32 @@ struct PostgresTransactionTests {
         }
     }
 
+    @Test("a serializable write skew fails one side with a typed serialization failure")
+    func serializationFailure() throws {
+        try TemporaryDatabase.with { database in
+            let first = try database.connect()
+            let second = try database.connect()
+            try first.query("CREATE TABLE on_call (doctor text PRIMARY KEY, on_duty boolean)")
+            try first.query("INSERT INTO on_call VALUES ('a', true), ('b', true)")
+            let error = try #require(throws: PostgresError.self) {
+                try first.withTransaction(isolation: .serializable) { first in
+                    let seen = try first.query("SELECT count(*) FROM on_call WHERE on_duty").int64(row: 0, column: 0)
+                    #expect(seen == 2)
+                    try second.withTransaction(isolation: .serializable) { second in
+                        _ = try second.query("SELECT count(*) FROM on_call WHERE on_duty")
+                        try second.query("UPDATE on_call SET on_duty = false WHERE doctor = 'b'")
+                    }
+                    try first.query("UPDATE on_call SET on_duty = false WHERE doctor = 'a'")
+                }
+            }
+            #expect(error.sqlState == "40001")
+            #expect(error.isSerializationFailure)
+            #expect(first.isReusable)
+            let onDuty = try first.query("SELECT count(*) FROM on_call WHERE on_duty").int64(row: 0, column: 0)
+            #expect(onDuty == 1)
+        }
+    }
+
     @Test("a nested withTransaction is refused instead of silently joining the outer one")
     func nestedTransactionRefused() throws {
         try TemporaryDatabase.with { database in
