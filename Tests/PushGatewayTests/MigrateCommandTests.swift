@@ -148,6 +148,20 @@ struct MigrateCommandTests {
         }
     }
 
+    @Test("a migration file that commits on its own is reported and not recorded as applied")
+    func migrationWithOwnCommitRefused() throws {
+        try TemporaryDatabase.with { database in
+            let folder = try Support.MigrationsFolder([
+                "0001_first.sql": "CREATE TABLE first (id integer);",
+                "0002_commits.sql": "CREATE TABLE early (id integer); COMMIT;",
+            ])
+            let outcome = Support.migrate(database, directory: folder.path)
+            #expect(outcome.exitCode == 1)
+            #expect(outcome.errorOutput.contains("0002_commits.sql ends the transaction itself"))
+            #expect(try Support.historyVersions(try database.connect()) == [1])
+        }
+    }
+
     @Test("a database without history whose tables hold rows is refused untouched")
     func populatedUnknownDatabaseRefused() throws {
         try TemporaryDatabase.with { database in

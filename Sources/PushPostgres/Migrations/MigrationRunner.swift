@@ -47,6 +47,13 @@ public struct MigrationRunner {
                 } catch {
                     throw MigrationError("\(migration.fileName) failed (\(error)); it was rolled back")
                 }
+                // A COMMIT or ROLLBACK inside the file ended our transaction: what ran before it is
+                // committed without a history row, so stop loudly rather than record it as applied.
+                guard connection.isInTransaction else {
+                    throw MigrationError(
+                        "\(migration.fileName) ends the transaction itself (COMMIT/ROLLBACK), which migration files "
+                            + "must not do; it was not recorded as applied and the database needs manual repair")
+                }
                 try connection.query(
                     "INSERT INTO \(Self.historyTable) (version, file_name, checksum) VALUES ($1, $2, $3)",
                     [
