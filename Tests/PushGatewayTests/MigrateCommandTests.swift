@@ -182,7 +182,7 @@ struct MigrateCommandTests {
     func concurrentRunsSerialize() throws {
         try TemporaryDatabase.with { database in
             let folder = try Support.MigrationsFolder([
-                "0001_slow.sql": "SELECT pg_sleep(0.5); CREATE TABLE slow (id integer);"
+                "0001_slow.sql": "SELECT pg_sleep(1); CREATE TABLE slow (id integer);"
             ])
             let outcomes = Mutex<[MigrateCommand.Outcome]>([])
             let group = DispatchGroup()
