@@ -33,7 +33,10 @@ let package = Package(
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
         .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
 
-        .target(name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem"], path: "Tests/PushTestSupport"),
+        .target(
+            name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],
+            path: "Tests/PushTestSupport"
+        ),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),

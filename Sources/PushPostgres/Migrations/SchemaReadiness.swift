@@ -1,0 +1,89 @@
+/// The database part of `/_readiness` (PROTOCOL.md §9).
+public enum DatabaseReadiness: Sendable, Equatable, CustomStringConvertible {
+    case ready
+    case notReady(NotReadyReason)
+
+    public var description: String {
+        switch self {
+        case .ready: "ready"
+        case .notReady(let reason): "not ready: \(reason)"
+        }
+    }
+}
+
+/// Why the database is not ready. Safe to log: no connection string, no values.
+public enum NotReadyReason: Sendable, Equatable, CustomStringConvertible {
+    /// The database did not answer (down, restarting, unreachable, refused the login).
+    case databaseUnavailable
+    /// No pooled connection became free in time.
+    case poolExhausted
+    /// No migration history: `push-gateway migrate` has not run on this database.
+    case schemaNotInstalled
+    /// The schema is at another version than this binary expects (migrate, or deploy the matching binary).
+    case schemaVersionMismatch(found: Int, expected: Int)
+    /// The role differs from exactly DML rights (e.g. the gateway runs as the owner role).
+    case privileges(RuntimePrivilegeProblem)
+    /// The check itself failed with this SQLSTATE.
+    case checkFailed(sqlState: String?)
+
+    public var description: String {
+        switch self {
+        case .databaseUnavailable: "the database is unavailable"
+        case .poolExhausted: "no database connection is free"
+        case .schemaNotInstalled: "the schema is not installed (run push-gateway migrate)"
+        case .schemaVersionMismatch(let found, let expected): "schema version \(found), this binary expects \(expected)"
+        case .privileges(let problem): "the database role \(problem)"
+        case .checkFailed(let sqlState): "the readiness query failed (SQLSTATE \(sqlState ?? "none"))"
+        }
+    }
+}
+
+/// Checks, on a pooled connection of the runtime role, that the database answers, the schema is
+/// at `expectedVersion` and the current role holds exactly DML rights.
+public enum SchemaReadiness {
+    public static func check(pool: PostgresPool, expectedVersion: Int) -> DatabaseReadiness {
+        do {
+            return try pool.withConnection { connection in
+                check(connection: connection, expectedVersion: expectedVersion)
+            }
+        } catch let error as PostgresError {
+            return .notReady(reason(for: error))
+        } catch {
+            return .notReady(.checkFailed(sqlState: nil))
+        }
+    }
+
+    public static func check(connection: PostgresConnection, expectedVersion: Int) -> DatabaseReadiness {
+        do {
+            let session = try connection.query(
+                """
+                SELECT current_user::text, EXISTS (
+                    SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = current_schema() AND c.relname = $1)
+                """, [.text(MigrationRunner.historyTable)])
+            let role = try session.string(row: 0, column: 0) ?? ""
+            guard try session.bool(row: 0, column: 1) == true else { return .notReady(.schemaNotInstalled) }
+            let version = try connection.query("SELECT coalesce(max(version), 0) FROM \(MigrationRunner.historyTable)")
+            let found = Int(try version.int64(row: 0, column: 0) ?? 0)
+            guard found == expectedVersion else {
+                return .notReady(.schemaVersionMismatch(found: found, expected: expectedVersion))
+            }
+            if let problem = try RuntimePrivileges.problems(of: role, on: connection).first {
+                return .notReady(.privileges(problem))
+            }
+            return .ready
+        } catch {
+            return .notReady(reason(for: error))
+        }
+    }
+
+    private static func reason(for error: PostgresError) -> NotReadyReason {
+        if error.isUnavailable { return .databaseUnavailable }
+        if error.isPoolExhausted { return .poolExhausted }
+        // 42501 insufficient_privilege: the role cannot even read the migration history.
+        if error.sqlState == "42501" {
+            return .privileges(.missingTablePrivilege(table: MigrationRunner.historyTable, privilege: "SELECT"))
+        }
+        return .checkFailed(sqlState: error.sqlState)
+    }
+}

@@ -1,0 +1,198 @@
+import CLibPQ
+import Glibc
+
+/// One session with PostgreSQL. Owns its `PGconn` (closed with `PQfinish` in `deinit`).
+///
+/// Not `Sendable`: a libpq connection must be used by one thread at a time. Calls block, so they
+/// belong on worker threads only — never on the event loop or inside a Swift concurrency task.
+public final class PostgresConnection {
+    private let handle: OpaquePointer
+
+    /// Opens a session and applies the configured `statement_timeout` and `lock_timeout`.
+    public init(configuration: PostgresConfiguration) throws(PostgresError) {
+        // Defaults first: with expand_dbname the connection string's own keywords come later and
+        // therefore win (libpq: "if a keyword is repeated, the last value is used"). TCP keepalives
+        // and tcp_user_timeout turn a silently vanished server (network partition, dropped NAT
+        // entry) into a broken connection within about 30 s instead of a request hanging forever.
+        let settings: [(String, String)] = [
+            ("connect_timeout", String(max(2, configuration.connectTimeoutSeconds))),
+            ("application_name", configuration.applicationName),
+            ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", "30000"),
+            ("dbname", configuration.connectionString),
+        ]
+        let keywords = settings.map(\.0)
+        let values = settings.map(\.1)
+        guard let connection = Self.connect(keywords: keywords, values: values) else {
+            throw PostgresError(code: .unavailable, message: "out of memory")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = PQerrorMessage(connection).map { String(cString: $0) } ?? ""
+            PQfinish(connection)
+            throw PostgresError.connectionFailure(libpqMessage: message)
+        }
+        handle = connection
+        // Without a processor libpq prints NOTICE/WARNING text to stderr, bypassing the logger.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        try applySessionSettings(configuration)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Whether the session is usable for a new unit of work: connected and outside any transaction.
+    public var isReusable: Bool {
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Whether libpq has seen the connection break.
+    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    /// Whether the server sent something to an idle session. With no query outstanding that is
+    /// almost always a termination (server shutdown or restart, `pg_terminate_backend`, idle
+    /// timeout) followed by a closed socket, so the pool replaces such a connection instead of
+    /// failing the next request on it.
+    var hasUnsolicitedInput: Bool {
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { return true }
+        return poll(&descriptor, 1, 0) != 0
+    }
+
+    /// Whether a transaction block is open (idle in it, or aborted by an error).
+    var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Whether the open transaction has been aborted by an earlier error (COMMIT would roll back).
+    var isTransactionAborted: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
+
+    /// Runs one parameterized statement (`$1`, `$2`, … in `sql`; values travel separately).
+    /// `resultFormat` chooses how the server encodes every result column.
+    @discardableResult
+    public func query(
+        _ sql: String, _ parameters: [PostgresParameter] = [], resultFormat: PostgresResultFormat = .text
+    ) throws(PostgresError) -> PostgresResult {
+        let encoded = try EncodedParameters(parameters)
+        defer { encoded.deallocate() }
+        let result = encoded.values.withUnsafeBufferPointer { values in
+            encoded.lengths.withUnsafeBufferPointer { lengths in
+                encoded.formats.withUnsafeBufferPointer { formats in
+                    PQexecParams(
+                        handle, sql, Int32(parameters.count), nil, values.baseAddress, lengths.baseAddress,
+                        formats.baseAddress, resultFormat.rawValue)
+                }
+            }
+        }
+        return try check(result)
+    }
+
+    /// Runs a trusted, parameterless SQL script that may hold several statements (a migration
+    /// file). Never use it with values: everything with a value goes through `query`.
+    public func executeScript(_ sql: String) throws(PostgresError) {
+        _ = try check(PQexec(handle, sql))
+    }
+
+    private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
+        guard let result else {
+            if isBroken { throw PostgresError.connectionFailure(libpqMessage: currentErrorMessage) }
+            throw PostgresError(code: .unavailable, message: "no result (out of memory or connection lost)")
+        }
+        let status = PQresultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+            return PostgresResult(taking: result)
+        }
+        defer { PQclear(result) }
+        let sqlState = Self.field(result, code: "C")
+        if isBroken {
+            throw PostgresError(
+                code: .unavailable, sqlState: sqlState,
+                message: PostgresError.connectionFailure(libpqMessage: currentErrorMessage).message)
+        }
+        guard status == PGRES_FATAL_ERROR || status == PGRES_NONFATAL_ERROR, let sqlState else {
+            throw PostgresError(code: .misuse, message: "unexpected result status \(status.rawValue)")
+        }
+        let code: PostgresError.Code = PostgresError.meansUnavailable(sqlState: sqlState) ? .unavailable : .server
+        throw PostgresError(
+            code: code, sqlState: sqlState, message: Self.field(result, code: "M") ?? "server error",
+            constraintName: Self.field(result, code: "n"))
+    }
+
+    private var currentErrorMessage: String { PQerrorMessage(handle).map { String(cString: $0) } ?? "" }
+
+    /// `PQresultErrorField` codes are C char literals (`PG_DIAG_SQLSTATE` is `'C'`), which Swift
+    /// does not import (TOOLCHAIN.md §4 #3).
+    private static func field(_ result: OpaquePointer, code: Unicode.Scalar) -> String? {
+        PQresultErrorField(result, Int32(code.value)).map { String(cString: $0) }
+    }
+
+    private func applySessionSettings(_ configuration: PostgresConfiguration) throws(PostgresError) {
+        if let timeout = configuration.statementTimeout {
+            let milliseconds = PostgresConfiguration.milliseconds(timeout)
+            try query("SELECT set_config('statement_timeout', $1, false)", [.text("\(milliseconds)ms")])
+        }
+        if let timeout = configuration.lockTimeout {
+            let milliseconds = PostgresConfiguration.milliseconds(timeout)
+            try query("SELECT set_config('lock_timeout', $1, false)", [.text("\(milliseconds)ms")])
+        }
+    }
+
+    private static func connect(keywords: [String], values: [String]) -> OpaquePointer? {
+        let keywordPointers = keywords.map { strdup($0) } + [nil]
+        let valuePointers = values.map { strdup($0) } + [nil]
+        defer {
+            keywordPointers.forEach { free($0) }
+            valuePointers.forEach { free($0) }
+        }
+        return keywordPointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordBuffer in
+            valuePointers.map { UnsafePointer($0) }.withUnsafeBufferPointer { valueBuffer in
+                PQconnectdbParams(keywordBuffer.baseAddress, valueBuffer.baseAddress, 1)
+            }
+        }
+    }
+}
+
+/// C arrays for `PQexecParams`, allocated here and freed by `deallocate()` after the call.
+private struct EncodedParameters {
+    var values: [UnsafePointer<CChar>?] = []
+    var lengths: [Int32] = []
+    var formats: [Int32] = []
+    private var allocations: [UnsafeMutableRawPointer] = []
+
+    init(_ parameters: [PostgresParameter]) throws(PostgresError) {
+        for parameter in parameters {
+            switch parameter {
+            case .null:
+                append(nil, format: 0)
+            case .text(let text):
+                guard !text.utf8.contains(0) else {
+                    deallocate()
+                    throw PostgresError(code: .misuse, message: "a text parameter contains a NUL byte")
+                }
+                append(Array(text.utf8) + [0], format: 0)
+            case .int64(let value):
+                append(Array(String(value).utf8) + [0], format: 0)
+            case .bool(let value):
+                append([value ? UInt8(ascii: "t") : UInt8(ascii: "f"), 0], format: 0)
+            case .bytes(let bytes):
+                append(bytes, format: 1)
+            }
+        }
+    }
+
+    private mutating func append(_ bytes: [UInt8]?, format: Int32) {
+        formats.append(format)
+        guard let bytes else {
+            values.append(nil)
+            lengths.append(0)
+            return
+        }
+        // Allocate at least one byte so an empty bytea still has a non-NULL pointer (NULL means SQL NULL).
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
+        bytes.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        allocations.append(memory)
+        values.append(UnsafePointer(memory.assumingMemoryBound(to: CChar.self)))
+        lengths.append(Int32(bytes.count))
+    }
+
+    func deallocate() { allocations.forEach { $0.deallocate() } }
+}

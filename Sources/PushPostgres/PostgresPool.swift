@@ -1,0 +1,154 @@
+import Foundation
+
+/// A bounded set of connections shared by the worker threads.
+///
+/// - At most `maximumConnections` sessions exist; an acquire waits up to `acquireTimeout` for one
+///   and then fails with `.poolExhausted` (the gateway answers 503).
+/// - A connection that broke, or that the server closed while it sat idle, is discarded and
+///   replaced by a fresh one, so after a PostgreSQL restart the pool heals without a gateway
+///   restart. While the server is down, acquires fail fast with `.unavailable`: a failed connect
+///   suppresses new attempts for `reconnectDelay`, so requests do not each wait for a timeout.
+///
+/// `@unchecked Sendable`: every mutable property is guarded by `condition`, and a connection is
+/// handed to exactly one thread at a time (a leased connection is not reachable from the pool).
+public final class PostgresPool: @unchecked Sendable {
+    /// Sizing and pacing of the pool.
+    public struct Options: Sendable {
+        /// Upper bound on open sessions (idle + leased).
+        public var maximumConnections: Int
+        /// How long an acquire waits for a free connection before `.poolExhausted`.
+        public var acquireTimeout: Duration
+        /// After a failed connect, new connects are not attempted (acquires fail with
+        /// `.unavailable` at once) for this long.
+        public var reconnectDelay: Duration
+
+        public init(
+            maximumConnections: Int = 10, acquireTimeout: Duration = .seconds(2),
+            reconnectDelay: Duration = .milliseconds(250)
+        ) {
+            self.maximumConnections = max(1, maximumConnections)
+            self.acquireTimeout = acquireTimeout
+            self.reconnectDelay = reconnectDelay
+        }
+    }
+
+    /// Counts for metrics and tests.
+    public struct Statistics: Sendable, Equatable {
+        /// Sessions open (idle + leased).
+        public let open: Int
+        /// Sessions waiting in the pool.
+        public let idle: Int
+
+        public init(open: Int, idle: Int) {
+            self.open = open
+            self.idle = idle
+        }
+    }
+
+    private let configuration: PostgresConfiguration
+    private let options: Options
+    private let condition = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var openCount = 0
+    private var connectSuppressedUntil: ContinuousClock.Instant?
+
+    /// Connections are opened lazily, on the first acquires.
+    public init(configuration: PostgresConfiguration, options: Options = Options()) {
+        self.configuration = configuration
+        self.options = options
+    }
+
+    public var statistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return Statistics(open: openCount, idle: idle.count)
+    }
+
+    /// Runs `body` with a connection leased for its duration. Blocks: call from a worker thread.
+    /// When `body` fails because the database became unavailable, the idle connections are
+    /// discarded too (they share the fate of the one that failed).
+    public func withConnection<Value>(_ body: (PostgresConnection) throws -> Value) throws -> Value {
+        let connection = try acquire()
+        do {
+            let value = try body(connection)
+            release(connection)
+            return value
+        } catch {
+            if let failure = error as? PostgresError, failure.isUnavailable { discardIdleConnections() }
+            release(connection)
+            throw error
+        }
+    }
+
+    /// Leases a connection; pair with `release`. Prefer `withConnection`.
+    public func acquire() throws(PostgresError) -> PostgresConnection {
+        let deadline = ContinuousClock.now + options.acquireTimeout
+        condition.lock()
+        while true {
+            if let candidate = idle.popLast() {
+                condition.unlock()
+                if candidate.isReusable && !candidate.hasUnsolicitedInput { return candidate }
+                condition.lock()
+                openCount -= 1
+                continue
+            }
+            if openCount < options.maximumConnections {
+                if let suppressedUntil = connectSuppressedUntil, ContinuousClock.now < suppressedUntil {
+                    condition.unlock()
+                    throw PostgresError(code: .unavailable, message: "a connect failed moments ago; retrying shortly")
+                }
+                openCount += 1
+                condition.unlock()
+                return try connect()
+            }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                condition.unlock()
+                throw PostgresError(code: .poolExhausted, message: "no database connection became free in time")
+            }
+            let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+            _ = condition.wait(until: Date().addingTimeInterval(seconds))
+        }
+    }
+
+    /// Returns a leased connection. One that broke or was left inside a transaction loses its slot
+    /// and closes when the caller drops its last reference.
+    public func release(_ connection: PostgresConnection) {
+        condition.lock()
+        if connection.isReusable {
+            idle.append(connection)
+        } else {
+            openCount -= 1
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func connect() throws(PostgresError) -> PostgresConnection {
+        do {
+            let connection = try PostgresConnection(configuration: configuration)
+            condition.lock()
+            connectSuppressedUntil = nil
+            condition.unlock()
+            return connection
+        } catch {
+            condition.lock()
+            openCount -= 1
+            connectSuppressedUntil = ContinuousClock.now + options.reconnectDelay
+            condition.signal()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    private func discardIdleConnections() {
+        condition.lock()
+        let discarded = idle
+        idle.removeAll()
+        openCount -= discarded.count
+        condition.broadcast()
+        condition.unlock()
+        // `discarded` is released here, outside the lock (PQfinish may write to the socket).
+        _ = discarded
+    }
+}

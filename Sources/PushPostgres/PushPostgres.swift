@@ -1,1 +1,0 @@
-// The PushPostgres module; see DESIGN.md "Suggested targets".

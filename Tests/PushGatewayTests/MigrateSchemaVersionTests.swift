@@ -1,0 +1,13 @@
+import PushPostgres
+import Testing
+
+@testable import PushGateway
+
+@Suite("schema version known to the binary")
+struct MigrateSchemaVersionTests {
+    @Test("GatewaySchema.expectedVersion is the newest migration in Migrations/")
+    func expectedVersionMatchesDirectory() throws {
+        let migrations = try Migration.load(directory: MigrateTestSupport.repositoryMigrations)
+        #expect(migrations.last?.version == GatewaySchema.expectedVersion)
+    }
+}
