@@ -216,7 +216,7 @@ final class ConnectionLoop {
     private func dispatch(_ connection: Connection, head: RequestHead, body: [UInt8]) {
         connection.serial &+= 1
         connection.keepAlive = head.keepAlive
-        connection.isHTTP10 = head.version == .http1_0
+        connection.isHTTP10 = head.version == .http10
         connection.methodLabel = ConnectionLoop.standardMethods.contains(head.method) ? head.method : "other"
         switch server.router.decide(head) {
         case .reject(let response, let label):
@@ -357,6 +357,10 @@ final class ConnectionLoop {
         let timeout = override >= 0 ? Duration.nanoseconds(override) : configuration.drainTimeout
         drainDeadline = now.advanced(by: timeout)
         for connection in connections.values {
+            guard case .idle = connection.phase else { continue }
+            // Bytes already in the kernel count as an arrived first byte (PROTOCOL.md §9): read them
+            // before deciding that the connection is idle.
+            read(connection)
             if case .idle = connection.phase, connection.inputStart == connection.input.count { close(connection) }
         }
         if drainDeadline! <= now { sweep() }

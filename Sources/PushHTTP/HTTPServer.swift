@@ -73,6 +73,9 @@ public final class HTTPServer: Sendable {
     /// The bound address.
     public var localAddress: SocketAddress { listener.localAddress }
 
+    /// Complete requests waiting for a worker (for metrics and tests).
+    public var queuedRequestCount: Int { queue.queuedCount }
+
     /// True from `beginDrain()` on; readiness probes report not ready.
     public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }
 

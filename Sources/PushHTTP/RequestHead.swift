@@ -1,7 +1,7 @@
 /// HTTP versions the server accepts (anything else is a 400, see docs/decisions/0001).
 public enum HTTPVersion: Sendable, Equatable {
-    case http1_0
-    case http1_1
+    case http10
+    case http11
 }
 
 /// A parsed request line and header section.

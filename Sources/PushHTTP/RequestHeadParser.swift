@@ -1,8 +1,8 @@
 /// Parses a complete head (request line through the empty line, CRLF line endings) in one pass.
 /// Pure: no I/O, no allocation beyond the head copy, the field index and the few strings it returns.
 enum RequestHeadParser {
-    private static let http11 = Array("HTTP/1.1".utf8)
-    private static let http10 = Array("HTTP/1.0".utf8)
+    private static let http11Bytes = Array("HTTP/1.1".utf8)
+    private static let http10Bytes = Array("HTTP/1.0".utf8)
 
     /// `head` must end with CR LF CR LF and contain no bare LF (the framer checked both).
     static func parse(_ head: UnsafeRawBufferPointer) throws(HTTPParseError) -> RequestHead {
@@ -31,10 +31,10 @@ enum RequestHeadParser {
         let version: HTTPVersion
         guard index + 10 <= head.count else { throw .badRequest("bad request line: version") }
         let versionBytes = UnsafeRawBufferPointer(rebasing: head[index..<index + 8])
-        if versionBytes.elementsEqual(http11) {
-            version = .http1_1
-        } else if versionBytes.elementsEqual(http10) {
-            version = .http1_0
+        if versionBytes.elementsEqual(http11Bytes) {
+            version = .http11
+        } else if versionBytes.elementsEqual(http10Bytes) {
+            version = .http10
         } else {
             throw .badRequest("unsupported HTTP version")
         }
@@ -114,7 +114,7 @@ enum RequestHeadParser {
         if hasTransferEncoding { throw HTTPParseError(status: 411, reason: "transfer-encoding") }
         guard contentLengthValid else { throw .badRequest("bad content-length") }
         // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
-        guard hostCount <= 1, version == .http1_0 || hostCount == 1 else { throw .badRequest("bad host") }
+        guard hostCount <= 1, version == .http10 || hostCount == 1 else { throw .badRequest("bad host") }
 
         let storage = Array(head)
         let path: String
@@ -127,7 +127,7 @@ enum RequestHeadParser {
             query = nil
         }
         let target = queryMark == nil ? path : String(decoding: storage[targetStart..<targetEnd], as: UTF8.self)
-        let keepAlive = !connectionClose && (version == .http1_1 || connectionKeepAlive)
+        let keepAlive = !connectionClose && (version == .http11 || connectionKeepAlive)
         return RequestHead(
             method: method, target: target, path: path, query: query, version: version,
             headers: HTTPHeaders(storage: storage, fields: fields), contentLength: contentLength,

@@ -135,7 +135,7 @@ struct HTTPRequestParserTests {
         #expect(head.path == "/v1/x")
         #expect(head.query == "a=1&b=%20")
         #expect(head.target == "/v1/x?a=1&b=%20")
-        #expect(head.version == .http1_1)
+        #expect(head.version == .http11)
         #expect(head.keepAlive)
         #expect(head.contentLength == 7)
         #expect(head.headers["HOST"] == "gw.example:8443")
@@ -185,7 +185,7 @@ struct HTTPRequestParserTests {
             Issue.record("expected a request")
             return
         }
-        #expect(head.version == .http1_0)
+        #expect(head.version == .http10)
     }
 
     @Test("a Content-Length list of identical values is accepted as that value")

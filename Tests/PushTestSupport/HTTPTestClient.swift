@@ -59,6 +59,11 @@ public final class HTTPTestClient {
         setsockopt(socket.rawValue, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// Closes both directions; the server sees end of stream. Further calls fail.
+    public func shutdown() {
+        _ = Glibc.shutdown(socket.rawValue, Int32(SHUT_RDWR))
+    }
+
     /// Sends all of `bytes`.
     public func send(_ bytes: [UInt8]) throws(HTTPTestClientError) {
         var offset = 0
