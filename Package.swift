@@ -16,7 +16,10 @@ let package = Package(
         .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        .target(name: "PushSystem"),
+        // Linux-only interfaces (epoll, eventfd) the Glibc module does not export; used by PushSystem only.
+        .systemLibrary(name: "CPushSystem"),
+
+        .target(name: "PushSystem", dependencies: ["CPushSystem"]),
         .target(name: "PushJSON"),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),

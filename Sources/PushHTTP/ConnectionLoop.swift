@@ -1,0 +1,385 @@
+import Glibc
+import PushSystem
+
+/// The event loop of one `HTTPServer`: runs on its own thread and owns every connection. Workers
+/// talk to it only through the server's completion list and wake-up eventfd.
+final class ConnectionLoop {
+    private static let listenerID: UInt64 = 0
+    private static let wakeupID: UInt64 = 1
+    private static let readSize = 64 * 1024
+    private static let acceptsPerWakeup = 64
+    private static let readInterest: EpollEvents = [.readable, .readHangup]
+    /// Written to connections over the cap without touching any per-connection state.
+    private static let overCapacityResponse = ResponseEncoder.encode(
+        .error(503, .temporarilyUnavailable), close: true)
+    private static let standardMethods: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE",
+    ]
+
+    private let server: HTTPServer
+    private let configuration: HTTPServerConfiguration
+    private let epoll: Epoll
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let sweepInterval: Duration
+    private var connections: [UInt64: Connection] = [:]
+    private var nextConnectionID: UInt64 = 2
+    private var now = MonotonicInstant.now()
+    private var nextSweep: MonotonicInstant
+    private var draining = false
+    private var drainDeadline: MonotonicInstant? = nil
+    private var acceptPausedUntil: MonotonicInstant? = nil
+    private let parserTemplate: HTTPRequestParser
+
+    init(server: HTTPServer) throws(SystemError) {
+        self.server = server
+        configuration = server.configuration
+        epoll = try Epoll()
+        readBuffer = .allocate(byteCount: ConnectionLoop.readSize, alignment: 16)
+        // Timeouts are checked by a periodic sweep; a tenth of the shortest timeout keeps them
+        // accurate to ~10 % without a timer per connection.
+        let shortest = [
+            configuration.headerTimeout, configuration.requestTimeout, configuration.idleTimeout,
+            configuration.lingerTimeout,
+        ].min()!
+        sweepInterval = min(max(shortest / 10, .milliseconds(5)), .milliseconds(250))
+        nextSweep = now.advanced(by: sweepInterval)
+        let router = server.router
+        parserTemplate = HTTPRequestParser(maxHeaderBytes: configuration.maxHeaderBytes) {
+            router.bodyLimit(forPath: $0)
+        }
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    func run() throws(SystemError) {
+        if let listening = server.listener.rawDescriptor {
+            try epoll.add(listening, id: ConnectionLoop.listenerID, events: .readable)
+        }
+        try epoll.add(server.wakeup.rawDescriptor, id: ConnectionLoop.wakeupID, events: .readable)
+        while true {
+            let wait = now.duration(to: nextSweep)
+            let milliseconds = Int32(min((wait.nanosecondsClamped + 999_999) / 1_000_000, 1000))
+            let count = try epoll.wait(timeoutMilliseconds: milliseconds)
+            now = MonotonicInstant.now()
+            for index in 0..<count {
+                let (id, events) = epoll.readyEvent(at: index)
+                switch id {
+                case ConnectionLoop.listenerID: acceptConnections()
+                case ConnectionLoop.wakeupID: deliverCompletions()
+                default: handle(id, events)
+                }
+            }
+            if !draining && server.drainRequested.load(ordering: .acquiring) { beginDrain() }
+            if now >= nextSweep { sweep() }
+            if draining && connections.isEmpty { return }
+        }
+    }
+
+    // MARK: accepting
+
+    private func acceptConnections() {
+        for _ in 0..<ConnectionLoop.acceptsPerWakeup {
+            var peer = ""
+            let accepted: FileDescriptor?
+            do {
+                accepted = try server.listener.accept(peer: &peer)
+            } catch {
+                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
+                    // Out of descriptors: stop polling the listener briefly instead of spinning on it.
+                    pauseAccepting()
+                }
+                return
+            }
+            guard let socket = accepted else { return }
+            if connections.count >= configuration.maxConnections {
+                rejectOverCapacity(socket)
+                continue
+            }
+            try? socket.setNoDelay()
+            let id = nextConnectionID
+            nextConnectionID += 1
+            let raw = socket.rawValue
+            let connection = Connection(
+                id: id, socket: socket, peer: peer, parser: parserTemplate, now: now,
+                interest: ConnectionLoop.readInterest)
+            do {
+                try epoll.add(raw, id: id, events: ConnectionLoop.readInterest)
+            } catch {
+                continue
+            }
+            connections[id] = connection
+        }
+    }
+
+    /// Over the connection cap: answer 503 at once without reading a request (PROTOCOL.md §1).
+    private func rejectOverCapacity(_ socket: consuming FileDescriptor) {
+        // Bytes the client already sent are read first: closing with unread data would reset the
+        // connection and could destroy the 503 before the client reads it.
+        _ = try? socket.receive(into: readBuffer)
+        _ = ConnectionLoop.overCapacityResponse.withUnsafeBytes { try? socket.send($0) }
+        socket.shutdownWrite()
+        server.accessLog(
+            AccessLogEntry(route: Router.unknownLabel, method: "unknown", status: 503, durationMilliseconds: 0))
+        socket.close()
+    }
+
+    private func pauseAccepting() {
+        guard acceptPausedUntil == nil, let listening = server.listener.rawDescriptor else { return }
+        acceptPausedUntil = now.advanced(by: .milliseconds(100))
+        try? epoll.modify(listening, id: ConnectionLoop.listenerID, events: [])
+        server.logger.warning("http accept paused: out of file descriptors")
+    }
+
+    // MARK: reading and parsing
+
+    private func handle(_ id: UInt64, _ events: EpollEvents) {
+        guard let connection = connections[id] else { return }
+        if events.contains(.writable) {
+            flush(connection)
+            advance(connection)
+        }
+        guard !connection.isClosed, !events.isDisjoint(with: [.readable, .readHangup, .hangup, .error]) else {
+            return
+        }
+        switch connection.phase {
+        case .processing, .writing:
+            // Not reading while a request is in progress (pipelined bytes wait in the kernel); only a
+            // dead socket matters now.
+            if !events.isDisjoint(with: [.hangup, .error]) { close(connection) }
+        case .lingering:
+            discardInput(connection)
+        case .idle, .readingHead, .readingBody:
+            read(connection)
+        }
+    }
+
+    private func read(_ connection: Connection) {
+        let result: NonBlockingResult<Int>
+        do {
+            result = try connection.socket.receive(into: readBuffer)
+        } catch {
+            close(connection)
+            return
+        }
+        guard case .value(let count) = result else { return }
+        guard count > 0 else {
+            // End of stream: an idle client left, or a client abandoned its request.
+            close(connection)
+            return
+        }
+        connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
+        advance(connection)
+    }
+
+    private func discardInput(_ connection: Connection) {
+        let result = try? connection.socket.receive(into: readBuffer)
+        switch result {
+        case .value(let count) where count > 0: return
+        case .wouldBlock: return
+        default: close(connection)
+        }
+    }
+
+    /// Parses and dispatches as many buffered requests as possible, one at a time and in order.
+    private func advance(_ connection: Connection) {
+        while !connection.isClosed {
+            switch connection.phase {
+            case .idle:
+                guard connection.inputStart < connection.input.count else { return }
+                connection.beginRequest(at: now)
+            case .readingHead, .readingBody:
+                break
+            case .processing, .writing, .lingering:
+                return
+            }
+            let start = connection.inputStart
+            let result = connection.input.withUnsafeBytes { buffer in
+                connection.parser.parse(UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            }
+            switch result {
+            case .needMoreData:
+                if connection.parser.isHeadComplete, case .readingHead = connection.phase {
+                    connection.phase = .readingBody
+                }
+                return
+            case .failure(let error):
+                respond(connection, .error(error.status, .invalidRequest), close: true)
+                return
+            case .request(let head, let body, let consumed):
+                connection.inputStart += consumed
+                connection.compactInput()
+                dispatch(connection, head: head, body: body)
+            }
+        }
+    }
+
+    private func dispatch(_ connection: Connection, head: RequestHead, body: [UInt8]) {
+        connection.serial &+= 1
+        connection.keepAlive = head.keepAlive
+        connection.isHTTP10 = head.version == .http10
+        connection.methodLabel = ConnectionLoop.standardMethods.contains(head.method) ? head.method : "other"
+        switch server.router.decide(head) {
+        case .reject(let response, let label):
+            connection.routeLabel = label
+            respond(connection, response, close: false)
+        case .handle(let route):
+            connection.routeLabel = route.label
+            let item = WorkItem(
+                connectionID: connection.id, serial: connection.serial,
+                request: Request(
+                    head: head, body: body, peerAddress: connection.peer, firstByteAt: connection.firstByteAt),
+                handler: route.handler)
+            if server.queue.tryEnqueue(item) {
+                connection.phase = .processing
+                setInterest(connection, [])
+            } else {
+                respond(connection, .error(503, .temporarilyUnavailable), close: true)
+            }
+        }
+    }
+
+    // MARK: responding
+
+    private func deliverCompletions() {
+        server.wakeup.reset()
+        let batch = server.completions.withLock { pending in
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            return batch
+        }
+        for completion in batch {
+            // A connection that timed out, closed or moved on drops the late response (PROTOCOL.md §1).
+            guard let connection = connections[completion.connectionID], connection.serial == completion.serial,
+                case .processing = connection.phase
+            else { continue }
+            respond(connection, completion.response, close: false)
+            advance(connection)
+        }
+    }
+
+    /// Encodes `response`, logs it, and starts writing. The connection closes afterwards when asked,
+    /// when the client did not ask for keep-alive, or while draining (PROTOCOL.md §9).
+    private func respond(_ connection: Connection, _ response: Response, close: Bool) {
+        let closing = close || !connection.keepAlive || draining
+        ResponseEncoder.encode(
+            response, close: closing, keepAliveHTTP10: !closing && connection.isHTTP10, into: &connection.output)
+        server.accessLog(
+            AccessLogEntry(
+                route: connection.routeLabel, method: connection.methodLabel, status: response.status,
+                durationMilliseconds: connection.firstByteAt.duration(to: now).milliseconds))
+        connection.closeAfterWrite = closing
+        connection.phase = .writing(since: now)
+        flush(connection)
+    }
+
+    private func flush(_ connection: Connection) {
+        guard case .writing = connection.phase else { return }
+        while connection.outputStart < connection.output.count {
+            let start = connection.outputStart
+            let result = connection.output.withUnsafeBytes { buffer in
+                Result { () throws(SystemError) in
+                    try connection.socket.send(UnsafeRawBufferPointer(rebasing: buffer[start...]))
+                }
+            }
+            switch result {
+            case .success(.value(let count)):
+                connection.outputStart += count
+            case .success(.wouldBlock):
+                setInterest(connection, [.writable])
+                return
+            case .failure:
+                close(connection)
+                return
+            }
+        }
+        connection.output.removeAll(keepingCapacity: true)
+        connection.outputStart = 0
+        if connection.closeAfterWrite {
+            startLingering(connection)
+        } else {
+            connection.phase = .idle(since: now)
+            setInterest(connection, ConnectionLoop.readInterest)
+        }
+    }
+
+    /// Half-closes after a closing response and discards what the client still sends, so the
+    /// response is not lost to a TCP reset (RFC 9112 §9.6).
+    private func startLingering(_ connection: Connection) {
+        connection.socket.shutdownWrite()
+        connection.phase = .lingering(until: now.advanced(by: configuration.lingerTimeout))
+        connection.input = []
+        connection.inputStart = 0
+        setInterest(connection, ConnectionLoop.readInterest)
+    }
+
+    // MARK: timeouts, drain, closing
+
+    private func sweep() {
+        nextSweep = now.advanced(by: sweepInterval)
+        if let until = acceptPausedUntil, now >= until, let listening = server.listener.rawDescriptor {
+            acceptPausedUntil = nil
+            try? epoll.modify(listening, id: ConnectionLoop.listenerID, events: .readable)
+        }
+        if let deadline = drainDeadline, now >= deadline {
+            for connection in connections.values { close(connection) }
+            return
+        }
+        for connection in connections.values {
+            let elapsed = connection.firstByteAt.duration(to: now)
+            switch connection.phase {
+            case .idle(let since):
+                if draining || since.duration(to: now) >= configuration.idleTimeout { close(connection) }
+            case .readingHead:
+                if elapsed >= configuration.headerTimeout { timeOut(connection) }
+            case .readingBody, .processing:
+                if elapsed >= configuration.requestTimeout { timeOut(connection) }
+            case .writing(let since):
+                // A client that stops reading its response cannot hold the connection forever.
+                if since.duration(to: now) >= configuration.requestTimeout { close(connection) }
+            case .lingering(let until):
+                if now >= until { close(connection) }
+            }
+        }
+    }
+
+    /// PROTOCOL.md §1: 408 `request_timeout`, then close. A handler still running finishes in the
+    /// background; its response is dropped because the phase no longer is `.processing`.
+    private func timeOut(_ connection: Connection) {
+        connection.phase = .writing(since: now)
+        respond(connection, .error(408, .requestTimeout), close: true)
+    }
+
+    private func beginDrain() {
+        draining = true
+        if let listening = server.listener.rawDescriptor { epoll.remove(listening) }
+        server.listener.close()
+        let override = server.drainTimeoutOverride.load(ordering: .acquiring)
+        let timeout = override >= 0 ? Duration.nanoseconds(override) : configuration.drainTimeout
+        drainDeadline = now.advanced(by: timeout)
+        for connection in connections.values {
+            guard case .idle = connection.phase else { continue }
+            // Bytes already in the kernel count as an arrived first byte (PROTOCOL.md §9): read them
+            // before deciding that the connection is idle.
+            read(connection)
+            if case .idle = connection.phase, connection.inputStart == connection.input.count { close(connection) }
+        }
+        if drainDeadline! <= now { sweep() }
+    }
+
+    private func setInterest(_ connection: Connection, _ interest: EpollEvents) {
+        guard connection.interest != interest else { return }
+        do {
+            try epoll.modify(connection.socket.rawValue, id: connection.id, events: interest)
+            connection.interest = interest
+        } catch {
+            close(connection)
+        }
+    }
+
+    private func close(_ connection: Connection) {
+        guard !connection.isClosed else { return }
+        connection.isClosed = true
+        epoll.remove(connection.socket.rawValue)
+        connections[connection.id] = nil
+    }
+}

@@ -1,0 +1,132 @@
+import Glibc
+
+/// What `HTTPRequestParser.parse` found in the bytes it was given.
+public enum HTTPParseResult: Sendable {
+    /// The request so far is valid but incomplete.
+    case needMoreData
+    /// A complete request; `consumed` bytes of the input belong to it (the rest is the next request).
+    case request(RequestHead, body: [UInt8], consumed: Int)
+    /// The request is invalid; answer `error.status` and close.
+    case failure(HTTPParseError)
+}
+
+/// Incremental HTTP/1.1 request parser: call `parse` with all unconsumed bytes whenever more arrive.
+/// It remembers how far it scanned, so a head trickling in byte by byte is scanned once.
+/// Limits come from PROTOCOL.md §1: the head (request line + fields) at most `maxHeaderBytes`, and
+/// the body at most `bodyLimit(path)`, checked from `Content-Length` before any body byte is read.
+public struct HTTPRequestParser: Sendable {
+    /// 16 KiB: PROTOCOL.md §1 / issue 2.
+    public static let defaultMaxHeaderBytes = 16 * 1024
+
+    public let maxHeaderBytes: Int
+    private let bodyLimit: @Sendable (String) -> Int
+    /// Leading empty lines skipped before the request line (RFC 9112 §2.2).
+    private var skipped = 0
+    /// Offset up to which the input was searched for the end of the head.
+    private var scanned = 0
+    /// The parsed head, once complete, and the offset where its body starts.
+    private var head: RequestHead? = nil
+    private var bodyStart = 0
+
+    /// - Parameter bodyLimit: the largest body accepted for a path (the router's per-route limit).
+    public init(
+        maxHeaderBytes: Int = HTTPRequestParser.defaultMaxHeaderBytes,
+        bodyLimit: @escaping @Sendable (_ path: String) -> Int
+    ) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.bodyLimit = bodyLimit
+    }
+
+    /// True once the head of the current request is complete (its body may still be arriving).
+    public var isHeadComplete: Bool { head != nil }
+
+    /// Parses `input`, which starts at the first unconsumed byte. Pass the same prefix again (plus
+    /// any new bytes) until a result other than `.needMoreData`.
+    public mutating func parse(_ input: UnsafeRawBufferPointer) -> HTTPParseResult {
+        if head == nil {
+            let end: Int
+            switch findEndOfHead(input) {
+            case .incomplete:
+                if input.count - skipped > maxHeaderBytes {
+                    return fail(HTTPParseError(status: 431, reason: "head too large"))
+                }
+                return .needMoreData
+            case .bareLineFeed:
+                return fail(.badRequest("bare line feed"))
+            case .found(let found):
+                end = found
+            }
+            if end - skipped > maxHeaderBytes { return fail(HTTPParseError(status: 431, reason: "head too large")) }
+            let parsed: RequestHead
+            do {
+                parsed = try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: input[skipped..<end]))
+            } catch {
+                return fail(error)
+            }
+            // PROTOCOL.md §1: requests with a body must carry Content-Length.
+            if parsed.contentLength == nil && HTTPRequestParser.methodsWithBody.contains(parsed.method) {
+                return fail(HTTPParseError(status: 411, reason: "length required"))
+            }
+            if let length = parsed.contentLength, length > bodyLimit(parsed.path) {
+                return fail(HTTPParseError(status: 413, reason: "body too large"))
+            }
+            head = parsed
+            bodyStart = end
+        }
+        guard let head else { return .needMoreData }
+        let length = head.contentLength ?? 0
+        guard input.count - bodyStart >= length else { return .needMoreData }
+        let total = bodyStart + length
+        let body = length == 0 ? [] : Array(UnsafeRawBufferPointer(rebasing: input[bodyStart..<total]))
+        reset()
+        return .request(head, body: body, consumed: total)
+    }
+
+    /// Forgets any partial request.
+    public mutating func reset() {
+        skipped = 0
+        scanned = 0
+        head = nil
+        bodyStart = 0
+    }
+
+    private static let methodsWithBody: Set<String> = ["POST", "PUT", "PATCH"]
+
+    private mutating func fail(_ error: HTTPParseError) -> HTTPParseResult {
+        reset()
+        return .failure(error)
+    }
+
+    private enum HeadEnd {
+        case incomplete
+        case bareLineFeed
+        case found(Int)
+    }
+
+    /// Finds the byte after the CR LF CR LF that ends the head, resuming where the last call stopped.
+    private mutating func findEndOfHead(_ input: UnsafeRawBufferPointer) -> HeadEnd {
+        guard let base = input.baseAddress, !input.isEmpty else { return .incomplete }
+        if scanned <= skipped {
+            while skipped + 1 < input.count && input[skipped] == ASCII.carriageReturn
+                && input[skipped + 1] == ASCII.lineFeed
+            {
+                skipped += 2
+            }
+            scanned = skipped
+        }
+        var index = scanned
+        while index < input.count {
+            guard let found = memchr(base + index, Int32(ASCII.lineFeed), input.count - index) else {
+                scanned = input.count
+                return .incomplete
+            }
+            let lineFeed = base.distance(to: UnsafeRawPointer(found))
+            // Lines end in CR LF; a bare LF is rejected rather than guessed at (RFC 9112 §2.2 allows either).
+            guard lineFeed > skipped, input[lineFeed - 1] == ASCII.carriageReturn else { return .bareLineFeed }
+            if lineFeed - 2 > skipped && input[lineFeed - 2] == ASCII.lineFeed { return .found(lineFeed + 1) }
+            index = lineFeed + 1
+            scanned = index
+        }
+        return .incomplete
+    }
+}

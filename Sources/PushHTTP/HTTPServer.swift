@@ -1,0 +1,188 @@
+import PushSystem
+import Synchronization
+
+/// Why a server could not be created or started. Carries no configuration value.
+public enum HTTPServerError: Error, Equatable, Sendable {
+    case invalidListenAddress(SocketAddressError)
+    case system(SystemError)
+}
+
+/// An HTTP/1.1 server on one listening socket: an epoll event-loop thread accepts, reads and parses;
+/// complete requests go through a bounded queue to a fixed pool of worker threads running the
+/// route handlers. Several servers (public and private listener) can run in one process.
+public final class HTTPServer: Sendable {
+    public typealias AccessLog = @Sendable (AccessLogEntry) -> Void
+
+    public let configuration: HTTPServerConfiguration
+    let router: Router
+    let listener: TCPListener
+    let wakeup: EventNotifier
+    let queue: BoundedBlockingQueue<WorkItem>
+    let completions = Mutex<[WorkCompletion]>([])
+    let accessLog: AccessLog
+    let logger: Logger
+    let drainRequested = Atomic<Bool>(false)
+    /// Drain deadline override in nanoseconds, -1 when the configured one applies.
+    let drainTimeoutOverride = Atomic<Int64>(-1)
+    private let lifecycle = Mutex<Lifecycle>(.created)
+    private let drained = CompletionLatch()
+
+    private enum Lifecycle {
+        case created
+        case running(loop: PosixThread)
+        case finished
+    }
+
+    /// Binds the listening socket at once (so a bad address or a port in use fails here), but does
+    /// not accept connections until `start()`.
+    /// - Parameter accessLog: called once per response; defaults to an info line on `logger`.
+    public init(
+        configuration: HTTPServerConfiguration, router: Router, logger: Logger = Logger(),
+        accessLog: AccessLog? = nil
+    ) throws(HTTPServerError) {
+        precondition(configuration.workerCount > 0 && configuration.maxQueuedRequests > 0, "empty pool")
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.accessLog =
+            accessLog ?? { entry in
+                logger.info(
+                    "request",
+                    [
+                        "route": .string(entry.route), "method": .string(entry.method),
+                        "status": .int(Int64(entry.status)),
+                        "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
+                    ])
+            }
+        do {
+            listener = try TCPListener(address: try SocketAddress(parsing: configuration.listen))
+            wakeup = try EventNotifier()
+        } catch let error as SocketAddressError {
+            throw .invalidListenAddress(error)
+        } catch let error as SystemError {
+            throw .system(error)
+        } catch {
+            preconditionFailure("unexpected error type")
+        }
+        queue = BoundedBlockingQueue(capacity: configuration.maxQueuedRequests)
+    }
+
+    /// The bound port (the ephemeral one when the configuration asked for port 0).
+    public var port: Int { listener.port }
+
+    /// The bound address.
+    public var localAddress: SocketAddress { listener.localAddress }
+
+    /// Complete requests waiting for a worker (for metrics and tests).
+    public var queuedRequestCount: Int { queue.queuedCount }
+
+    /// True from `beginDrain()` on; readiness probes report not ready.
+    public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }
+
+    /// Starts the event loop and the worker threads. Ignores SIGPIPE process-wide.
+    public func start() throws(HTTPServerError) {
+        ProcessSignals.ignoreBrokenPipe()
+        let result: Result<Void, SystemError> = lifecycle.withLock { state in
+            guard case .created = state else { return .success(()) }
+            do {
+                for _ in 0..<configuration.workerCount {
+                    _ = try PosixThread.spawn { [self] in runWorker() }
+                }
+                let loop = try PosixThread.spawn { [self] in
+                    do {
+                        try ConnectionLoop(server: self).run()
+                    } catch {
+                        logger.error("http event loop failed", ["error": .string("\(error)")])
+                    }
+                    finish()
+                }
+                state = .running(loop: loop)
+                return .success(())
+            } catch let error as SystemError {
+                queue.close()
+                return .failure(error)
+            } catch {
+                preconditionFailure("PosixThread.spawn throws only SystemError")
+            }
+        }
+        if case .failure(let error) = result { throw .system(error) }
+    }
+
+    /// Begins a graceful drain (PROTOCOL.md §9): stop accepting at once (new connections are
+    /// refused), close idle keep-alive connections at once, let requests whose first byte has
+    /// arrived finish and answer them with `Connection: close`, and close whatever is left after
+    /// `timeout` (default: the configured `drainTimeout`). Idempotent.
+    public func beginDrain(timeout: Duration? = nil) {
+        if let timeout { drainTimeoutOverride.store(timeout.nanosecondsClamped, ordering: .releasing) }
+        guard !drainRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let neverStarted = lifecycle.withLock { state in
+            guard case .created = state else { return false }
+            state = .finished
+            return true
+        }
+        if neverStarted {
+            listener.close()
+            queue.close()
+            drained.open()
+        } else {
+            wakeup.notify()
+        }
+    }
+
+    /// Blocks until a drain has completed: every connection closed and the listener closed.
+    public func waitUntilDrained() {
+        drained.wait()
+        joinLoop()
+    }
+
+    /// Like `waitUntilDrained()` but gives up after `timeout`; returns whether the drain completed.
+    public func waitUntilDrained(timeout: Duration) -> Bool {
+        guard drained.wait(until: MonotonicInstant.now().advanced(by: timeout)) else { return false }
+        joinLoop()
+        return true
+    }
+
+    /// Called on the loop thread when it exits.
+    private func finish() {
+        listener.close()
+        queue.close()
+        drained.open()
+    }
+
+    private func joinLoop() {
+        let loop: PosixThread? = lifecycle.withLock { state in
+            guard case .running(let loop) = state else { return nil }
+            state = .finished
+            return loop
+        }
+        loop?.join()
+    }
+
+    private func runWorker() {
+        while let item = queue.dequeue() {
+            let response = item.handler(item.request)
+            let wasEmpty = completions.withLock { pending in
+                let wasEmpty = pending.isEmpty
+                pending.append(WorkCompletion(connectionID: item.connectionID, serial: item.serial, response: response))
+                return wasEmpty
+            }
+            // One wake-up per batch: the loop drains the whole list each time it is woken.
+            if wasEmpty { wakeup.notify() }
+        }
+    }
+}
+
+/// A complete request on its way to a worker.
+struct WorkItem: Sendable {
+    let connectionID: UInt64
+    let serial: UInt64
+    let request: Request
+    let handler: @Sendable (Request) -> Response
+}
+
+/// A handler's response on its way back to the event loop.
+struct WorkCompletion: Sendable {
+    let connectionID: UInt64
+    let serial: UInt64
+    let response: Response
+}

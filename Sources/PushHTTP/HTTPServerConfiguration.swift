@@ -1,0 +1,47 @@
+/// Limits and timeouts of one listener. Defaults follow PROTOCOL.md §1 and §9; tests shorten them.
+public struct HTTPServerConfiguration: Sendable {
+    /// `host:port` to listen on; port 0 picks an ephemeral port (read it back from `HTTPServer.port`).
+    public var listen: String
+    /// Worker threads running handlers (handlers may block on the database).
+    public var workerCount: Int = 16
+    /// Open connections beyond this get a fast 503 `temporarily_unavailable` and are closed.
+    public var maxConnections: Int = 1024
+    /// Complete requests waiting for a worker; when full, further requests get the same 503.
+    public var maxQueuedRequests: Int = 256
+    /// Request line plus header fields (PROTOCOL.md §1: 16 KiB); over it → 431.
+    public var maxHeaderBytes: Int = HTTPRequestParser.defaultMaxHeaderBytes
+    /// Head not complete this long after the request's first byte → 408 and close.
+    public var headerTimeout: Duration = .seconds(10)
+    /// Head and body not read, or the handler not finished, this long after the first byte → 408 and close.
+    public var requestTimeout: Duration = .seconds(20)
+    /// A keep-alive connection idle this long is closed without a response.
+    public var idleTimeout: Duration = .seconds(60)
+    /// During a drain, in-flight requests get this long before their connections are closed.
+    public var drainTimeout: Duration = .seconds(30)
+    /// After a closing response, unread client bytes are discarded this long so the response is not
+    /// destroyed by a TCP reset (e.g. a 413 sent while the client is still sending its body).
+    public var lingerTimeout: Duration = .seconds(2)
+
+    public init(listen: String) {
+        self.listen = listen
+    }
+}
+
+/// One access-log record: written once per response, never with headers, bodies or query strings.
+public struct AccessLogEntry: Sendable, Equatable {
+    /// The route label, or `"unknown"` when no route matched (404, unparsable request, over capacity).
+    public let route: String
+    /// The request method when it is a standard one, `"other"` for any other token, `"unknown"` when
+    /// the request could not be parsed.
+    public let method: String
+    public let status: Int
+    /// From the request's first byte to the moment the response was handed to the socket.
+    public let durationMilliseconds: Double
+
+    public init(route: String, method: String, status: Int, durationMilliseconds: Double) {
+        self.route = route
+        self.method = method
+        self.status = status
+        self.durationMilliseconds = durationMilliseconds
+    }
+}

@@ -1,1 +1,0 @@
-// The PushHTTP module; see DESIGN.md "Suggested targets".

@@ -1,0 +1,41 @@
+/// HTTP versions the server accepts (anything else is a 400, see docs/decisions/0001).
+public enum HTTPVersion: Sendable, Equatable {
+    case http10
+    case http11
+}
+
+/// A parsed request line and header section.
+public struct RequestHead: Sendable {
+    /// The method token, case-sensitive as received (RFC 9110 §9.1).
+    public let method: String
+    /// The origin-form request target exactly as received: path plus `?query` if present (PROTOCOL.md §2).
+    public let target: String
+    /// The target up to (not including) the first `?`.
+    public let path: String
+    /// The part after the first `?`, or nil when the target has none.
+    public let query: String?
+    public let version: HTTPVersion
+    public let headers: HTTPHeaders
+    /// Declared body length; nil when the request carried no `Content-Length`.
+    public let contentLength: Int?
+    /// Whether the client allows the connection to stay open after the response (RFC 9112 §9.3).
+    public let keepAlive: Bool
+}
+
+/// Why a request could not be parsed. All map to the body `{"error":"invalid_request"}`, and the
+/// connection is closed after the response because the framing can no longer be trusted.
+public struct HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The response status: 400, 411, 413 or 431.
+    public let status: Int
+    /// What was wrong, for tests and debugging; never sent to the client.
+    public let reason: String
+
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
+    static func badRequest(_ reason: String) -> HTTPParseError { HTTPParseError(status: 400, reason: reason) }
+
+    public var description: String { "\(status) \(reason)" }
+}

@@ -1,0 +1,60 @@
+/// One header field of a response.
+public struct HTTPField: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A response from a handler. The server adds `Content-Length` and `Connection` itself; any such
+/// field set here is ignored.
+public struct Response: Sendable, Equatable {
+    public var status: Int
+    public var headers: [HTTPField]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [HTTPField] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// PROTOCOL.md §1: every response body is JSON in UTF-8.
+    public static let jsonContentType = HTTPField("Content-Type", "application/json; charset=utf-8")
+
+    /// A JSON response whose body is the given, already serialized, JSON text.
+    public static func json(status: Int, _ body: [UInt8], headers: [HTTPField] = []) -> Response {
+        Response(status: status, headers: [jsonContentType] + headers, body: body)
+    }
+
+    /// A JSON response whose body is `text` (UTF-8).
+    public static func json(status: Int, _ text: String, headers: [HTTPField] = []) -> Response {
+        json(status: status, Array(text.utf8), headers: headers)
+    }
+
+    /// `{"error":"<code>"}` with the given status: the only error bodies PROTOCOL.md §1 allows.
+    public static func error(_ status: Int, _ code: ErrorCode, headers: [HTTPField] = []) -> Response {
+        json(status: status, code.body, headers: headers)
+    }
+}
+
+/// The closed set of error codes of PROTOCOL.md §1.
+public enum ErrorCode: String, Sendable, CaseIterable {
+    case invalidRequest = "invalid_request"
+    case invalidAttestation = "invalid_attestation"
+    case notAuthorized = "not_authorized"
+    case invalidAuth = "invalid_auth"
+    case invalidGrant = "invalid_grant"
+    case rateLimited = "rate_limited"
+    case temporarilyUnavailable = "temporarily_unavailable"
+    case configurationFault = "configuration_fault"
+    case notReady = "not_ready"
+    case notFound = "not_found"
+    case requestTimeout = "request_timeout"
+
+    /// The exact body text, e.g. `{"error":"not_found"}`.
+    public var body: [UInt8] { Array("{\"error\":\"\(rawValue)\"}".utf8) }
+}

@@ -1,0 +1,90 @@
+/// One exact-path route: the only method it allows, its handler, its body limit, and whether it
+/// requires `Content-Type: application/json`.
+public struct Route: Sendable {
+    public let method: String
+    public let path: String
+    /// Name used in access logs and metrics (a closed set: the route table). Defaults to the path.
+    public let label: String
+    public let bodyLimit: Int
+    public let requiresJSON: Bool
+    /// Runs on a worker thread; may block (database, APNs).
+    public let handler: @Sendable (Request) -> Response
+
+    public init(
+        _ method: String, _ path: String, label: String? = nil, bodyLimit: Int = Router.defaultBodyLimit,
+        requiresJSON: Bool = false, handler: @escaping @Sendable (Request) -> Response
+    ) {
+        self.method = method
+        self.path = path
+        self.label = label ?? path
+        self.bodyLimit = bodyLimit
+        self.requiresJSON = requiresJSON
+        self.handler = handler
+    }
+}
+
+/// Exact-path router (PROTOCOL.md §1): unknown path → 404 `not_found`, other method → 405
+/// `invalid_request`, missing or non-JSON content type on a JSON route → 400 `invalid_request`.
+public struct Router: Sendable {
+    /// PROTOCOL.md §1: 8192 bytes unless a route says otherwise; also the limit of unknown paths.
+    public static let defaultBodyLimit = 8192
+    /// The label of requests that matched no route.
+    public static let unknownLabel = "unknown"
+
+    private let routes: [String: Route]
+
+    /// - Precondition: paths are unique.
+    public init(_ routes: [Route]) {
+        var table: [String: Route] = [:]
+        for route in routes {
+            precondition(table[route.path] == nil, "duplicate route path")
+            table[route.path] = route
+        }
+        self.routes = table
+    }
+
+    /// The largest body accepted on `path`.
+    public func bodyLimit(forPath path: String) -> Int {
+        routes[path]?.bodyLimit ?? Router.defaultBodyLimit
+    }
+
+    /// The outcome of routing one request.
+    public enum Decision: Sendable {
+        /// Run this route's handler on a worker.
+        case handle(Route)
+        /// Answer at once with this response; `label` is for the access log.
+        case reject(Response, label: String)
+    }
+
+    /// Routes a parsed request head.
+    public func decide(_ head: RequestHead) -> Decision {
+        guard let route = routes[head.path] else {
+            return .reject(.error(404, .notFound), label: Router.unknownLabel)
+        }
+        guard head.method == route.method else {
+            // RFC 9110 §15.5.6: a 405 lists the allowed methods.
+            return .reject(
+                .error(405, .invalidRequest, headers: [HTTPField("Allow", route.method)]), label: route.label)
+        }
+        if route.requiresJSON && !Router.isJSONContentType(head.headers) {
+            return .reject(.error(400, .invalidRequest), label: route.label)
+        }
+        return .handle(route)
+    }
+
+    /// Exactly one `Content-Type` whose media type is `application/json` (any case); parameters such
+    /// as `; charset=utf-8` are allowed (PROTOCOL.md §1, RFC 9110 §8.3.1).
+    static func isJSONContentType(_ headers: HTTPHeaders) -> Bool {
+        let values = headers.values("content-type")
+        guard values.count == 1 else { return false }
+        let mediaType = values[0].split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let trimmed = mediaType.trimmingPrefix(while: { $0 == " " || $0 == "\t" })
+        var end = trimmed.endIndex
+        while end > trimmed.startIndex,
+            trimmed[trimmed.index(before: end)] == " " || trimmed[trimmed.index(before: end)] == "\t"
+        {
+            end = trimmed.index(before: end)
+        }
+        return trimmed[..<end].lowercased() == "application/json"
+    }
+}

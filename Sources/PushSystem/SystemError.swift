@@ -1,0 +1,18 @@
+import Glibc
+
+/// A failed system call: the function that failed and its `errno`.
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Name of the failing C function, e.g. `"bind"`.
+    public let function: String
+    /// The `errno` value the call left behind.
+    public let code: Int32
+
+    public init(function: String, code: Int32) {
+        self.function = function
+        self.code = code
+    }
+
+    public var description: String {
+        "\(function) failed: \(String(cString: strerror(code))) (errno \(code))"
+    }
+}

@@ -1,0 +1,90 @@
+import Glibc
+import PushHTTP
+import PushSystem
+import PushTestSupport
+import Synchronization
+import Testing
+
+/// Collects access-log entries written by a server under test.
+final class AccessLogRecorder: Sendable {
+    private let entries = Mutex<[AccessLogEntry]>([])
+
+    func record(_ entry: AccessLogEntry) { entries.withLock { $0.append(entry) } }
+    var all: [AccessLogEntry] { entries.withLock { $0 } }
+}
+
+/// A handler that reports when it starts and blocks until the test opens its gate.
+final class GatedHandler: Sendable {
+    let started = CompletionLatch()
+    let gate = CompletionLatch()
+    let finished = CompletionLatch()
+    private let startCount = Atomic<Int>(0)
+
+    var starts: Int { startCount.load(ordering: .relaxed) }
+
+    func handle(_ request: Request) -> Response {
+        startCount.add(1, ordering: .relaxed)
+        started.open()
+        gate.wait()
+        finished.open()
+        return .json(status: 200, "{\"slow\":true}")
+    }
+}
+
+/// A running server on 127.0.0.1 with an ephemeral port and the test routes:
+/// `GET /hello`, `POST /echo` (JSON, echoes the body), `POST /big` (JSON, 23896-byte limit) and
+/// `POST /slow` (blocks on `slow.gate`).
+final class LiveServer {
+    let server: HTTPServer
+    let accessLog = AccessLogRecorder()
+    let slow = GatedHandler()
+
+    init(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = HTTPServerConfiguration(listen: "127.0.0.1:0")
+        configuration.workerCount = 2
+        configure(&configuration)
+        let slow = self.slow
+        let router = Router([
+            Route("GET", "/hello") { _ in .json(status: 200, "{\"hello\":\"world\"}") },
+            Route("POST", "/echo", requiresJSON: true) { request in .json(status: 200, request.body) },
+            Route("POST", "/big", bodyLimit: 23896, requiresJSON: true) { request in
+                .json(status: 200, "{\"length\":\(request.body.count)}")
+            },
+            Route("POST", "/slow") { request in slow.handle(request) },
+        ])
+        let recorder = accessLog
+        server = try HTTPServer(configuration: configuration, router: router, accessLog: { recorder.record($0) })
+        try server.start()
+    }
+
+    var port: Int { server.port }
+
+    func client(timeout: Duration = .seconds(5)) throws -> HTTPTestClient {
+        try HTTPTestClient(port: port, timeout: timeout)
+    }
+
+    deinit {
+        slow.gate.open()
+        server.beginDrain(timeout: .zero)
+        server.waitUntilDrained()
+    }
+}
+
+let getHello = "GET /hello HTTP/1.1\r\nHost: test\r\n\r\n"
+
+func post(_ path: String, _ body: String, contentType: String = "application/json") -> String {
+    "POST \(path) HTTP/1.1\r\nHost: test\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+}
+
+/// Polls `condition` every 5 ms for at most `timeout`.
+func eventually(within timeout: Duration = .seconds(2), _ condition: () -> Bool) -> Bool {
+    let deadline = MonotonicInstant.now().advanced(by: timeout)
+    while MonotonicInstant.now() < deadline {
+        if condition() { return true }
+        var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+        nanosleep(&pause, nil)
+    }
+    return condition()
+}
+
+func elapsed(since start: MonotonicInstant) -> Duration { start.duration(to: .now()) }
