@@ -22,10 +22,18 @@ public final class TemporaryDatabase: Sendable {
         return try body(database)
     }
 
-    public init() throws {
-        guard let raw = ProcessInfo.processInfo.environment["DATABASE_URL"], let parsed = PostgresURL(raw) else {
+    /// A database on the test command's server (`DATABASE_URL`).
+    public convenience init() throws {
+        guard let raw = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
             throw TestSupportError("DATABASE_URL must be a postgresql:// URI of a superuser (run scripts/test)")
         }
+        try self.init(serverURL: raw)
+    }
+
+    /// A database on the server that the superuser URI `serverURL` names (e.g. a private
+    /// `PostgresTestServer`).
+    public init(serverURL raw: String) throws {
+        guard let parsed = PostgresURL(raw) else { throw TestSupportError("not a postgresql:// URI") }
         serverURL = parsed
         name = "push_test_" + randomSuffix()
         var databaseURL = parsed

@@ -1,6 +1,51 @@
-/// `push-gateway serve` (PROTOCOL.md §12).
+import PushAttest
+import PushSystem
+
+/// `push-gateway serve` (PROTOCOL.md §12): validate the configuration, refuse to start on any
+/// error, run both listeners, and drain on SIGTERM or SIGINT.
 enum ServeCommand {
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        CommandLineTool.notYetImplemented("serve")
+        guard arguments.isEmpty else {
+            StandardStreams.writeError("usage: push-gateway serve\n")
+            return CommandLineTool.usageExitCode
+        }
+        let configuration: GatewayConfiguration
+        do {
+            configuration = try GatewayConfiguration(environment: environment)
+        } catch {
+            StandardStreams.writeError(error.errors.map { "configuration error: \($0)\n" }.joined())
+            return 1
+        }
+        let logger = Logger(level: configuration.logLevel)
+        do {
+            // The built-in Apple root must match its pinned fingerprint, or nothing can be trusted.
+            _ = try AppleAppAttestationRoot.certificate()
+        } catch {
+            logger.error("the built-in App Attest root does not match its pinned SHA-256; refusing to start")
+            return 1
+        }
+        for setting in configuration.insecureSettings {
+            logger.warning("insecure test/development setting in use", ["variable": .string(setting)])
+        }
+        do {
+            // Signals are blocked before any thread starts so every thread inherits the mask.
+            let signals = try SignalNotifier()
+            let server = try GatewayServer(
+                application: GatewayApplication(configuration: configuration, logger: logger))
+            try server.start()
+            logger.info(
+                "listening",
+                [
+                    "public_port": .int(Int64(server.publicPort)), "private_port": .int(Int64(server.privatePort)),
+                ])
+            let signal = try signals.waitForSignal()
+            logger.info("draining", ["signal": .int(Int64(signal))])
+            server.drain()
+            logger.info("stopped")
+            return 0
+        } catch {
+            logger.error("cannot start", ["error": .string("\(error)")])
+            return 1
+        }
     }
 }

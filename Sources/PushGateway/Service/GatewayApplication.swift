@@ -1,0 +1,56 @@
+import PushHTTP
+import PushPostgres
+import PushSystem
+import Synchronization
+
+/// Everything `serve` builds from the configuration: shared services, the public route table and
+/// the private probes. Handlers run on the HTTP server's worker threads.
+public final class GatewayApplication: Sendable {
+    public let configuration: GatewayConfiguration
+    public let logger: Logger
+    let clock: any WallClock
+    let pool: PostgresPool
+    private let draining = Atomic<Bool>(false)
+
+    /// Public route paths with their body limits (PROTOCOL.md §1).
+    static let challengesPath = "/v1/installations/challenges"
+
+    public init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.pool = PostgresPool(
+            configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
+            options: PostgresPool.Options(maximumConnections: 16))
+    }
+
+    /// True from `beginDrain()` on.
+    public var isDraining: Bool { draining.load(ordering: .acquiring) }
+
+    /// Readiness fails from now on (PROTOCOL.md §9).
+    public func beginDrain() { draining.store(true, ordering: .releasing) }
+
+    /// The public listener's routes.
+    func publicRouter() -> Router {
+        let challenges = ChallengeRoute(
+            authority: ChallengeAuthority(keyring: configuration.challengeKeys),
+            limiter: KeyedRateLimiter(
+                capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
+                refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
+            trustedProxies: configuration.trustedProxies, clock: clock)
+        return Router([
+            Route("POST", Self.challengesPath, label: "challenges", requiresJSON: true, handler: challenges.handle)
+        ])
+    }
+
+    /// The private listener's routes: liveness and readiness.
+    func privateRouter() -> Router {
+        let health = HealthRoutes(
+            isDraining: { [self] in isDraining },
+            databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) })
+        return Router([
+            Route("GET", "/_liveness", label: "liveness", handler: health.liveness),
+            Route("GET", "/_readiness", label: "readiness", handler: health.readiness),
+        ])
+    }
+}
