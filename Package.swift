@@ -40,7 +40,7 @@ let package = Package(
             dependencies: ["PushAttest", "PushCrypto", "PushJSON", "PushTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushNostrTests", dependencies: ["PushNostr"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "PushNostrTests", dependencies: ["PushNostr", "PushCrypto"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport"]),

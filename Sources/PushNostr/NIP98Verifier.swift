@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// What a valid NIP-98 header proves: this relay key signed this event for this request.
 public struct NIP98Authorization: Sendable, Equatable {
     /// The relay identity (the event's `pubkey`).
@@ -63,7 +65,7 @@ public struct NIP98Verifier: Sendable {
         let header = Array(authorization.utf8)
         guard header.count <= Self.maximumHeaderLength else { throw .headerTooLong }
         guard let credentials = Self.credentials(of: header) else { throw .notNostrScheme }
-        guard let json = StrictBase64.decode(credentials) else { throw .invalidBase64 }
+        guard let json = Base64.decode(credentials) else { throw .invalidBase64 }
 
         let event: NostrEvent
         do {
@@ -91,7 +93,7 @@ public struct NIP98Verifier: Sendable {
         guard tags.method.utf8.elementsEqual(Self.method.utf8), method.utf8.elementsEqual(Self.method.utf8) else {
             throw .methodMismatch
         }
-        guard tags.payload.utf8.elementsEqual(LowercaseHex.encode(sha256(body)).utf8) else {
+        guard tags.payload.utf8.elementsEqual(Hex.encode(sha256(body)).utf8) else {
             throw .payloadMismatch
         }
 

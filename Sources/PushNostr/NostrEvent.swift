@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// SHA-256 of a byte string (32 bytes out). PushNostr takes it as a parameter so that the one SHA-256
 /// implementation of the service (PushCrypto's) is used everywhere.
 public typealias SHA256Function = @Sendable ([UInt8]) -> [UInt8]
@@ -61,7 +63,7 @@ public struct NostrEvent: Sendable, Equatable {
     public var json: [UInt8] {
         var output: [UInt8] = []
         output.append(contentsOf: #"{"id":""#.utf8)
-        output.append(contentsOf: LowercaseHex.encode(id).utf8)
+        output.append(contentsOf: Hex.encode(id).utf8)
         output.append(contentsOf: #"","pubkey":""#.utf8)
         output.append(contentsOf: publicKey.hex.utf8)
         output.append(contentsOf: #"","created_at":"#.utf8)
@@ -73,7 +75,7 @@ public struct NostrEvent: Sendable, Equatable {
         output.append(contentsOf: #","content":"#.utf8)
         NostrEventSerialization.appendString(content, to: &output)
         output.append(contentsOf: #","sig":""#.utf8)
-        output.append(contentsOf: LowercaseHex.encode(signature).utf8)
+        output.append(contentsOf: Hex.encode(signature).utf8)
         output.append(contentsOf: #""}"#.utf8)
         return output
     }

@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// Why an event's JSON text was refused.
 struct NostrEventJSONError: Error, Equatable {
     enum Code: Equatable {
@@ -86,9 +88,9 @@ struct NostrEventJSONParser {
         guard let id, let pubkey, let createdAt, let kind, let tags, let content, let sig else {
             throw NostrEventJSONError(code: .missingMember)
         }
-        guard let idBytes = LowercaseHex.decode(id, byteCount: 32),
-            let signatureBytes = LowercaseHex.decode(sig, byteCount: 64),
-            LowercaseHex.decode(pubkey, byteCount: 32) != nil
+        guard let idBytes = Hex.decode(id, byteCount: 32, lowercaseOnly: true),
+            let signatureBytes = Hex.decode(sig, byteCount: 64, lowercaseOnly: true),
+            Hex.decode(pubkey, byteCount: 32, lowercaseOnly: true) != nil
         else { throw NostrEventJSONError(code: .invalidHex) }
         guard let publicKey = XOnlyPublicKey(hex: pubkey) else {
             throw NostrEventJSONError(code: .invalidPublicKey)

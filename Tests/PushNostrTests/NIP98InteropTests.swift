@@ -1,4 +1,5 @@
 import Foundation
+import PushCrypto
 import Testing
 
 @testable import PushNostr
@@ -63,7 +64,7 @@ struct NIP98InteropTests {
         let url = try #require(
             ReceivedRequestURL(host: "push.example.com", forwardedProto: "https", requestTarget: "/v1/deliveries/apns"))
         let result = try PythonNostr.run([
-            "-c", PythonNostr.script, "sign", url.string, LowercaseHex.encode(Self.body), String(Self.now),
+            "-c", PythonNostr.script, "sign", url.string, Hex.encode(Self.body), String(Self.now),
             Self.content,
         ])
         try #require(result.status == 0)
@@ -80,7 +81,7 @@ struct NIP98InteropTests {
     @Test("a header signed here verifies in the Python implementation")
     func swiftSigns() throws {
         let key = try #require(SchnorrSigningKey(secretKey: ReferenceSHA256.hash(Array("interop".utf8))))
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(Self.body))
+        let payload = Hex.encode(ReferenceSHA256.hash(Self.body))
         let event = NostrEvent(
             signedBy: key, createdAt: Self.now, kind: NIP98Verifier.eventKind,
             tags: [["u", "https://push.example.com/v1/deliveries/apns"], ["method", "POST"], ["payload", payload]],

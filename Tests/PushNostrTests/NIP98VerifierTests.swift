@@ -1,3 +1,4 @@
+import PushCrypto
 import Testing
 
 @testable import PushNostr
@@ -20,7 +21,7 @@ struct NIP98VerifierTests {
         url: String = signedURL, method: String = "POST", body: [UInt8] = body, createdAt: Int64 = now,
         kind: Int64 = NIP98Verifier.eventKind, tags: [[String]]? = nil, content: String = ""
     ) -> NostrEvent {
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(body))
+        let payload = Hex.encode(ReferenceSHA256.hash(body))
         return NostrEvent(
             signedBy: key, createdAt: createdAt, kind: kind,
             tags: tags ?? [["u", url], ["method", method], ["payload", payload]], content: content,
@@ -33,7 +34,7 @@ struct NIP98VerifierTests {
 
     /// A header whose event JSON was edited after signing.
     static func header(editing event: NostrEvent, _ edit: (String) -> String) -> String {
-        "Nostr " + StrictBase64.encode(Array(edit(String(decoding: event.json, as: UTF8.self)).utf8))
+        "Nostr " + Base64.encode(Array(edit(String(decoding: event.json, as: UTF8.self)).utf8))
     }
 
     func verify(
@@ -99,7 +100,7 @@ struct NIP98VerifierTests {
 
     @Test("other tags, and extra elements in the required tags, are ignored")
     func otherTags() {
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(Self.body))
+        let payload = Hex.encode(ReferenceSHA256.hash(Self.body))
         let tags = [
             ["nonce", "123"], ["u", Self.signedURL, "extra"], [], ["t"], ["method", "POST"], ["payload", payload],
             ["U", "https://elsewhere"],
@@ -212,7 +213,7 @@ struct NIP98VerifierTests {
 
     @Test("text that is not the event JSON fails", arguments: [" ", "{}", "[]", "null", "{\"id\":"])
     func notEventJSON(text: String) {
-        #expect(failure(verify("Nostr " + StrictBase64.encode(Array(text.utf8)))) == .malformedEvent)
+        #expect(failure(verify("Nostr " + Base64.encode(Array(text.utf8)))) == .malformedEvent)
     }
 
     @Test("a pubkey that is not a curve point fails")
@@ -280,7 +281,7 @@ struct NIP98VerifierTests {
 
     @Test("an uppercase payload hash fails")
     func uppercasePayload() {
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(Self.body)).uppercased()
+        let payload = Hex.encode(ReferenceSHA256.hash(Self.body)).uppercased()
         let tags = [["u", Self.signedURL], ["method", "POST"], ["payload", payload]]
         #expect(failure(verify(Self.header(Self.event(tags: tags)))) == .payloadMismatch)
     }

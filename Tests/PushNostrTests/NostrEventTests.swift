@@ -1,4 +1,5 @@
 import Foundation
+import PushCrypto
 import Testing
 
 @testable import PushNostr
@@ -34,10 +35,10 @@ struct NIP01Fixture: Decodable {
         let entry = try load().events[index]
         let fields = entry.event
         let event = NostrEvent(
-            id: try #require(LowercaseHex.decode(fields.id, byteCount: 32)),
+            id: try #require(Hex.decode(fields.id, byteCount: 32, lowercaseOnly: true)),
             publicKey: try #require(XOnlyPublicKey(hex: fields.pubkey)), createdAt: fields.createdAt,
             kind: fields.kind, tags: fields.tags, content: fields.content,
-            signature: try #require(LowercaseHex.decode(fields.sig, byteCount: 64)))
+            signature: try #require(Hex.decode(fields.sig, byteCount: 64, lowercaseOnly: true)))
         return (event, entry)
     }
 }

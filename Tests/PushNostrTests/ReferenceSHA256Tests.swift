@@ -1,3 +1,4 @@
+import PushCrypto
 import Testing
 
 @testable import PushNostr
@@ -16,12 +17,12 @@ struct ReferenceSHA256Tests {
             ),
         ])
     func knownAnswers(message: String, digest: String) {
-        #expect(LowercaseHex.encode(ReferenceSHA256.hash(Array(message.utf8))) == digest)
+        #expect(Hex.encode(ReferenceSHA256.hash(Array(message.utf8))) == digest)
     }
 
     @Test("hashes a million 'a' across many blocks")
     func millionA() {
         let digest = ReferenceSHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
-        #expect(LowercaseHex.encode(digest) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(Hex.encode(digest) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

@@ -31,7 +31,7 @@ enum KeygenCommand {
         do {
             let key = try randomBytes(Keyring.keyLength)
             let id = try requestedID ?? defaultID(now: now, suffix: randomBytes(2))
-            return CommandResult(exitCode: 0, standardOutput: "\(id):\(StrictBase64.encode(key))\n", standardError: "")
+            return CommandResult(exitCode: 0, standardOutput: "\(id):\(Base64.encode(key))\n", standardError: "")
         } catch {
             return CommandResult(
                 exitCode: 1, standardOutput: "", standardError: "push-gateway keygen: secure randomness unavailable\n")
