@@ -3,8 +3,6 @@ import PushCrypto
 
 @testable import PushNostr
 
-let referenceSHA256: SHA256Function = { ReferenceSHA256.hash($0) }
-
 /// Hex in either case (the BIP-340 CSV is uppercase) to bytes; nil for anything else.
 func bytes(fromHex hex: String) -> [UInt8]? {
     Hex.decode(hex)
