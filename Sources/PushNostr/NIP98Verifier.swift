@@ -64,10 +64,10 @@ public struct NIP98Verifier: Sendable {
         guard let json = Base64.decode(credentials) else { throw .invalidBase64 }
 
         let event: NostrEvent
-        do {
-            event = try NostrEventJSONParser.parse(json)
+        do throws(NostrEventJSONError) {
+            event = try NostrEvent(json: json)
         } catch {
-            throw error.code == .invalidPublicKey ? .invalidPublicKey : .malformedEvent
+            throw error == .invalidPublicKey ? .invalidPublicKey : .malformedEvent
         }
         guard event.kind == Self.eventKind else { throw .wrongKind }
 

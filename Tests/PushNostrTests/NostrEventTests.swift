@@ -68,7 +68,7 @@ struct NostrEventTests {
     @Test("the event JSON written by NostrEvent reads back identically through the strict parser", arguments: 0..<5)
     func jsonRoundTrip(index: Int) throws {
         let (event, _) = try NIP01Fixture.event(index)
-        #expect(try NostrEventJSONParser.parse(event.json) == event)
+        #expect(try NostrEvent(json: event.json) == event)
     }
 
     @Test("a changed content breaks the id and a changed signature fails verification", arguments: 0..<5)
