@@ -23,8 +23,8 @@ let package = Package(
         .target(name: "PushJSON"),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "PushAttest", dependencies: ["PushCrypto"]),
-        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto"]),
+        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
+        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
         .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto"]),
         .target(
@@ -48,7 +48,9 @@ let package = Package(
             dependencies: ["PushAttest", "PushCrypto", "PushJSON", "PushTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "PushNostrTests", dependencies: ["PushNostr"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "PushNostrTests", dependencies: ["PushNostr", "PushCrypto", "PushJSON"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport"]),

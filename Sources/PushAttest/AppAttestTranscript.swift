@@ -1,4 +1,5 @@
 import PushCrypto
+import PushJSON
 
 /// The bytes an App Attest operation signs (PROTOCOL.md §3): `<domain> "\n" <compact JSON>`, with
 /// members in the route's fixed order and every value copied from the validated request as received.
@@ -126,43 +127,18 @@ public struct AppAttestTranscript: Sendable, Equatable {
 
     /// The transcript bytes: the enrollment clientData, or the preimage of an assertion's clientDataHash.
     public var bytes: [UInt8] {
-        var output = Array(route.domain.utf8)
-        output.append(UInt8(ascii: "\n"))
-        output.append(UInt8(ascii: "{"))
-        for (index, member) in members.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            Self.appendString(member.name, to: &output)
-            output.append(UInt8(ascii: ":"))
+        var writer = JSONWriter(prefix: Array((route.domain + "\n").utf8))
+        writer.beginObject()
+        for member in members {
             switch member.value {
-            case .string(let text): Self.appendString(text, to: &output)
-            case .integer(let number): output.append(contentsOf: String(number).utf8)
+            case .string(let text): writer.member(member.name, text)
+            case .integer(let number): writer.member(member.name, number)
             }
         }
-        output.append(UInt8(ascii: "}"))
-        return output
+        writer.endObject()
+        return writer.bytes
     }
 
     /// SHA-256 of ``bytes`` (PROTOCOL.md §3: `clientDataHash`).
     public var clientDataHash: [UInt8] { SHA256.hash(bytes) }
-
-    /// JSON string with exactly the escapes of PROTOCOL.md §3: `\"`, `\\` and `\u00xx` (lowercase
-    /// hex) for U+0000..U+001F; every other scalar is copied as UTF-8.
-    private static func appendString(_ text: String, to output: inout [UInt8]) {
-        let hexDigits = Array("0123456789abcdef".utf8)
-        output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                output.append(UInt8(ascii: "\\"))
-                output.append(byte)
-            case 0x00..<0x20:
-                output.append(contentsOf: Array("\\u00".utf8))
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0f)])
-            default:
-                output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
-    }
 }

@@ -19,7 +19,13 @@ public enum Base64 {
 
     /// Standard alphabet, padded or unpadded (PROTOCOL.md §1); `nil` unless strictly valid.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var symbols = Array(text.utf8)
+        decode(text.utf8)
+    }
+
+    /// Standard alphabet, padded or unpadded, from the text's bytes (e.g. a slice of a received header);
+    /// `nil` unless strictly valid.
+    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var symbols = Array(text)
         if symbols.count % 4 == 0, symbols.last == UInt8(ascii: "=") {
             symbols.removeLast()
             if symbols.last == UInt8(ascii: "=") { symbols.removeLast() }

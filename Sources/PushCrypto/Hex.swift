@@ -31,6 +31,13 @@ public enum Hex {
         return output
     }
 
+    /// Decodes exactly `byteCount` bytes from `2 * byteCount` hexadecimal digits; `nil` for any other
+    /// length (fixed-size keys, ids and signatures).
+    public static func decode(_ text: some StringProtocol, byteCount: Int, lowercaseOnly: Bool = false) -> [UInt8]? {
+        guard text.utf8.count == byteCount * 2 else { return nil }
+        return decode(text, lowercaseOnly: lowercaseOnly)
+    }
+
     private static func nibble(_ character: UInt8, lowercaseOnly: Bool) -> UInt8? {
         switch character {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")

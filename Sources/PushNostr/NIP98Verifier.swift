@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// What a valid NIP-98 header proves: this relay key signed this event for this request.
 public struct NIP98Authorization: Sendable, Equatable {
     /// The relay identity (the event's `pubkey`).
@@ -26,15 +28,11 @@ public struct NIP98Verifier: Sendable {
     /// The only method the delivery route accepts.
     public static let method = "POST"
 
-    private let sha256: SHA256Function
     private let allowedPublicOrigins: [String]?
 
-    /// - Parameters:
-    ///   - sha256: SHA-256 for the event id and the payload hash.
-    ///   - allowedPublicOrigins: `PUSH_GATEWAY_PUBLIC_ORIGINS` as `scheme://authority` strings, or nil when
-    ///     unset (then any origin the request carries is accepted).
-    public init(sha256: @escaping SHA256Function, allowedPublicOrigins: [String]? = nil) {
-        self.sha256 = sha256
+    /// - Parameter allowedPublicOrigins: `PUSH_GATEWAY_PUBLIC_ORIGINS` as `scheme://authority` strings, or nil
+    ///   when unset (then any origin the request carries is accepted).
+    public init(allowedPublicOrigins: [String]? = nil) {
         self.allowedPublicOrigins = allowedPublicOrigins
     }
 
@@ -63,13 +61,13 @@ public struct NIP98Verifier: Sendable {
         let header = Array(authorization.utf8)
         guard header.count <= Self.maximumHeaderLength else { throw .headerTooLong }
         guard let credentials = Self.credentials(of: header) else { throw .notNostrScheme }
-        guard let json = StrictBase64.decode(credentials) else { throw .invalidBase64 }
+        guard let json = Base64.decode(credentials) else { throw .invalidBase64 }
 
         let event: NostrEvent
-        do {
-            event = try NostrEventJSONParser.parse(json)
+        do throws(NostrEventJSONError) {
+            event = try NostrEvent(json: json)
         } catch {
-            throw error.code == .invalidPublicKey ? .invalidPublicKey : .malformedEvent
+            throw error == .invalidPublicKey ? .invalidPublicKey : .malformedEvent
         }
         guard event.kind == Self.eventKind else { throw .wrongKind }
 
@@ -91,11 +89,11 @@ public struct NIP98Verifier: Sendable {
         guard tags.method.utf8.elementsEqual(Self.method.utf8), method.utf8.elementsEqual(Self.method.utf8) else {
             throw .methodMismatch
         }
-        guard tags.payload.utf8.elementsEqual(LowercaseHex.encode(sha256(body)).utf8) else {
+        guard tags.payload.utf8.elementsEqual(Hex.encode(SHA256.hash(body)).utf8) else {
             throw .payloadMismatch
         }
 
-        guard event.computedID(sha256: sha256) == event.id else { throw .idMismatch }
+        guard event.computedID == event.id else { throw .idMismatch }
         guard event.hasValidSignature else { throw .invalidSignature }
         return NIP98Authorization(relayPublicKey: event.publicKey, eventID: event.id, createdAt: event.createdAt)
     }

@@ -1,9 +1,7 @@
-/// SHA-256 of a byte string (32 bytes out). PushNostr takes it as a parameter so that the one SHA-256
-/// implementation of the service (PushCrypto's) is used everywhere.
-public typealias SHA256Function = @Sendable ([UInt8]) -> [UInt8]
+import PushCrypto
 
 /// A Nostr event (NIP-01) whose fields have the right shapes; whether its id and signature are right is
-/// checked separately (`computedID(sha256:)`, `hasValidSignature`).
+/// checked separately (`computedID`, `hasValidSignature`).
 public struct NostrEvent: Sendable, Equatable {
     /// The claimed id: 32 bytes.
     public var id: [UInt8]
@@ -31,9 +29,9 @@ public struct NostrEvent: Sendable, Equatable {
     /// Signs an event with `key`: computes the NIP-01 id and its BIP-340 signature.
     public init(
         signedBy key: SchnorrSigningKey, createdAt: Int64, kind: Int64, tags: [[String]], content: String,
-        auxiliaryRandomness: [UInt8], sha256: SHA256Function
+        auxiliaryRandomness: [UInt8]
     ) {
-        let id = sha256(
+        let id = SHA256.hash(
             NostrEventSerialization.idPreimage(
                 publicKey: key.publicKey, createdAt: createdAt, kind: kind, tags: tags, content: content))
         self.init(
@@ -42,8 +40,8 @@ public struct NostrEvent: Sendable, Equatable {
     }
 
     /// SHA-256 of the NIP-01 serialization `[0,pubkey,created_at,kind,tags,content]`.
-    public func computedID(sha256: SHA256Function) -> [UInt8] {
-        sha256(idPreimage)
+    public var computedID: [UInt8] {
+        SHA256.hash(idPreimage)
     }
 
     /// The NIP-01 id preimage of this event.
@@ -61,7 +59,7 @@ public struct NostrEvent: Sendable, Equatable {
     public var json: [UInt8] {
         var output: [UInt8] = []
         output.append(contentsOf: #"{"id":""#.utf8)
-        output.append(contentsOf: LowercaseHex.encode(id).utf8)
+        output.append(contentsOf: Hex.encode(id).utf8)
         output.append(contentsOf: #"","pubkey":""#.utf8)
         output.append(contentsOf: publicKey.hex.utf8)
         output.append(contentsOf: #"","created_at":"#.utf8)
@@ -73,7 +71,7 @@ public struct NostrEvent: Sendable, Equatable {
         output.append(contentsOf: #","content":"#.utf8)
         NostrEventSerialization.appendString(content, to: &output)
         output.append(contentsOf: #","sig":""#.utf8)
-        output.append(contentsOf: LowercaseHex.encode(signature).utf8)
+        output.append(contentsOf: Hex.encode(signature).utf8)
         output.append(contentsOf: #""}"#.utf8)
         return output
     }

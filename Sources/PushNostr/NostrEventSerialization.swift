@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// The NIP-01 event id serialization.
 ///
 /// NIP-01 fixes the escaping so every implementation hashes the same bytes: no whitespace; `\n`, `"`,
@@ -53,7 +55,7 @@ public enum NostrEventSerialization {
             case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
             case 0x00..<0x20:
                 output.append(contentsOf: Array(#"\u00"#.utf8))
-                output.append(contentsOf: LowercaseHex.encode([byte]).utf8)
+                output.append(contentsOf: Hex.encode([byte]).utf8)
             default: output.append(byte)
             }
         }

@@ -1,4 +1,5 @@
 import CSecp256k1
+import PushCrypto
 
 /// A BIP-340 x-only secp256k1 public key that is known to be a valid curve point.
 public struct XOnlyPublicKey: Sendable, Hashable {
@@ -13,12 +14,12 @@ public struct XOnlyPublicKey: Sendable, Hashable {
 
     /// Accepts exactly 64 lowercase hex characters naming a valid point (PROTOCOL.md §1 "relay pubkey").
     public init?(hex: String) {
-        guard let bytes = LowercaseHex.decode(hex, byteCount: 32) else { return nil }
+        guard let bytes = Hex.decode(hex, byteCount: 32, lowercaseOnly: true) else { return nil }
         self.init(bytes: bytes)
     }
 
     /// 64 lowercase hex characters.
-    public var hex: String { LowercaseHex.encode(bytes) }
+    public var hex: String { Hex.encode(bytes) }
 
     /// The library's parsed form, for verification.
     func parsed() -> secp256k1_xonly_pubkey {

@@ -14,20 +14,40 @@ struct Base64Tests {
         #expect(Base64.encode(Array(plain.utf8)) == encoded)
     }
 
-    @Test("standard decoding accepts the padded and the unpadded form", arguments: rfc4648)
+    @Test("standard decoding accepts the padded and the unpadded form, as text and as bytes", arguments: rfc4648)
     func decodesPaddedAndUnpadded(plain: String, encoded: String) {
-        #expect(Base64.decode(encoded) == Array(plain.utf8))
         let unpadded = String(encoded.filter { $0 != "=" })
-        #expect(Base64.decode(unpadded) == Array(plain.utf8))
+        for text in [encoded, unpadded] {
+            #expect(Base64.decode(text) == Array(plain.utf8))
+            #expect(Base64.decode(Array(text.utf8)) == Array(plain.utf8))
+            // A slice that does not start at index 0, as a credential cut out of a header is.
+            #expect(Base64.decode(Array(("Nostr " + text).utf8).dropFirst(6)) == Array(plain.utf8))
+        }
+    }
+
+    @Test("standard encoding round-trips every byte value and every length, padded and unpadded")
+    func standardRoundTrip() {
+        let allBytes = (0...255).map { UInt8($0) }
+        #expect(Base64.decode(Base64.encode(allBytes)) == allBytes)
+        #expect(Base64.encode([0xfb, 0xff]) == "+/8=")
+        for length in 0...40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 5) }
+            let text = Base64.encode(bytes)
+            #expect(Base64.decode(text) == bytes)
+            #expect(Base64.decode(String(text.filter { $0 != "=" })) == bytes)
+        }
     }
 
     @Test(
-        "standard decoding refuses malformed text",
+        "standard decoding refuses malformed text, as text and as bytes",
         arguments: [
-            "Zg=", "Zh==", "Zm9=", "Z", "Zm9v\n", " Zm9v", "Zm 9v", "Zm9v====", "Zg==Zg==", "Zm-v", "Zm_v", "====",
+            "Zg=", "Zg===", "Z===", "Zh==", "Zm9=", "Z", "Zm9vY", "Zm9v=", "Zm9vYh", "Zm8==", "Zm9v\n", " Zm9v",
+            "Zm 9v", "Zm 8=", "Zm9v Yg==", "Zm9v\nYg==", "Zm9v====", "Zg==Zg==", "Zm8=Zm8=", "Zm-v", "Zm_v", "Zm-_",
+            "-_8=", "====", "Zm8=\0", "Zm8é",
         ])
     func refusesMalformed(text: String) {
         #expect(Base64.decode(text) == nil)
+        #expect(Base64.decode(Array(text.utf8)) == nil)
     }
 
     @Test("base64url without padding round-trips every byte value and uses - and _")
@@ -69,5 +89,17 @@ struct HexTests {
     func lowercaseOnly() {
         #expect(Hex.decode("AB", lowercaseOnly: true) == nil)
         #expect(Hex.decode("ab", lowercaseOnly: true) == [0xab])
+    }
+
+    @Test("byteCount accepts exactly twice as many digits and keeps the lowercase rule")
+    func exactByteCount() {
+        let id = String(repeating: "ab", count: 32)
+        #expect(Hex.decode(id, byteCount: 32, lowercaseOnly: true) == [UInt8](repeating: 0xab, count: 32))
+        #expect(Hex.decode(id, byteCount: 31, lowercaseOnly: true) == nil)
+        #expect(Hex.decode(id, byteCount: 33, lowercaseOnly: true) == nil)
+        #expect(Hex.decode(String(id.dropLast()), byteCount: 32, lowercaseOnly: true) == nil)
+        #expect(Hex.decode(id.uppercased(), byteCount: 32, lowercaseOnly: true) == nil)
+        #expect(Hex.decode(id.uppercased(), byteCount: 32) == [UInt8](repeating: 0xab, count: 32))
+        #expect(Hex.decode(String(repeating: "g", count: 64), byteCount: 32, lowercaseOnly: true) == nil)
     }
 }

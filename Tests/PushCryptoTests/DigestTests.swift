@@ -15,6 +15,13 @@ struct DigestTests {
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
+    @Test("SHA-256 of a million 'a' (FIPS 180-4 long example) spans many blocks")
+    func sha256MillionA() {
+        #expect(
+            Hex.encode(SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
     struct HMACCase: Sendable, CustomTestStringConvertible {
         let name: String
         let key: [UInt8]

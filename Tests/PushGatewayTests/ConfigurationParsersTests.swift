@@ -41,26 +41,6 @@ struct ConfigurationParsersTests {
         }
     }
 
-    @Test("strict base64 round-trips every length and refuses other alphabets and bad padding")
-    func base64() {
-        for length in 0...40 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 5) }
-            let text = StrictBase64.encode(bytes)
-            #expect(StrictBase64.decode(text) == bytes)
-            #expect(StrictBase64.decode(String(text.drop { _ in false }.filter { $0 != "=" })) == bytes)
-        }
-        #expect(StrictBase64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
-        #expect(StrictBase64.encode(Array("fo".utf8)) == "Zm8=")
-        for text in ["Zm8", "Zm8==", "Zm9=", "Z", "Zm8=Zm8=", "Zm-_", "Zm 8=", "====", "Zg="] {
-            let decoded = StrictBase64.decode(text)
-            if text == "Zm8" {
-                #expect(decoded == Array("fo".utf8))
-            } else {
-                #expect(decoded == nil, "\(text)")
-            }
-        }
-    }
-
     @Test("profile ids map to their variable key")
     func profileVariableKeys() {
         #expect(AppProfile.variableKey(for: "buzz-ios-production") == "BUZZ_IOS_PRODUCTION")

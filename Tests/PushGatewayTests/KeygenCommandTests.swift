@@ -1,3 +1,4 @@
+import PushCrypto
 import Testing
 
 @testable import PushGateway
@@ -28,7 +29,7 @@ struct KeygenCommandTests {
         #expect(calls == 2)
         #expect(result.exitCode == 0)
         #expect(
-            result.standardOutput == "k20261129-0fa0:" + StrictBase64.encode([UInt8](repeating: 0xAB, count: 32)) + "\n"
+            result.standardOutput == "k20261129-0fa0:" + Base64.encode([UInt8](repeating: 0xAB, count: 32)) + "\n"
         )
         let line = String(result.standardOutput.dropLast())
         #expect(try Keyring.parse(line).get().sealingKey.bytes == [UInt8](repeating: 0xAB, count: 32))

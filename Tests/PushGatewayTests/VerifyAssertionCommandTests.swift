@@ -15,26 +15,18 @@ struct VerifyAssertionCommandTests {
 
     /// Arguments for the real node-app-attest assertion, with overrides.
     func realArguments(_ overrides: [String: String?] = [:]) throws -> [String] {
-        var flags: [String: String?] = [
+        let flags: [String: String?] = [
             "--app-id": VerifyCommandFixtures.appID,
             "--public-key-file": try scratch.file("key.pem", text: VerifyCommandFixtures.assertionPublicKeyPEM),
             "--client-data-file": try scratch.file("client-data", text: VerifyCommandFixtures.assertionClientData),
             "--assertion-file": try scratch.file("assertion.b64", text: VerifyCommandFixtures.assertionBase64),
             "--previous-counter": "0",
         ]
-        for (name, value) in overrides { flags[name] = value }
-        return flags.sorted { $0.key < $1.key }.flatMap { name, value in value.map { [name, $0] } ?? [] }
+        return commandArguments(flags, overriddenBy: overrides)
     }
 
-    func run(_ arguments: [String]) -> DiagnosticCommandOutcome {
+    func run(_ arguments: [String]) -> CommandResult {
         VerifyAssertionCommand.execute(arguments: arguments, environment: [:])
-    }
-
-    func expectReason(
-        _ outcome: DiagnosticCommandOutcome, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) {
-        #expect(outcome.exitCode == 1, sourceLocation: sourceLocation)
-        #expect(outcome.standardOutput == "{\"ok\":false,\"reason\":\"\(reason)\"}\n", sourceLocation: sourceLocation)
     }
 
     @Test("the real assertion verifies with a PEM key file or a hex key and prints its counter")
@@ -52,15 +44,15 @@ struct VerifyAssertionCommandTests {
 
     @Test("the real assertion's failures: counter, signature, app_id, format")
     func realAssertionFailures() throws {
-        expectReason(run(try realArguments(["--previous-counter": "1"])), "counter")
-        expectReason(run(try realArguments(["--previous-counter": "4294967295"])), "counter")
-        expectReason(run(try realArguments(["--client-data-file": nil, "--client-data-hash": "00"])), "signature")
+        expectInvalid(run(try realArguments(["--previous-counter": "1"])), "counter")
+        expectInvalid(run(try realArguments(["--previous-counter": "4294967295"])), "counter")
+        expectInvalid(run(try realArguments(["--client-data-file": nil, "--client-data-hash": "00"])), "signature")
         let otherKey = try P256PrivateKey.generate().publicKey
-        expectReason(
+        expectInvalid(
             run(try realArguments(["--public-key-file": nil, "--public-key": Hex.encode(otherKey.uncompressedPoint)])),
             "signature")
-        expectReason(run(try realArguments(["--app-id": "V8H6LQ9448.other"])), "app_id")
-        expectReason(run(try realArguments(["--assertion-file": try scratch.file("bad", [0xa0])])), "format")
+        expectInvalid(run(try realArguments(["--app-id": "V8H6LQ9448.other"])), "app_id")
+        expectInvalid(run(try realArguments(["--assertion-file": try scratch.file("bad", [0xa0])])), "format")
     }
 
     @Test("raw CBOR files and ED-flag assertions with a short client data hash verify")
@@ -77,7 +69,7 @@ struct VerifyAssertionCommandTests {
         let ok = run(arguments + ["--previous-counter", "41"])
         #expect(ok.exitCode == 0)
         #expect(ok.standardOutput == "{\"ok\":true,\"counter\":42}\n")
-        expectReason(run(arguments + ["--previous-counter", "42"]), "counter")
+        expectInvalid(run(arguments + ["--previous-counter", "42"]), "counter")
     }
 
     @Test("bad flags exit 2 with usage on stderr and nothing on stdout")

@@ -15,7 +15,7 @@ struct VerifyAttestationCommandTests {
 
     /// Arguments for the real node-app-attest development attestation, with overrides.
     func realArguments(_ overrides: [String: String?] = [:]) throws -> [String] {
-        var flags: [String: String?] = [
+        let flags: [String: String?] = [
             "--app-id": VerifyCommandFixtures.appID, "--environment": "development",
             "--key-id": VerifyCommandFixtures.attestationKeyID,
             "--client-data-file": try scratch.file("client-data", text: VerifyCommandFixtures.attestationClientData),
@@ -23,19 +23,11 @@ struct VerifyAttestationCommandTests {
                 "attestation.b64", text: VerifyCommandFixtures.attestationBase64 + "\n"),
             "--at": String(VerifyCommandFixtures.attestationVerificationTime),
         ]
-        for (name, value) in overrides { flags[name] = value }
-        return flags.sorted { $0.key < $1.key }.flatMap { name, value in value.map { [name, $0] } ?? [] }
+        return commandArguments(flags, overriddenBy: overrides)
     }
 
-    func run(_ arguments: [String]) -> DiagnosticCommandOutcome {
+    func run(_ arguments: [String]) -> CommandResult {
         VerifyAttestationCommand.execute(arguments: arguments, environment: [:])
-    }
-
-    func expectReason(
-        _ outcome: DiagnosticCommandOutcome, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) {
-        #expect(outcome.exitCode == 1, sourceLocation: sourceLocation)
-        #expect(outcome.standardOutput == "{\"ok\":false,\"reason\":\"\(reason)\"}\n", sourceLocation: sourceLocation)
     }
 
     @Test("a real attestation verifies at its capture time against the built-in Apple root")
@@ -57,15 +49,15 @@ struct VerifyAttestationCommandTests {
 
     @Test("the real attestation's failures: time today, aaguid, app_id, nonce, key_id, chain")
     func realAttestationFailures() throws {
-        expectReason(run(try realArguments(["--at": nil])), "time")
-        expectReason(run(try realArguments(["--environment": "production"])), "aaguid")
-        expectReason(run(try realArguments(["--app-id": "V8H6LQ9448.io.uebelacker.Other"])), "app_id")
-        expectReason(run(try realArguments(["--client-data-file": nil, "--client-data-hash": "00ff"])), "nonce")
-        expectReason(run(try realArguments(["--key-id": Base64.encode([UInt8](repeating: 7, count: 32))])), "key_id")
+        expectInvalid(run(try realArguments(["--at": nil])), "time")
+        expectInvalid(run(try realArguments(["--environment": "production"])), "aaguid")
+        expectInvalid(run(try realArguments(["--app-id": "V8H6LQ9448.io.uebelacker.Other"])), "app_id")
+        expectInvalid(run(try realArguments(["--client-data-file": nil, "--client-data-hash": "00ff"])), "nonce")
+        expectInvalid(run(try realArguments(["--key-id": Base64.encode([UInt8](repeating: 7, count: 32))])), "key_id")
         let authority = try SyntheticAppAttestAuthority()
         let rootPath = try scratch.file("root.der", authority.root.derEncoded)
-        expectReason(run(try realArguments(["--root-ca-file": rootPath])), "chain")
-        expectReason(run(try realArguments(["--attestation-file": try scratch.file("garbage", text: "{}")])), "format")
+        expectInvalid(run(try realArguments(["--root-ca-file": rootPath])), "chain")
+        expectInvalid(run(try realArguments(["--attestation-file": try scratch.file("garbage", text: "{}")])), "format")
     }
 
     @Test("the attestation file may be raw CBOR, padded or unpadded base64, with surrounding whitespace")
@@ -83,7 +75,7 @@ struct VerifyAttestationCommandTests {
         let wrapped =
             VerifyCommandFixtures.attestationBase64.prefix(76) + "\n"
             + VerifyCommandFixtures.attestationBase64.dropFirst(76)
-        expectReason(
+        expectInvalid(
             run(try realArguments(["--attestation-file": try scratch.file("wrapped.b64", text: String(wrapped))])),
             "format")
     }
@@ -118,7 +110,7 @@ struct VerifyAttestationCommandTests {
         options.credentialID = [UInt8](repeating: 1, count: 32)
         let credentialObject = try device.attestationObject(clientDataHash: shortHash, options: options)
         for (object, reason) in [(counterObject, "counter"), (credentialObject, "credential_id")] {
-            expectReason(
+            expectInvalid(
                 run([
                     "--app-id", device.appID, "--environment", "production", "--key-id", device.keyIDBase64,
                     "--client-data-hash", Hex.encode(shortHash), "--attestation-file",

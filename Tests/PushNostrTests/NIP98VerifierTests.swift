@@ -1,3 +1,4 @@
+import PushCrypto
 import Testing
 
 @testable import PushNostr
@@ -7,24 +8,24 @@ struct NIP98VerifierTests {
     static let now: Int64 = 1_800_000_000
     static let signedURL = "https://push.example.com/v1/deliveries/apns"
     static let body = Array(#"{"v":1,"request_id":"7d3c1f0e-3c52-4c8e-9a51-0f9b1e2d3c4a"}"#.utf8)
-    static let key = SchnorrSigningKey(secretKey: ReferenceSHA256.hash(Array("relay secret".utf8)))!
-    static let auxiliaryRandomness = ReferenceSHA256.hash(Array("aux".utf8))
+    static let key = SchnorrSigningKey(secretKey: SHA256.hash(Array("relay secret".utf8)))!
+    static let auxiliaryRandomness = SHA256.hash(Array("aux".utf8))
 
     /// The URL a request for `signedURL` arrives with behind a TLS proxy.
     static let receivedURL = ReceivedRequestURL(
         host: "push.example.com", forwardedProto: "https", requestTarget: "/v1/deliveries/apns")
 
-    let verifier = NIP98Verifier(sha256: referenceSHA256)
+    let verifier = NIP98Verifier()
 
     static func event(
         url: String = signedURL, method: String = "POST", body: [UInt8] = body, createdAt: Int64 = now,
         kind: Int64 = NIP98Verifier.eventKind, tags: [[String]]? = nil, content: String = ""
     ) -> NostrEvent {
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(body))
+        let payload = Hex.encode(SHA256.hash(body))
         return NostrEvent(
             signedBy: key, createdAt: createdAt, kind: kind,
             tags: tags ?? [["u", url], ["method", method], ["payload", payload]], content: content,
-            auxiliaryRandomness: auxiliaryRandomness, sha256: referenceSHA256)
+            auxiliaryRandomness: auxiliaryRandomness)
     }
 
     static func header(_ event: NostrEvent) -> String {
@@ -33,7 +34,7 @@ struct NIP98VerifierTests {
 
     /// A header whose event JSON was edited after signing.
     static func header(editing event: NostrEvent, _ edit: (String) -> String) -> String {
-        "Nostr " + StrictBase64.encode(Array(edit(String(decoding: event.json, as: UTF8.self)).utf8))
+        "Nostr " + Base64.encode(Array(edit(String(decoding: event.json, as: UTF8.self)).utf8))
     }
 
     func verify(
@@ -63,7 +64,7 @@ struct NIP98VerifierTests {
     func signerTags() {
         let event = NIP98Signer.event(
             url: Self.signedURL, method: "POST", body: Self.body, createdAt: Self.now, key: Self.key,
-            auxiliaryRandomness: Self.auxiliaryRandomness, sha256: referenceSHA256)
+            auxiliaryRandomness: Self.auxiliaryRandomness)
         #expect(event == Self.event())
         #expect(event.tags.map { $0[0] } == ["u", "method", "payload"])
     }
@@ -99,7 +100,7 @@ struct NIP98VerifierTests {
 
     @Test("other tags, and extra elements in the required tags, are ignored")
     func otherTags() {
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(Self.body))
+        let payload = Hex.encode(SHA256.hash(Self.body))
         let tags = [
             ["nonce", "123"], ["u", Self.signedURL, "extra"], [], ["t"], ["method", "POST"], ["payload", payload],
             ["U", "https://elsewhere"],
@@ -188,7 +189,7 @@ struct NIP98VerifierTests {
 
     @Test("a signature by another key fails")
     func otherSigner() throws {
-        let other = try #require(SchnorrSigningKey(secretKey: ReferenceSHA256.hash(Array("other".utf8))))
+        let other = try #require(SchnorrSigningKey(secretKey: SHA256.hash(Array("other".utf8))))
         var event = Self.event()
         event.signature = other.sign(message32: event.id, auxiliaryRandomness: Self.auxiliaryRandomness)
         #expect(failure(verify(Self.header(event))) == .invalidSignature)
@@ -212,7 +213,7 @@ struct NIP98VerifierTests {
 
     @Test("text that is not the event JSON fails", arguments: [" ", "{}", "[]", "null", "{\"id\":"])
     func notEventJSON(text: String) {
-        #expect(failure(verify("Nostr " + StrictBase64.encode(Array(text.utf8)))) == .malformedEvent)
+        #expect(failure(verify("Nostr " + Base64.encode(Array(text.utf8)))) == .malformedEvent)
     }
 
     @Test("a pubkey that is not a curve point fails")
@@ -280,7 +281,7 @@ struct NIP98VerifierTests {
 
     @Test("an uppercase payload hash fails")
     func uppercasePayload() {
-        let payload = LowercaseHex.encode(ReferenceSHA256.hash(Self.body)).uppercased()
+        let payload = Hex.encode(SHA256.hash(Self.body)).uppercased()
         let tags = [["u", Self.signedURL], ["method", "POST"], ["payload", payload]]
         #expect(failure(verify(Self.header(Self.event(tags: tags)))) == .payloadMismatch)
     }
@@ -352,14 +353,14 @@ struct NIP98VerifierTests {
     @Test("with PUBLIC_ORIGINS set, a listed origin is accepted")
     func listedOrigin() {
         let verifier = NIP98Verifier(
-            sha256: referenceSHA256, allowedPublicOrigins: ["https://other.example", "https://push.example.com"])
+            allowedPublicOrigins: ["https://other.example", "https://push.example.com"])
         #expect(failure(verify(Self.header(Self.event()), verifier: verifier)) == nil)
     }
 
     @Test("with PUBLIC_ORIGINS set, an unlisted origin fails even when u matches the received URL")
     func unlistedOrigin() {
         for origins in [["https://other.example"], ["http://push.example.com"], ["https://push.example.com:443"], []] {
-            let verifier = NIP98Verifier(sha256: referenceSHA256, allowedPublicOrigins: origins)
+            let verifier = NIP98Verifier(allowedPublicOrigins: origins)
             #expect(failure(verify(Self.header(Self.event()), verifier: verifier)) == .originNotAllowed)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PushCrypto
 import Testing
 
 @testable import PushNostr
@@ -72,11 +73,11 @@ struct SchnorrTests {
     func tampering() throws {
         let key = try #require(SchnorrSigningKey(secretKey: [UInt8](repeating: 0x42, count: 32)))
         let other = try #require(SchnorrSigningKey(secretKey: [UInt8](repeating: 0x43, count: 32)))
-        let message = ReferenceSHA256.hash(Array("hello".utf8))
+        let message = SHA256.hash(Array("hello".utf8))
         let signature = key.sign(message32: message, auxiliaryRandomness: [UInt8](repeating: 7, count: 32))
         #expect(Schnorr.verify(signature: signature, message: message, publicKey: key.publicKey))
         #expect(!Schnorr.verify(signature: signature, message: message, publicKey: other.publicKey))
-        #expect(!Schnorr.verify(signature: signature, message: ReferenceSHA256.hash([1]), publicKey: key.publicKey))
+        #expect(!Schnorr.verify(signature: signature, message: SHA256.hash([1]), publicKey: key.publicKey))
         var flipped = signature
         flipped[40] ^= 0x01
         #expect(!Schnorr.verify(signature: flipped, message: message, publicKey: key.publicKey))

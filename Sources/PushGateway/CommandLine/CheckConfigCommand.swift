@@ -1,38 +1,20 @@
-/// What an in-process command run produced; `run` prints it and exits with `exitCode`.
-struct CommandResult: Equatable, Sendable {
-    var exitCode: Int32
-    var standardOutput: String
-    var standardError: String
-
-    /// Writes both streams and returns the exit status.
-    func emit() -> Int32 {
-        if !standardOutput.isEmpty { StandardStreams.writeOutput(standardOutput) }
-        if !standardError.isEmpty { StandardStreams.writeError(standardError) }
-        return exitCode
-    }
-}
-
 /// `push-gateway check-config` (PROTOCOL.md §12): validates the environment without touching the
 /// network or the database. Prints `configuration ok`, the enabled profiles and the insecure
 /// settings in use (never a secret or any value an operator did not choose to publish), or every
 /// error on standard error.
-enum CheckConfigCommand {
+enum CheckConfigCommand: InProcessCommand {
     static let usage = "usage: push-gateway check-config\n"
-
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        execute(arguments: arguments, environment: environment).emit()
-    }
 
     static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
         guard arguments.isEmpty else {
-            return CommandResult(exitCode: CommandLineTool.usageExitCode, standardOutput: "", standardError: usage)
+            return .usageError(usage)
         }
         do {
             let configuration = try GatewayConfiguration(environment: environment)
-            return CommandResult(exitCode: 0, standardOutput: summary(configuration), standardError: "")
+            return .success(summary(configuration))
         } catch {
             let lines = error.errors.map { "configuration error: \($0.description)\n" }.joined()
-            return CommandResult(exitCode: 1, standardOutput: "", standardError: lines)
+            return .failure(lines)
         }
     }
 

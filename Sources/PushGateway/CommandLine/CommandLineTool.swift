@@ -19,10 +19,7 @@ public enum CommandLineTool {
 
     /// Runs the subcommand named by `arguments[1]` and returns the process exit status.
     public static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        guard arguments.count >= 2 else {
-            StandardStreams.writeError(usage)
-            return usageExitCode
-        }
+        guard arguments.count >= 2 else { return CommandResult.usageError(usage).emit() }
         let rest = Array(arguments.dropFirst(2))
         switch arguments[1] {
         case "serve": return ServeCommand.run(arguments: rest, environment: environment)
@@ -32,15 +29,12 @@ public enum CommandLineTool {
         case "verify-attestation": return VerifyAttestationCommand.run(arguments: rest, environment: environment)
         case "verify-assertion": return VerifyAssertionCommand.run(arguments: rest, environment: environment)
         case "deliver": return DeliverCommand.run(arguments: rest, environment: environment)
-        default:
-            StandardStreams.writeError(usage)
-            return usageExitCode
+        default: return CommandResult.usageError(usage).emit()
         }
     }
 
     /// What a subcommand whose issue has not landed yet answers.
     static func notYetImplemented(_ name: String) -> Int32 {
-        StandardStreams.writeError("push-gateway \(name): not yet implemented\n")
-        return usageExitCode
+        CommandResult.usageError("push-gateway \(name): not yet implemented\n").emit()
     }
 }

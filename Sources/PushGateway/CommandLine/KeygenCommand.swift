@@ -5,36 +5,32 @@ import PushCrypto
 /// keyring or (without the `ID:`, which operators strip) the fingerprint key. The default id is
 /// `k<UTC YYYYMMDD>-<4 random hex digits>` (docs/decisions/0016), so keys made the same day for
 /// the grant and token keyrings do not share an id.
-enum KeygenCommand {
+enum KeygenCommand: InProcessCommand {
     static let usage = "usage: push-gateway keygen [--id ID]\n"
 
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        execute(arguments: arguments, environment: environment).emit()
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
+        execute(arguments: arguments, environment: environment, now: currentTime()) { try SecureRandom.bytes($0) }
     }
 
-    /// `now` (Unix seconds) and `randomBytes` are injectable for tests.
+    /// The command with the clock (`now`, Unix seconds) and the randomness given, for tests.
     static func execute(
-        arguments: [String], environment: [String: String], now: Int64 = currentTime(),
-        randomBytes: (Int) throws -> [UInt8] = { try SecureRandom.bytes($0) }
+        arguments: [String], environment: [String: String], now: Int64, randomBytes: (Int) throws -> [UInt8]
     ) -> CommandResult {
         var requestedID: String?
         switch arguments.count {
         case 0: break
         case 2 where arguments[0] == "--id": requestedID = arguments[1]
-        default: return CommandResult(exitCode: CommandLineTool.usageExitCode, standardOutput: "", standardError: usage)
+        default: return .usageError(usage)
         }
         if let requestedID, !Keyring.isValidKeyID(Substring(requestedID)) {
-            return CommandResult(
-                exitCode: CommandLineTool.usageExitCode, standardOutput: "",
-                standardError: "push-gateway keygen: --id must be 1..32 characters of A-Z a-z 0-9 _ -\n")
+            return .usageError("push-gateway keygen: --id must be 1..32 characters of A-Z a-z 0-9 _ -\n")
         }
         do {
             let key = try randomBytes(Keyring.keyLength)
             let id = try requestedID ?? defaultID(now: now, suffix: randomBytes(2))
-            return CommandResult(exitCode: 0, standardOutput: "\(id):\(StrictBase64.encode(key))\n", standardError: "")
+            return .success("\(id):\(Base64.encode(key))\n")
         } catch {
-            return CommandResult(
-                exitCode: 1, standardOutput: "", standardError: "push-gateway keygen: secure randomness unavailable\n")
+            return .failure("push-gateway keygen: secure randomness unavailable\n")
         }
     }
 

@@ -3,19 +3,14 @@ import PushCrypto
 
 /// `push-gateway verify-assertion` (PROTOCOL.md §12): offline App Attest assertion check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
-enum VerifyAssertionCommand {
+enum VerifyAssertionCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway verify-assertion --app-id ID (--public-key HEX | --public-key-file PEM)
                  (--client-data-file F | --client-data-hash HEX) --assertion-file F --previous-counter N
 
         """
 
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        execute(arguments: arguments, environment: environment).emit()
-    }
-
-    /// Runs the command in-process and returns what it would print and its exit status.
-    static func execute(arguments: [String], environment: [String: String]) -> DiagnosticCommandOutcome {
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
         do throws(DiagnosticFlags.UsageError) {
             let flags = try DiagnosticFlags(
                 arguments,
@@ -35,9 +30,9 @@ enum VerifyAssertionCommand {
                 let counter = try AssertionVerifier.verify(
                     assertion: assertion, clientDataHash: clientDataHash, appID: appID, publicKey: publicKey,
                     previousCounter: previousCounter)
-                return .success("{\"ok\":true,\"counter\":\(counter)}")
+                return .success("{\"ok\":true,\"counter\":\(counter)}\n")
             } catch {
-                return .failure(error)
+                return .invalid(error)
             }
         } catch {
             return .usageError(error.message, usage: usage)

@@ -5,19 +5,14 @@ import PushCrypto
 
 /// `push-gateway verify-attestation` (PROTOCOL.md §12): offline App Attest attestation check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
-enum VerifyAttestationCommand {
+enum VerifyAttestationCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway verify-attestation --app-id ID --environment production|development --key-id B64
                  (--client-data-file F | --client-data-hash HEX) --attestation-file F [--at UNIX] [--root-ca-file F]
 
         """
 
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        execute(arguments: arguments, environment: environment).emit()
-    }
-
-    /// Runs the command in-process and returns what it would print and its exit status.
-    static func execute(arguments: [String], environment: [String: String]) -> DiagnosticCommandOutcome {
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
         do throws(DiagnosticFlags.UsageError) {
             let flags = try DiagnosticFlags(
                 arguments,
@@ -42,9 +37,8 @@ enum VerifyAttestationCommand {
                 do {
                     verifier = try AttestationVerifier.apple()
                 } catch {
-                    return DiagnosticCommandOutcome(
-                        exitCode: 1, standardOutput: "",
-                        standardError: "push-gateway verify-attestation: the built-in Apple App Attestation Root CA "
+                    return .failure(
+                        "push-gateway verify-attestation: the built-in Apple App Attestation Root CA "
                             + "does not match its pinned SHA-256\n")
                 }
             }
@@ -54,9 +48,9 @@ enum VerifyAttestationCommand {
                     environment: attestEnvironment, at: time)
                 let keyID = Base64.encode(attested.keyID)
                 let publicKey = Hex.encode(attested.publicKey.uncompressedPoint)
-                return .success("{\"ok\":true,\"key_id\":\"\(keyID)\",\"public_key\":\"\(publicKey)\"}")
+                return .success("{\"ok\":true,\"key_id\":\"\(keyID)\",\"public_key\":\"\(publicKey)\"}\n")
             } catch {
-                return .failure(error)
+                return .invalid(error)
             }
         } catch {
             return .usageError(error.message, usage: usage)
@@ -64,31 +58,17 @@ enum VerifyAttestationCommand {
     }
 }
 
-/// What a diagnostic command prints and returns; `run` emits it, tests inspect it.
-struct DiagnosticCommandOutcome: Equatable {
-    let exitCode: Int32
-    let standardOutput: String
-    let standardError: String
-
-    static func success(_ json: String) -> DiagnosticCommandOutcome {
-        DiagnosticCommandOutcome(exitCode: 0, standardOutput: json + "\n", standardError: "")
-    }
-
-    static func failure(_ reason: AppAttestFailure) -> DiagnosticCommandOutcome {
-        DiagnosticCommandOutcome(
+extension CommandResult {
+    /// A diagnostic command's verdict on an invalid attestation or assertion: one JSON object naming
+    /// the reason on standard output, exit status 1.
+    static func invalid(_ reason: AppAttestFailure) -> CommandResult {
+        CommandResult(
             exitCode: 1, standardOutput: "{\"ok\":false,\"reason\":\"\(reason.rawValue)\"}\n", standardError: "")
     }
 
-    static func usageError(_ message: String, usage: String) -> DiagnosticCommandOutcome {
-        DiagnosticCommandOutcome(
-            exitCode: CommandLineTool.usageExitCode, standardOutput: "", standardError: "error: \(message)\n\(usage)")
-    }
-
-    /// Writes the outputs to the process streams and returns the exit status.
-    func emit() -> Int32 {
-        if !standardOutput.isEmpty { StandardStreams.writeOutput(standardOutput) }
-        if !standardError.isEmpty { StandardStreams.writeError(standardError) }
-        return exitCode
+    /// A diagnostic command's bad flags: the problem, then the usage, on standard error.
+    static func usageError(_ message: String, usage: String) -> CommandResult {
+        .usageError("error: \(message)\n\(usage)")
     }
 }
 

@@ -1,3 +1,4 @@
+import PushCrypto
 import PushSystem
 
 extension GatewayConfiguration {
@@ -119,7 +120,7 @@ extension GatewayConfiguration {
         var fingerprint: [UInt8]?
         let fingerprintName = "PUSH_GATEWAY_FINGERPRINT_KEY"
         if let text = reader.requiredSecret(fingerprintName) {
-            if let bytes = StrictBase64.decode(text), bytes.count == Keyring.keyLength {
+            if let bytes = Base64.decode(text), bytes.count == Keyring.keyLength {
                 fingerprint = bytes
             } else {
                 reader.fail(fingerprintName, "must be standard base64 of exactly \(Keyring.keyLength) bytes")

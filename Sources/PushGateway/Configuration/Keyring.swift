@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// A keyring `id:base64(32 bytes),...` (PROTOCOL.md §7, §12): the first key seals, every key
 /// opens, so older keys stay listed after it for rotation.
 public struct Keyring: Sendable {
@@ -56,7 +58,7 @@ public struct Keyring: Sendable {
                 problems.append("\(position): the key id must be 1..32 characters of A-Z a-z 0-9 _ -")
                 continue
             }
-            guard let bytes = StrictBase64.decode(String(entry[entry.index(after: colon)...])) else {
+            guard let bytes = Base64.decode(String(entry[entry.index(after: colon)...])) else {
                 problems.append("\(position): the key is not standard base64")
                 continue
             }

@@ -1,12 +1,11 @@
 import Foundation
+import PushCrypto
 
 @testable import PushNostr
 
-let referenceSHA256: SHA256Function = { ReferenceSHA256.hash($0) }
-
 /// Hex in either case (the BIP-340 CSV is uppercase) to bytes; nil for anything else.
 func bytes(fromHex hex: String) -> [UInt8]? {
-    LowercaseHex.decode(hex.lowercased(), byteCount: hex.utf8.count / 2).flatMap { hex.utf8.count % 2 == 0 ? $0 : nil }
+    Hex.decode(hex)
 }
 
 enum FixtureError: Error {

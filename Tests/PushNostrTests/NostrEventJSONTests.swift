@@ -1,9 +1,10 @@
+import PushJSON
 import Testing
 
 @testable import PushNostr
 
 @Suite("Strict NIP-01 event JSON reader")
-struct NostrEventJSONParserTests {
+struct NostrEventJSONTests {
     private static let pubkey = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
     private static let id = String(repeating: "ab", count: 32)
     private static let sig = String(repeating: "cd", count: 64)
@@ -26,78 +27,82 @@ struct NostrEventJSONParserTests {
         validMembers.map { $0.0 == name ? ($0.0, value) : $0 }
     }
 
-    private func failure(_ input: [UInt8]) -> NostrEventJSONError.Code? {
-        do {
-            _ = try NostrEventJSONParser.parse(input)
+    private func failure(_ input: [UInt8]) -> NostrEventJSONError? {
+        do throws(NostrEventJSONError) {
+            _ = try NostrEvent(json: input)
             return nil
         } catch {
-            return error.code
+            return error
         }
     }
 
     @Test("reads a valid event in any member order with insignificant whitespace")
     func valid() throws {
-        let event = try NostrEventJSONParser.parse(json(validMembers.reversed()))
+        let event = try NostrEvent(json: json(validMembers.reversed()))
         #expect(event.kind == 27235)
         #expect(event.createdAt == 1_700_000_000)
         #expect(event.tags == [["u", "https://h/p"], ["method", "POST"]])
         #expect(event.publicKey.hex == Self.pubkey)
         #expect(event.id == [UInt8](repeating: 0xab, count: 32))
-        #expect(try NostrEventJSONParser.parse(json(validMembers, space: " \r\n\t")) == event)
+        #expect(try NostrEvent(json: json(validMembers, space: " \r\n\t")) == event)
     }
 
     @Test("decodes every JSON escape, including surrogate pairs")
     func escapes() throws {
         let content = #""a\"b\\c\/d\b\f\n\r\t\u00e9\u0000\ud83d\ude00""#
-        let event = try NostrEventJSONParser.parse(json(members(replacing: "content", with: content)))
+        let event = try NostrEvent(json: json(members(replacing: "content", with: content)))
         #expect(Array(event.content.utf8) == Array("a\"b\\c/d\u{08}\u{0C}\n\r\té\u{00}😀".utf8))
     }
 
     @Test(
         "refuses malformed text",
         arguments: [
-            (#"{"id""#, NostrEventJSONError.Code.syntax),
+            (#"{"id""#, JSONError.Code.syntax),
             (#"{"id":"#, .syntax),
             ("[]", .wrongType),
-            ("", .syntax),
+            ("", .emptyInput),
         ])
-    func syntax(text: String, code: NostrEventJSONError.Code) {
-        #expect(failure(Array(text.utf8)) == code)
+    func syntax(text: String, code: JSONError.Code) {
+        #expect(failure(Array(text.utf8)) == .json(code))
     }
 
     @Test("refuses trailing text after the object")
     func trailing() {
-        #expect(failure(json(validMembers) + Array(" {}".utf8)) == .syntax)
-        #expect(failure(json(validMembers) + [0]) == .syntax)
+        #expect(failure(json(validMembers) + Array(" {}".utf8)) == .json(.trailingData))
+        #expect(failure(json(validMembers) + [0]) == .json(.trailingData))
     }
 
     @Test("refuses a duplicate member, also when spelled with an escape")
     func duplicateMember() {
-        #expect(failure(json(validMembers + [("kind", "27235")])) == .duplicateMember)
-        #expect(failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == .duplicateMember)
+        #expect(failure(json(validMembers + [("kind", "27235")])) == .json(.duplicateMember))
+        #expect(failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == .json(.duplicateMember))
     }
 
     @Test("refuses unknown and missing members")
     func unknownAndMissing() {
-        #expect(failure(json(validMembers + [("extra", "1")])) == .unknownMember)
-        #expect(failure(json(validMembers + [("ID", "\"\(Self.id)\"")])) == .unknownMember)
-        #expect(failure(json(validMembers.filter { $0.0 != "content" })) == .missingMember)
-        #expect(failure(Array("{}".utf8)) == .missingMember)
+        #expect(failure(json(validMembers + [("extra", "1")])) == .json(.unknownMember))
+        #expect(failure(json(validMembers + [("ID", "\"\(Self.id)\"")])) == .json(.unknownMember))
+        #expect(failure(json(validMembers.filter { $0.0 != "content" })) == .json(.missingMember))
+        #expect(failure(Array("{}".utf8)) == .json(.missingMember))
     }
 
     @Test(
         "refuses integers that are not exact signed 64-bit JSON integers",
-        arguments: ["27235.0", "2.7235e4", "27235E0", "027235", "-", "99999999999999999999", "9223372036854775808"])
-    func integers(kind: String) {
-        let code = failure(json(members(replacing: "kind", with: kind)))
-        #expect(code == .invalidInteger || code == .syntax)
+        arguments: [
+            ("27235.0", JSONError.Code.wrongType), ("2.7235e4", .wrongType), ("27235E0", .wrongType),
+            ("-0", .wrongType),
+            ("027235", .syntax), ("-", .syntax), ("99999999999999999999", .wrongType),
+            ("9223372036854775808", .wrongType),
+        ])
+    func integers(kind: String, code: JSONError.Code) {
+        #expect(failure(json(members(replacing: "kind", with: kind))) == .json(code))
     }
 
     @Test("reads the extreme signed 64-bit integers exactly")
     func integerRange() throws {
-        let high = try NostrEventJSONParser.parse(json(members(replacing: "created_at", with: "9223372036854775807")))
+        let high = try NostrEvent(json: json(members(replacing: "created_at", with: "9223372036854775807")))
         #expect(high.createdAt == Int64.max)
-        let low = try NostrEventJSONParser.parse(json(members(replacing: "created_at", with: "-9223372036854775808")))
+        let low = try NostrEvent(json: json(members(replacing: "created_at", with: "-9223372036854775808")))
         #expect(low.createdAt == Int64.min)
     }
 
@@ -108,16 +113,18 @@ struct NostrEventJSONParserTests {
             ("tags", #"[["u",1]]"#), ("tags", #"{"u":"x"}"#), ("tags", #"[["u",null]]"#), ("id", "true"),
         ])
     func wrongTypes(member: String, value: String) {
-        #expect(failure(json(members(replacing: member, with: value))) == .wrongType)
+        #expect(failure(json(members(replacing: member, with: value))) == .json(.wrongType))
     }
 
     @Test(
         "refuses bad strings: raw controls, unknown escapes, lone surrogates",
         arguments: [
-            "\"a\u{01}b\"", "\"a\nb\"", #""\x41""#, #""\ud83d""#, #""\ude00""#, #""\ud83d\u0041""#, #""\u12G4""#,
+            ("\"a\u{01}b\"", JSONError.Code.controlCharacter), ("\"a\nb\"", .controlCharacter),
+            (#""\x41""#, .invalidEscape), (#""\ud83d""#, .invalidEscape), (#""\ude00""#, .invalidEscape),
+            (#""\ud83d\u0041""#, .invalidEscape), (#""\u12G4""#, .invalidEscape),
         ])
-    func badStrings(content: String) {
-        #expect(failure(json(members(replacing: "content", with: content))) == .invalidString)
+    func badStrings(content: String, code: JSONError.Code) {
+        #expect(failure(json(members(replacing: "content", with: content))) == .json(code))
     }
 
     @Test(
@@ -136,7 +143,7 @@ struct NostrEventJSONParserTests {
                 index += 1
             }
         }
-        #expect(failure(input) == .invalidString)
+        #expect(failure(input) == .json(.invalidUTF8))
     }
 
     @Test("refuses hex fields that are not lowercase hex of the right length")
