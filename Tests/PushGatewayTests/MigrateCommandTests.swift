@@ -14,8 +14,8 @@ struct MigrateCommandTests {
     func freshApply() throws {
         try TemporaryDatabase.with { database in
             let outcome = Support.migrate(database)
-            #expect(outcome.exitCode == 0, "\(outcome.errorOutput)")
-            #expect(outcome.output.contains("applied 0001_initial.sql"))
+            #expect(outcome.exitCode == 0, "\(outcome.standardError)")
+            #expect(outcome.standardOutput.contains("applied 0001_initial.sql"))
             let connection = try database.connect()
             #expect(try Support.historyVersions(connection) == [1])
             for table in [
@@ -42,8 +42,8 @@ struct MigrateCommandTests {
                 .string(row: 0, column: 0)
             let again = Support.migrate(database)
             #expect(again.exitCode == 0)
-            #expect(!again.output.contains("applied 0001"))
-            #expect(again.output.contains("schema is up to date at version 1"))
+            #expect(!again.standardOutput.contains("applied 0001"))
+            #expect(again.standardOutput.contains("schema is up to date at version 1"))
             let after = try connection.query("SELECT applied_at::text FROM \(MigrationRunner.historyTable)")
                 .string(row: 0, column: 0)
             #expect(before == after)
@@ -57,17 +57,17 @@ struct MigrateCommandTests {
             let folder = try Support.MigrationsFolder(["0001_first.sql": "CREATE TABLE first (id integer);"])
             let empty = Support.migrate(database, ["--status"], directory: folder.path)
             #expect(empty.exitCode == 0)
-            #expect(empty.output.contains("pending 0001_first.sql"))
-            #expect(empty.output.contains("schema version 0, 1 pending"))
+            #expect(empty.standardOutput.contains("pending 0001_first.sql"))
+            #expect(empty.standardOutput.contains("schema version 0, 1 pending"))
             #expect(try !Support.tableExists(try database.connect(), MigrationRunner.historyTable))
 
             #expect(Support.migrate(database, directory: folder.path).exitCode == 0)
             try folder.write("0002_second.sql", "CREATE TABLE second (id integer);")
             let partial = Support.migrate(database, ["--status"], directory: folder.path)
             #expect(partial.exitCode == 0)
-            #expect(partial.output.contains("applied 0001_first.sql at "))
-            #expect(partial.output.contains("pending 0002_second.sql"))
-            #expect(partial.output.contains("schema version 1, 1 pending"))
+            #expect(partial.standardOutput.contains("applied 0001_first.sql at "))
+            #expect(partial.standardOutput.contains("pending 0002_second.sql"))
+            #expect(partial.standardOutput.contains("schema version 1, 1 pending"))
             #expect(try !Support.tableExists(try database.connect(), "second"))
         }
     }
@@ -81,14 +81,14 @@ struct MigrateCommandTests {
             try folder.write("0002_second.sql", "CREATE TABLE second (id integer);")
             let outcome = Support.migrate(database, directory: folder.path)
             #expect(outcome.exitCode == 1)
-            #expect(outcome.errorOutput.contains("0001_first.sql (version 1) was edited"))
-            #expect(outcome.errorOutput.contains("nothing was changed"))
+            #expect(outcome.standardError.contains("0001_first.sql (version 1) was edited"))
+            #expect(outcome.standardError.contains("nothing was changed"))
             let connection = try database.connect()
             #expect(try !Support.tableExists(connection, "second"))
             #expect(try Support.historyVersions(connection) == [1])
             let status = Support.migrate(database, ["--status"], directory: folder.path)
             #expect(status.exitCode == 1)
-            #expect(status.errorOutput.contains("was edited"))
+            #expect(status.standardError.contains("was edited"))
         }
     }
 
@@ -104,7 +104,7 @@ struct MigrateCommandTests {
             let role = try database.createRole()
             let outcome = Support.migrate(database, ["--runtime-role", role.name], directory: folder.path)
             #expect(outcome.exitCode == 1)
-            #expect(outcome.errorOutput.contains("0002_second.sql (version 2) is missing from the directory"))
+            #expect(outcome.standardError.contains("0002_second.sql (version 2) is missing from the directory"))
             let connection = try database.connect()
             #expect(try Support.historyVersions(connection) == [1, 2])
             // Not even the grants were made.
@@ -127,9 +127,9 @@ struct MigrateCommandTests {
             ])
             let outcome = Support.migrate(database, directory: folder.path)
             #expect(outcome.exitCode == 1)
-            #expect(outcome.output.contains("applied 0001_first.sql"))
-            #expect(outcome.errorOutput.contains("0002_broken.sql failed"))
-            #expect(outcome.errorOutput.contains("22012"))
+            #expect(outcome.standardOutput.contains("applied 0001_first.sql"))
+            #expect(outcome.standardError.contains("0002_broken.sql failed"))
+            #expect(outcome.standardError.contains("22012"))
             let connection = try database.connect()
             #expect(try Support.historyVersions(connection) == [1])
             #expect(try !Support.tableExists(connection, "half_done"))
@@ -157,7 +157,7 @@ struct MigrateCommandTests {
             ])
             let outcome = Support.migrate(database, directory: folder.path)
             #expect(outcome.exitCode == 1)
-            #expect(outcome.errorOutput.contains("0002_commits.sql ends the transaction itself"))
+            #expect(outcome.standardError.contains("0002_commits.sql ends the transaction itself"))
             #expect(try Support.historyVersions(try database.connect()) == [1])
         }
     }
@@ -170,8 +170,8 @@ struct MigrateCommandTests {
             try connection.query("INSERT INTO someone_elses VALUES (7)")
             let outcome = Support.migrate(database)
             #expect(outcome.exitCode == 1)
-            #expect(outcome.errorOutput.contains("someone_elses holds rows"))
-            #expect(outcome.errorOutput.contains("dedicated database"))
+            #expect(outcome.standardError.contains("someone_elses holds rows"))
+            #expect(outcome.standardError.contains("dedicated database"))
             #expect(try !Support.tableExists(connection, MigrationRunner.historyTable))
             #expect(try !Support.tableExists(connection, "installations"))
             #expect(try connection.query("SELECT count(*) FROM someone_elses").int64(row: 0, column: 0) == 1)
@@ -184,7 +184,7 @@ struct MigrateCommandTests {
             let folder = try Support.MigrationsFolder([
                 "0001_slow.sql": "SELECT pg_sleep(1); CREATE TABLE slow (id integer);"
             ])
-            let outcomes = Mutex<[MigrateCommand.Outcome]>([])
+            let outcomes = Mutex<[CommandResult]>([])
             let group = DispatchGroup()
             let path = folder.path
             for _ in 0..<2 {
@@ -197,11 +197,11 @@ struct MigrateCommandTests {
             }
             group.wait()
             let results = outcomes.withLock { $0 }
-            #expect(results.map(\.exitCode) == [0, 0], "\(results.map(\.errorOutput))")
-            #expect(results.filter { $0.output.contains("applied 0001_slow.sql") }.count == 1)
-            #expect(results.filter { $0.output.contains("schema is up to date at version 1") }.count == 1)
+            #expect(results.map(\.exitCode) == [0, 0], "\(results.map(\.standardError))")
+            #expect(results.filter { $0.standardOutput.contains("applied 0001_slow.sql") }.count == 1)
+            #expect(results.filter { $0.standardOutput.contains("schema is up to date at version 1") }.count == 1)
             // The runs overlapped: one of them found the lock taken and waited.
-            #expect(results.contains { $0.output.contains("holds the migration lock; waiting") })
+            #expect(results.contains { $0.standardOutput.contains("holds the migration lock; waiting") })
             #expect(try Support.historyVersions(try database.connect()) == [1])
         }
     }
@@ -211,8 +211,8 @@ struct MigrateCommandTests {
         try TemporaryDatabase.with { database in
             let role = try database.createRole()
             let outcome = Support.migrate(database, ["--runtime-role", role.name])
-            #expect(outcome.exitCode == 0, "\(outcome.errorOutput)")
-            #expect(outcome.output.contains("granted the runtime role"))
+            #expect(outcome.exitCode == 0, "\(outcome.standardError)")
+            #expect(outcome.standardOutput.contains("granted the runtime role"))
 
             let admin = try database.connect()
             let tables = try admin.query(
@@ -269,7 +269,7 @@ struct MigrateCommandTests {
         try TemporaryDatabase.with { database in
             let outcome = Support.migrate(database, ["--runtime-role", "no_such_role_\(UUID().uuidString.prefix(8))"])
             #expect(outcome.exitCode == 1)
-            #expect(outcome.errorOutput.contains("the runtime role does not exist"))
+            #expect(outcome.standardError.contains("the runtime role does not exist"))
             let connection = try database.connect()
             #expect(try !Support.tableExists(connection, MigrationRunner.historyTable))
         }
@@ -284,7 +284,7 @@ struct MigrateCommandTests {
             try admin.query("ALTER ROLE \(role.name) RENAME TO \"\(role.name) \"\"x\"\"; DROP TABLE y\"")
             defer { _ = try? admin.query("ALTER ROLE \"\(role.name) \"\"x\"\"; DROP TABLE y\" RENAME TO \(role.name)") }
             let outcome = Support.migrate(database, ["--runtime-role", odd])
-            #expect(outcome.exitCode == 0, "\(outcome.errorOutput)")
+            #expect(outcome.exitCode == 0, "\(outcome.standardError)")
             let held = try admin.query("SELECT has_table_privilege($1, 'installations', 'INSERT')", [.text(odd)])
             #expect(try held.bool(row: 0, column: 0) == true)
         }
@@ -298,7 +298,7 @@ struct MigrateCommandTests {
         ] {
             let outcome = MigrateCommand.execute(arguments: arguments, environment: [:])
             #expect(outcome.exitCode == 2, "\(arguments)")
-            #expect(outcome.errorOutput.contains("usage: push-gateway migrate"))
+            #expect(outcome.standardError.contains("usage: push-gateway migrate"))
         }
     }
 
@@ -307,7 +307,7 @@ struct MigrateCommandTests {
         let outcome = MigrateCommand.execute(
             arguments: ["--migrations-dir", Support.repositoryMigrations], environment: [:])
         #expect(outcome.exitCode == 1)
-        #expect(outcome.errorOutput.contains("DATABASE_URL"))
+        #expect(outcome.standardError.contains("DATABASE_URL"))
     }
 
     @Test("DATABASE_URL_FILE is read like DATABASE_URL")
@@ -318,7 +318,7 @@ struct MigrateCommandTests {
             defer { try? FileManager.default.removeItem(atPath: file) }
             let outcome = MigrateCommand.execute(
                 arguments: ["--migrations-dir", Support.repositoryMigrations], environment: ["DATABASE_URL_FILE": file])
-            #expect(outcome.exitCode == 0, "\(outcome.errorOutput)")
+            #expect(outcome.exitCode == 0, "\(outcome.standardError)")
         }
     }
 
@@ -328,10 +328,10 @@ struct MigrateCommandTests {
         let outcome = MigrateCommand.execute(
             arguments: ["--migrations-dir", Support.repositoryMigrations], environment: ["DATABASE_URL": url])
         #expect(outcome.exitCode == 1)
-        #expect(outcome.errorOutput.contains("unavailable"))
-        #expect(!outcome.errorOutput.contains("s3cret-pw"))
-        #expect(!outcome.errorOutput.contains("admin"))
-        #expect(!outcome.output.contains("s3cret-pw"))
+        #expect(outcome.standardError.contains("unavailable"))
+        #expect(!outcome.standardError.contains("s3cret-pw"))
+        #expect(!outcome.standardError.contains("admin"))
+        #expect(!outcome.standardOutput.contains("s3cret-pw"))
     }
 
     @Test("the migrations directory is the flag, else the variable, else ./Migrations, else the install prefix")

@@ -14,7 +14,7 @@ struct MigrateReadinessTests {
             #expect(GatewaySchema.readiness(pool: runtimePool) == .notReady(.schemaNotInstalled))
 
             let outcome = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
-            #expect(outcome.exitCode == 0, "\(outcome.errorOutput)")
+            #expect(outcome.exitCode == 0, "\(outcome.standardError)")
             #expect(GatewaySchema.readiness(pool: runtimePool) == .ready)
         }
     }

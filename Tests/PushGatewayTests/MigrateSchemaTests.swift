@@ -37,7 +37,7 @@ struct MigrateSchemaTests {
     private func withSchema(_ body: (PostgresConnection) throws -> Void) throws {
         try TemporaryDatabase.with { database in
             let outcome = MigrateTestSupport.migrate(database)
-            #expect(outcome.exitCode == 0, "\(outcome.errorOutput)")
+            #expect(outcome.exitCode == 0, "\(outcome.standardError)")
             try body(try database.connect())
         }
     }

@@ -13,7 +13,7 @@ enum MigrateTestSupport {
 
     static func migrate(
         _ database: TemporaryDatabase, _ arguments: [String] = [], directory: String = repositoryMigrations
-    ) -> MigrateCommand.Outcome {
+    ) -> CommandResult {
         MigrateCommand.execute(
             arguments: arguments + ["--migrations-dir", directory], environment: ["DATABASE_URL": database.url])
     }

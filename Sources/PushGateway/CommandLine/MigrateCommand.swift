@@ -4,26 +4,12 @@ import PushPostgres
 /// `push-gateway migrate [--runtime-role NAME] [--migrations-dir DIR]` and `migrate --status`
 /// (PROTOCOL.md §12), run by an admin with a DDL-capable `DATABASE_URL`. Exit 0 on success, 1 on
 /// failure, 2 on usage errors. `serve` never migrates.
-enum MigrateCommand {
-    /// What a run printed and returned; `run` writes it to the standard streams.
-    struct Outcome: Equatable {
-        var exitCode: Int32
-        var output: String
-        var errorOutput: String
-    }
-
+enum MigrateCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway migrate [--runtime-role NAME] [--migrations-dir DIR]
                push-gateway migrate --status [--migrations-dir DIR]
 
         """
-
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        let outcome = execute(arguments: arguments, environment: environment)
-        StandardStreams.writeOutput(outcome.output)
-        StandardStreams.writeError(outcome.errorOutput)
-        return outcome.exitCode
-    }
 
     struct Options: Equatable {
         var runtimeRole: String?
@@ -56,14 +42,12 @@ enum MigrateCommand {
         return options
     }
 
-    static func execute(arguments: [String], environment: [String: String]) -> Outcome {
-        var outcome = Outcome(exitCode: 0, output: "", errorOutput: "")
-        guard let options = parse(arguments) else {
-            return Outcome(exitCode: CommandLineTool.usageExitCode, output: "", errorOutput: usage)
-        }
-        func fail(_ message: String) -> Outcome {
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
+        var outcome = CommandResult.success("")
+        guard let options = parse(arguments) else { return .usageError(usage) }
+        func fail(_ message: String) -> CommandResult {
             outcome.exitCode = 1
-            outcome.errorOutput += "push-gateway migrate: \(message)\n"
+            outcome.standardError += "push-gateway migrate: \(message)\n"
             return outcome
         }
 
@@ -85,10 +69,10 @@ enum MigrateCommand {
                 configuration: PostgresConfiguration(
                     connectionString: connectionString, statementTimeout: .zero, lockTimeout: .zero,
                     applicationName: "push-gateway migrate"))
-            let runner = MigrationRunner(connection: connection) { line in outcome.output += line + "\n" }
+            let runner = MigrationRunner(connection: connection) { line in outcome.standardOutput += line + "\n" }
             if options.statusOnly {
                 let status = try runner.status(migrations)
-                outcome.output += describe(status)
+                outcome.standardOutput += describe(status)
                 if !status.problems.isEmpty { return fail(status.problems.joined(separator: "; ")) }
             } else {
                 try runner.migrate(migrations, runtimeRole: options.runtimeRole)
