@@ -194,7 +194,8 @@ final class HTTP2ClientConnection {
         return nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count) == 0
     }
 
-    private func fail(setup failure: HTTP2Failure) {
+    /// Gives up on a connection that never became ready; the pool backs off before the next one.
+    func fail(setup failure: HTTP2Failure) {
         setupFailure = failure
         shutDown(because: failure)
     }

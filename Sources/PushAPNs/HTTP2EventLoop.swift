@@ -72,7 +72,7 @@ final class HTTP2EventLoop {
                 connection.keepAlive(now: now, interval: configuration.pingInterval, timeout: configuration.pingTimeout)
                 connection.closeIfDrained()
                 if connection.state != .ready, connection.state != .closed, now >= connection.connectDeadline {
-                    connection.shutDown(because: .transport("connection setup timed out"))
+                    connection.fail(setup: .transport("connection setup timed out"))
                 }
             }
             collectFinished(pool)
@@ -110,21 +110,31 @@ final class HTTP2EventLoop {
     private func removeClosedConnections(_ pool: Pool, now: ContinuousClock.Instant) {
         for connection in pool.connections where connection.state == .closed {
             guard let failure = connection.setupFailure else { continue }
-            // A connection that never became ready: back off, and answer the waiting requests now
-            // rather than letting them run into their timeout (docs/decisions/0051).
+            // A connection that never became ready: back off before the next attempt.
             pool.consecutiveFailures += 1
             pool.lastFailure = failure
-            pool.nextAttempt = now + backoff(afterFailures: pool.consecutiveFailures)
-            for pending in pool.queue { pending.completion(.failure(failure)) }
-            pool.queue.removeAll()
+            pool.nextAttempt =
+                now
+                + Self.backoff(
+                    afterFailures: pool.consecutiveFailures, initial: configuration.reconnectBackoffInitial,
+                    maximum: configuration.reconnectBackoffMaximum)
+            failQueueUnlessServed(pool, with: failure)
         }
         pool.connections.removeAll { $0.state == .closed }
     }
 
-    private func backoff(afterFailures failures: Int) -> Duration {
-        let factor = 1 << min(failures - 1, 16)
-        let delay = configuration.reconnectBackoffInitial * factor
-        return min(delay, configuration.reconnectBackoffMaximum)
+    /// Answers the waiting requests at once, rather than letting them run into their timeout,
+    /// when no working connection of the pool can take them later (docs/decisions/0051).
+    private func failQueueUnlessServed(_ pool: Pool, with failure: HTTP2Failure) {
+        guard !pool.connections.contains(where: { $0.state == .ready && $0.isUsable }) else { return }
+        for pending in pool.queue { pending.completion(.failure(failure)) }
+        pool.queue.removeAll()
+    }
+
+    /// `initial` doubled per consecutive failure, capped at `maximum`.
+    static func backoff(afterFailures failures: Int, initial: Duration, maximum: Duration) -> Duration {
+        let factor = 1 << min(max(failures, 1) - 1, 16)
+        return min(initial * factor, maximum)
     }
 
     private func dispatch(_ pool: Pool, now: ContinuousClock.Instant) {
@@ -139,8 +149,7 @@ final class HTTP2EventLoop {
         let usable = pool.connections.filter(\.isUsable).count
         guard !settingUp, usable < configuration.maximumConnectionsPerPool else { return }
         if let nextAttempt = pool.nextAttempt, now < nextAttempt, let failure = pool.lastFailure {
-            for pending in pool.queue { pending.completion(.failure(failure)) }
-            pool.queue.removeAll()
+            failQueueUnlessServed(pool, with: failure)
             return
         }
         openConnection(in: pool)

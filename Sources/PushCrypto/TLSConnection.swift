@@ -59,6 +59,18 @@ public final class TLSConnection {
 
     deinit { SSL_free(handle) }
 
+    /// The subject of the certificate the peer presented and that verified, as OpenSSL's one-line
+    /// form (e.g. `/CN=client`); nil when the peer sent none.
+    public var verifiedPeerSubject: String? {
+        guard let certificate = SSL_get1_peer_certificate(handle) else { return nil }
+        defer { X509_free(certificate) }
+        guard SSL_get_verify_result(handle) == Int(X509_V_OK),
+            let line = X509_NAME_oneline(X509_get_subject_name(certificate), nil, 0)
+        else { return nil }
+        defer { COpenSSL_free(line) }
+        return String(cString: line)
+    }
+
     /// The ALPN protocol both sides agreed on, if any.
     public var negotiatedProtocol: String? {
         var data: UnsafePointer<UInt8>?

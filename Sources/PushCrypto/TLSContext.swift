@@ -47,14 +47,22 @@ public final class TLSContext: @unchecked Sendable {
     }
 
     /// A server context presenting `certificateChainFile` with `keyFile` (PEM) and selecting the
-    /// first of `alpnProtocols` the client also offers.
+    /// first of `alpnProtocols` the client also offers. With `clientTrustAnchorsFile`, every client
+    /// must present a certificate that chains to one of those anchors (APNs certificate auth).
     public static func server(
         certificateChainFile: String,
         keyFile: String,
-        alpnProtocols: [String] = ["h2"]
+        alpnProtocols: [String] = ["h2"],
+        clientTrustAnchorsFile: String? = nil
     ) throws(TLSError) -> TLSContext {
         let context = try TLSContext(role: .server, alpnProtocols: alpnProtocols)
         try context.useCertificate(chainFile: certificateChainFile, keyFile: keyFile)
+        if let clientTrustAnchorsFile {
+            guard SSL_CTX_load_verify_locations(context.handle, clientTrustAnchorsFile, nil) == 1 else {
+                throw TLSError.fromQueue(.configuration, "client trust anchors file")
+            }
+            SSL_CTX_set_verify(context.handle, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
+        }
         return context
     }
 

@@ -4,9 +4,21 @@ import PushAPNs
 // apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5). The first line
 // on standard output is the bound port, so a caller using `--listen 127.0.0.1:0` can read it.
 
+// A parent may have spawned us with signals blocked (test runners do): unblock them first, before
+// any thread exists, so SIGTERM and SIGINT stop the mock.
+var noSignals = sigset_t()
+sigemptyset(&noSignals)
+sigprocmask(SIG_SETMASK, &noSignals, nil)
+
 let usage = """
     usage: apns-mock --cert-file PEM --key-file PEM [--listen HOST:PORT] [--record FILE] [--script FILE]
-                     [--max-concurrent-streams N] [--alpn LIST] [--no-provider-token]
+                     [--max-concurrent-streams N] [--alpn LIST] [--no-provider-token] [--client-ca-file PEM]
+
+    --script FILE          answers to give (see APNsMockScript.parse); default: 200 for everything
+    --record FILE          append one JSON line per request received
+    --alpn LIST            ALPN protocols to accept (default h2)
+    --no-provider-token    accept requests without `authorization` (certificate auth)
+    --client-ca-file PEM   require TLS client certificates signed by this CA (certificate auth)
 
     """
 
@@ -24,6 +36,7 @@ var scriptFile: String?
 var maximumConcurrentStreams: UInt32 = 1000
 var alpnProtocols = ["h2"]
 var requireProviderToken = true
+var clientTrustAnchorsFile: String?
 
 while let flag = arguments.popFirst() {
     if flag == "--no-provider-token" {
@@ -43,6 +56,7 @@ while let flag = arguments.popFirst() {
         }
         maximumConcurrentStreams = number
     case "--alpn": alpnProtocols = value.split(separator: ",").map(String.init)
+    case "--client-ca-file": clientTrustAnchorsFile = value
     default: fail("unknown flag \(flag)\n\(usage)")
     }
 }
@@ -70,7 +84,8 @@ do {
         configuration: APNsMockServer.Configuration(
             host: host, port: port, certificateFile: certificateFile, keyFile: keyFile, alpnProtocols: alpnProtocols,
             maximumConcurrentStreams: maximumConcurrentStreams, script: script,
-            validator: APNsMockValidator(requireProviderToken: requireProviderToken), recordFile: recordFile))
+            validator: APNsMockValidator(requireProviderToken: requireProviderToken), recordFile: recordFile,
+            clientTrustAnchorsFile: clientTrustAnchorsFile))
 } catch {
     fail("\(error)", status: 1)
 }

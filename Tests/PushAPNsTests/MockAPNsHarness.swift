@@ -17,7 +17,7 @@ struct MockAPNsHarness {
     init(
         listenHost: String = "127.0.0.1", script: APNsMockScript = APNsMockScript(),
         maximumConcurrentStreams: UInt32 = 1000,
-        alpnProtocols: [String] = ["h2"], recordFile: String? = nil,
+        alpnProtocols: [String] = ["h2"], recordFile: String? = nil, certificateAuth: Bool = false,
         client configuration: HTTP2ClientConfiguration = MockAPNsHarness.fastConfiguration(),
         tokenClock: @escaping ProviderTokenCache.Clock = ProviderTokenCache.systemClock
     ) throws {
@@ -27,15 +27,17 @@ struct MockAPNsHarness {
                 host: listenHost, certificateFile: certificates.serverCertificateFile,
                 keyFile: certificates.serverKeyFile,
                 alpnProtocols: alpnProtocols, maximumConcurrentStreams: maximumConcurrentStreams, script: script,
-                recordFile: recordFile))
+                validator: APNsMockValidator(requireProviderToken: !certificateAuth), recordFile: recordFile,
+                clientTrustAnchorsFile: certificateAuth ? certificates.caFile : nil))
         client = try APNsClient(configuration: configuration, tokenClock: tokenClock)
     }
 
     static func fastConfiguration(
-        connections: Int = 4, requestTimeout: Duration = .seconds(10)
+        connections: Int = 4, requestTimeout: Duration = .seconds(10), pingInterval: Duration = .seconds(60)
     ) -> HTTP2ClientConfiguration {
         HTTP2ClientConfiguration(
-            maximumConnectionsPerPool: connections, requestTimeout: requestTimeout, connectTimeout: .seconds(5))
+            maximumConnectionsPerPool: connections, requestTimeout: requestTimeout, connectTimeout: .seconds(5),
+            pingInterval: pingInterval)
     }
 
     func profile(trusting caFile: String? = nil, host: String = "127.0.0.1", topic: String = Self.topic) -> APNsProfile
@@ -65,12 +67,20 @@ struct MockAPNsHarness {
 
     /// Sends `count` notifications at once through the callback API and waits for every result.
     func sendConcurrently(_ count: Int, profile: APNsProfile) async -> [Int: APNsSendResult] {
+        await sendConcurrentlyTimed(count, profile: profile).mapValues(\.result)
+    }
+
+    /// Like `sendConcurrently`, with the time from submission to each completion as the I/O
+    /// thread saw it (independent of how busy the test scheduler is).
+    func sendConcurrentlyTimed(_ count: Int, profile: APNsProfile) async -> [Int: TimedResult] {
         let collector = ResultCollector()
+        let started = ContinuousClock.now
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for index in 0..<count {
                 client.send(Self.notification(index), profile: profile) { result in
+                    let timed = TimedResult(result: result, elapsed: ContinuousClock.now - started)
                     let finished = collector.results.withLock { results in
-                        results[index] = result
+                        results[index] = timed
                         return results.count == count
                     }
                     if finished { continuation.resume() }
@@ -81,6 +91,11 @@ struct MockAPNsHarness {
     }
 }
 
+struct TimedResult: Sendable {
+    let result: APNsSendResult
+    let elapsed: Duration
+}
+
 final class ResultCollector: Sendable {
-    let results = Mutex<[Int: APNsSendResult]>([:])
+    let results = Mutex<[Int: TimedResult]>([:])
 }

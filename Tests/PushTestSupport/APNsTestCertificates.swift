@@ -10,6 +10,9 @@ public struct APNsTestCertificates: Sendable {
     public let serverKeyFile: String
     /// A CA that did not sign the server certificate.
     public let unrelatedCAFile: String
+    /// A TLS client certificate (CN=push-gateway test client) signed by `caFile`, and its key, in
+    /// one PEM file as `PUSH_GATEWAY_PROFILE_<P>_APNS_CERT_FILE` holds them.
+    public let clientCertificateAndKeyFile: String
 
     public struct GenerationError: Error, CustomStringConvertible {
         public let description: String
@@ -46,9 +49,24 @@ public struct APNsTestCertificates: Sendable {
             "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
             "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("server.ext"),
         ])
+        try openssl(
+            ["req"] + curve + [
+                "-keyout", path("client.key"), "-out", path("client.csr"), "-subj", "/CN=push-gateway test client",
+            ])
+        try Data("basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n".utf8)
+            .write(to: URL(fileURLWithPath: path("client.ext")))
+        try openssl([
+            "x509", "-req", "-in", path("client.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+            "-CAcreateserial", "-out", path("client.pem"), "-days", "2", "-extfile", path("client.ext"),
+        ])
+        let combined =
+            try Data(contentsOf: URL(fileURLWithPath: path("client.pem")))
+            + Data(contentsOf: URL(fileURLWithPath: path("client.key")))
+        try combined.write(to: URL(fileURLWithPath: path("client-with-key.pem")))
         return APNsTestCertificates(
             directory: directory, caFile: path("ca.pem"), serverCertificateFile: path("server.pem"),
-            serverKeyFile: path("server.key"), unrelatedCAFile: path("unrelated-ca.pem"))
+            serverKeyFile: path("server.key"), unrelatedCAFile: path("unrelated-ca.pem"),
+            clientCertificateAndKeyFile: path("client-with-key.pem"))
     }
 
     private static func openssl(_ arguments: [String]) throws {

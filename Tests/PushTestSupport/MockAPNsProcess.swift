@@ -38,13 +38,15 @@ public final class MockAPNsProcess {
         self.port = port
     }
 
-    /// Stops the process (SIGTERM) and waits for it.
+    /// Stops the process (SIGTERM, then SIGKILL after two seconds) and waits for it.
     public func stop() {
+        guard process.isRunning else { return }
         process.terminate()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
-    deinit {
-        if process.isRunning { process.terminate() }
-    }
+    deinit { stop() }
 }

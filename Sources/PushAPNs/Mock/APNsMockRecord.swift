@@ -16,6 +16,8 @@ public struct APNsMockRecord: Sendable, Equatable {
 
     /// 1-based number of the TLS connection in accept order.
     public let connection: Int
+    /// The verified client certificate's subject on that connection (certificate auth), if any.
+    public let clientCertificateSubject: String?
     public let streamID: Int32
     /// Every header field in arrival order, pseudo-headers first as HTTP/2 requires.
     public let fields: [HTTPHeader]
@@ -29,12 +31,14 @@ public struct APNsMockRecord: Sendable, Equatable {
     /// Whether APNs would have acted on it (everything except refused and unprocessed streams).
     public var processed: Bool { disposition != .refused && disposition != .unprocessed }
 
-    /// One JSONL line: `{"connection":N,"stream":N,"disposition":"…","status":N|null,
-    /// "headers":[["name","value"],…],"body_base64":"…"}`.
+    /// One JSONL line: `{"connection":N,"client_certificate":"…"|null,"stream":N,"disposition":"…",
+    /// "status":N|null,"headers":[["name","value"],…],"body_base64":"…"}`.
     public var jsonLine: String {
         let headerList = fields.map { "[\(JSONText.quoted($0.name)),\(JSONText.quoted($0.value))]" }.joined(
             separator: ",")
-        return #"{"connection":\#(connection),"stream":\#(streamID),"disposition":"\#(disposition.rawValue)","#
+        let subject = clientCertificateSubject.map(JSONText.quoted) ?? "null"
+        return
+            #"{"connection":\#(connection),"client_certificate":\#(subject),"stream":\#(streamID),"disposition":"\#(disposition.rawValue)","#
             + #""status":\#(status.map(String.init) ?? "null"),"headers":[\#(headerList)],"#
             + #""body_base64":"\#(Base64.standardEncoded(body))"}"#
     }

@@ -18,12 +18,15 @@ public final class APNsMockServer: Sendable {
         public var validator: APNsMockValidator
         /// Appends one JSON line per request here when set.
         public var recordFile: String?
+        /// When set, clients must present a certificate chaining to these anchors (certificate
+        /// auth); combine with a validator that does not require a provider token.
+        public var clientTrustAnchorsFile: String?
 
         public init(
             host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, keyFile: String,
             alpnProtocols: [String] = ["h2"], maximumConcurrentStreams: UInt32 = 1000,
             script: APNsMockScript = APNsMockScript(), validator: APNsMockValidator = APNsMockValidator(),
-            recordFile: String? = nil
+            recordFile: String? = nil, clientTrustAnchorsFile: String? = nil
         ) {
             self.host = host
             self.port = port
@@ -34,6 +37,7 @@ public final class APNsMockServer: Sendable {
             self.script = script
             self.validator = validator
             self.recordFile = recordFile
+            self.clientTrustAnchorsFile = clientTrustAnchorsFile
         }
     }
 
@@ -51,6 +55,7 @@ public final class APNsMockServer: Sendable {
     private let runningThreads = Atomic<Int>(0)
     private let connectionCounter = Atomic<Int>(0)
     private let maximumOpenStreams = Atomic<Int>(0)
+    private let pingCounter = Atomic<Int>(0)
     private let cursor: Mutex<APNsMockScriptCursor>
     private let recordList = Mutex<[APNsMockRecord]>([])
 
@@ -60,7 +65,8 @@ public final class APNsMockServer: Sendable {
         do {
             context = try TLSContext.server(
                 certificateChainFile: configuration.certificateFile, keyFile: configuration.keyFile,
-                alpnProtocols: configuration.alpnProtocols)
+                alpnProtocols: configuration.alpnProtocols, clientTrustAnchorsFile: configuration.clientTrustAnchorsFile
+            )
         } catch {
             throw StartError(description: "TLS setup: \(error)")
         }
@@ -102,6 +108,9 @@ public final class APNsMockServer: Sendable {
 
     /// TLS connections that completed the handshake.
     public var connectionCount: Int { connectionCounter.load(ordering: .acquiring) }
+
+    /// PING frames clients sent (keep-alive on idle connections).
+    public var pingsReceived: Int { pingCounter.load(ordering: .acquiring) }
 
     /// The most streams that were open at once on any one connection.
     public var maximumObservedConcurrentStreams: Int { maximumOpenStreams.load(ordering: .acquiring) }
@@ -155,7 +164,8 @@ public final class APNsMockServer: Sendable {
                 observed = original
             }
         }
-        var state = ConnectionState(number: number)
+        connection.onPing = { [self] in pingCounter.add(1, ordering: .relaxed) }
+        var state = ConnectionState(number: number, clientCertificateSubject: connection.clientCertificateSubject)
         while !stopping.load(ordering: .acquiring) {
             guard connection.flush() else { return }
             if state.goAwayLastStreamID != nil, state.scheduled.isEmpty, !connection.hasPendingOutput,
@@ -187,12 +197,16 @@ public final class APNsMockServer: Sendable {
 
     private struct ConnectionState {
         let number: Int
+        let clientCertificateSubject: String?
         var processed = 0
         var goAwayLastStreamID: Int32?
         var scheduled: [Scheduled] = []
         var stalledStreams = 0
 
-        init(number: Int) { self.number = number }
+        init(number: Int, clientCertificateSubject: String?) {
+            self.number = number
+            self.clientCertificateSubject = clientCertificateSubject
+        }
     }
 
     /// Decides and records one complete request; false when the connection must be dropped.
@@ -200,14 +214,14 @@ public final class APNsMockServer: Sendable {
         _ request: HTTP2ServerConnection.Request, on connection: HTTP2ServerConnection, state: inout ConnectionState
     ) -> Bool {
         if let last = state.goAwayLastStreamID, request.streamID > last {
-            record(request, connection: state.number, disposition: .unprocessed, status: nil)
+            record(request, state, disposition: .unprocessed, status: nil)
             return true
         }
         let apnsID = request.regularHeaders.first { $0.name == "apns-id" }?.value ?? Self.freshMessageID()
         if let rejection = configuration.validator.validate(
             method: request.method, path: request.path, headers: request.regularHeaders, body: request.body)
         {
-            record(request, connection: state.number, disposition: .answered, status: rejection.status)
+            record(request, state, disposition: .answered, status: rejection.status)
             let body = Array(#"{"reason":\#(JSONText.quoted(rejection.reason))}"#.utf8)
             state.scheduled.append(
                 Scheduled(
@@ -222,19 +236,19 @@ public final class APNsMockServer: Sendable {
         switch reply.action {
         case .stall:
             state.stalledStreams += 1
-            record(request, connection: state.number, disposition: .stalled, status: nil)
+            record(request, state, disposition: .stalled, status: nil)
             return true
         case .refuse:
-            record(request, connection: state.number, disposition: .refused, status: nil)
+            record(request, state, disposition: .refused, status: nil)
             connection.refuse(streamID: request.streamID)
             return true
         case .close:
-            record(request, connection: state.number, disposition: .closed, status: nil)
+            record(request, state, disposition: .closed, status: nil)
             return false
         case .respond, .goAway:
             break
         }
-        record(request, connection: state.number, disposition: .answered, status: reply.status)
+        record(request, state, disposition: .answered, status: reply.status)
         state.processed += 1
         state.scheduled.append(
             Scheduled(
@@ -270,11 +284,13 @@ public final class APNsMockServer: Sendable {
     }
 
     private func record(
-        _ request: HTTP2ServerConnection.Request, connection: Int, disposition: APNsMockRecord.Disposition, status: Int?
+        _ request: HTTP2ServerConnection.Request, _ state: ConnectionState, disposition: APNsMockRecord.Disposition,
+        status: Int?
     ) {
         let entry = APNsMockRecord(
-            connection: connection, streamID: request.streamID, fields: request.fields, body: request.body,
-            disposition: disposition, status: status)
+            connection: state.number, clientCertificateSubject: state.clientCertificateSubject,
+            streamID: request.streamID, fields: request.fields, body: request.body, disposition: disposition,
+            status: status)
         recordList.withLock { list in
             list.append(entry)
             if recordDescriptor >= 0 {

@@ -39,6 +39,8 @@ final class HTTP2ServerConnection {
     var completedRequests: [Request] = []
     /// Called with the number of open streams whenever a new one opens.
     var onStreamOpened: ((Int) -> Void)?
+    /// Called for every PING the client sends (not for acknowledgements).
+    var onPing: (() -> Void)?
 
     init(descriptor: Int32, context: TLSContext) throws(TLSError) {
         self.descriptor = descriptor
@@ -64,6 +66,8 @@ final class HTTP2ServerConnection {
     }
 
     var negotiatedProtocol: String? { tls.negotiatedProtocol }
+
+    var clientCertificateSubject: String? { tls.verifiedPeerSubject }
 
     /// Creates the nghttp2 server session and queues our SETTINGS.
     func start(maximumConcurrentStreams: UInt32) -> Bool {
@@ -211,6 +215,8 @@ final class HTTP2ServerConnection {
         completedRequests.append(Request(streamID: streamID, fields: stream.fields, body: stream.body))
     }
 
+    func receivedPing() { onPing?() }
+
     func streamClosed(streamID: Int32) {
         streams.removeValue(forKey: streamID)
     }
@@ -256,6 +262,9 @@ enum HTTP2ServerCallbacks {
             let endStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
             if endStream && (type == NGHTTP2_HEADERS.rawValue || type == NGHTTP2_DATA.rawValue) {
                 HTTP2ServerCallbacks.connection(user).requestEnded(streamID: frame.pointee.hd.stream_id)
+            }
+            if type == NGHTTP2_PING.rawValue && frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 {
+                HTTP2ServerCallbacks.connection(user).receivedPing()
             }
             return 0
         }
