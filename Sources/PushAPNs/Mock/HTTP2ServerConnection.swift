@@ -87,8 +87,6 @@ final class HTTP2ServerConnection {
         return nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count) == 0
     }
 
-    var openStreams: Int { streams.count }
-
     /// True when nghttp2 has nothing left to read or write (after GOAWAY both ways).
     var isFinished: Bool {
         guard let session else { return true }
