@@ -18,6 +18,8 @@ final class HTTP2Client: Sendable {
     private let loopFinished = Mutex<Bool>(false)
 
     init(configuration: HTTP2ClientConfiguration) throws(SocketError) {
+        // OpenSSL writes with write(2); a peer that vanished must give EPIPE, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
         self.wake = try WakeSignal()
         let thread = Thread { [self] in
