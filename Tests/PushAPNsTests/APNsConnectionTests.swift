@@ -46,6 +46,29 @@ struct APNsConnectionTests {
         #expect(harness.server.connectionCount == 1)
     }
 
+    @Test("a PING left unanswered closes the connection and the next send opens a new one")
+    func deadConnection() throws {
+        let certificates = try APNsTestCertificates.shared()
+        let server = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
+                answerPings: false))
+        defer { server.stop() }
+        let client = try APNsClient(
+            configuration: HTTP2ClientConfiguration(
+                requestTimeout: .seconds(5), pingInterval: .milliseconds(100), pingTimeout: .milliseconds(200)))
+        defer { client.shutdown() }
+        let profile = APNsProfile(
+            server: APNsServer(host: "127.0.0.1", port: server.port), topic: MockAPNsHarness.topic,
+            credential: .token(teamID: "T", keyID: "K", signer: FakeSigner().sign),
+            extraTrustAnchorsFile: certificates.caFile)
+        #expect(client.send(MockAPNsHarness.notification(1), profile: profile).outcome == .accepted)
+        Thread.sleep(forTimeInterval: 0.8)
+        #expect(server.pingsReceived >= 1)
+        #expect(client.send(MockAPNsHarness.notification(2), profile: profile).outcome == .accepted)
+        #expect(server.connectionCount == 2)
+    }
+
     @Test("reconnect backoff doubles from the initial delay up to the maximum")
     func backoff() {
         let delays = (1...8).map {

@@ -21,12 +21,14 @@ public final class APNsMockServer: Sendable {
         /// When set, clients must present a certificate chaining to these anchors (certificate
         /// auth); combine with a validator that does not require a provider token.
         public var clientTrustAnchorsFile: String?
+        /// When false, PINGs are never acknowledged (a silently dead connection).
+        public var answerPings: Bool
 
         public init(
             host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, keyFile: String,
             alpnProtocols: [String] = ["h2"], maximumConcurrentStreams: UInt32 = 1000,
             script: APNsMockScript = APNsMockScript(), validator: APNsMockValidator = APNsMockValidator(),
-            recordFile: String? = nil, clientTrustAnchorsFile: String? = nil
+            recordFile: String? = nil, clientTrustAnchorsFile: String? = nil, answerPings: Bool = true
         ) {
             self.host = host
             self.port = port
@@ -38,6 +40,7 @@ public final class APNsMockServer: Sendable {
             self.validator = validator
             self.recordFile = recordFile
             self.clientTrustAnchorsFile = clientTrustAnchorsFile
+            self.answerPings = answerPings
         }
     }
 
@@ -152,7 +155,9 @@ public final class APNsMockServer: Sendable {
         defer { connection.close() }
         guard connection.handshake(timeoutMilliseconds: 5_000),
             connection.negotiatedProtocol == "h2",
-            connection.start(maximumConcurrentStreams: configuration.maximumConcurrentStreams)
+            connection.start(
+                maximumConcurrentStreams: configuration.maximumConcurrentStreams,
+                answerPings: configuration.answerPings)
         else { return }
         let number = connectionCounter.add(1, ordering: .acquiringAndReleasing).newValue
         connection.onStreamOpened = { [self] open in

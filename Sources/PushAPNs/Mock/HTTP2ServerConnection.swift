@@ -69,16 +69,20 @@ final class HTTP2ServerConnection {
 
     var clientCertificateSubject: String? { tls.verifiedPeerSubject }
 
-    /// Creates the nghttp2 server session and queues our SETTINGS.
-    func start(maximumConcurrentStreams: UInt32) -> Bool {
+    /// Creates the nghttp2 server session and queues our SETTINGS. Without `answerPings` PINGs go
+    /// unacknowledged, like a dead path (to test the client's keep-alive timeout).
+    func start(maximumConcurrentStreams: UInt32, answerPings: Bool) -> Bool {
         var callbacks: OpaquePointer?
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { return false }
         defer { nghttp2_session_callbacks_del(callbacks) }
         HTTP2ServerCallbacks.install(on: callbacks)
+        var options: OpaquePointer?
+        guard nghttp2_option_new(&options) == 0, let options else { return false }
+        defer { nghttp2_option_del(options) }
+        if !answerPings { nghttp2_option_set_no_auto_ping_ack(options, 1) }
         var created: OpaquePointer?
-        guard nghttp2_session_server_new(&created, callbacks, Unmanaged.passUnretained(self).toOpaque()) == 0 else {
-            return false
-        }
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        guard nghttp2_session_server_new2(&created, callbacks, user, options) == 0 else { return false }
         session = created
         var settings = [
             nghttp2_settings_entry(
