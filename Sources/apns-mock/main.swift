@@ -1,6 +1,95 @@
-import Glibc
+import Foundation
+import PushAPNs
 
-// apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5).
-let message = Array("apns-mock: not yet implemented\n".utf8)
-_ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-exit(2)
+// apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5). The first line
+// on standard output is the bound port, so a caller using `--listen 127.0.0.1:0` can read it.
+
+// A parent may have spawned us with signals blocked (test runners do): unblock them first, before
+// any thread exists, so SIGTERM and SIGINT stop the mock.
+var noSignals = sigset_t()
+sigemptyset(&noSignals)
+sigprocmask(SIG_SETMASK, &noSignals, nil)
+
+let usage = """
+    usage: apns-mock --cert-file PEM --key-file PEM [--listen HOST:PORT] [--record FILE] [--script FILE]
+                     [--max-concurrent-streams N] [--alpn LIST] [--no-provider-token] [--client-ca-file PEM]
+
+    --script FILE          answers to give (see APNsMockScript.parse); default: 200 for everything
+    --record FILE          append one JSON line per request received
+    --alpn LIST            ALPN protocols to accept (default h2)
+    --no-provider-token    accept requests without `authorization` (certificate auth)
+    --client-ca-file PEM   require TLS client certificates signed by this CA (certificate auth)
+
+    """
+
+func fail(_ message: String, status: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data("apns-mock: \(message)\n".utf8))
+    exit(status)
+}
+
+var arguments = CommandLine.arguments.dropFirst()
+var listen = "127.0.0.1:0"
+var certificateFile: String?
+var keyFile: String?
+var recordFile: String?
+var scriptFile: String?
+var maximumConcurrentStreams: UInt32 = 1000
+var alpnProtocols = ["h2"]
+var requireProviderToken = true
+var clientTrustAnchorsFile: String?
+
+while let flag = arguments.popFirst() {
+    if flag == "--no-provider-token" {
+        requireProviderToken = false
+        continue
+    }
+    guard let value = arguments.popFirst() else { fail("\(flag) needs a value\n\(usage)") }
+    switch flag {
+    case "--listen": listen = value
+    case "--cert-file": certificateFile = value
+    case "--key-file": keyFile = value
+    case "--record": recordFile = value
+    case "--script": scriptFile = value
+    case "--max-concurrent-streams":
+        guard let number = UInt32(value), number > 0 else {
+            fail("--max-concurrent-streams must be a positive integer")
+        }
+        maximumConcurrentStreams = number
+    case "--alpn": alpnProtocols = value.split(separator: ",").map(String.init)
+    case "--client-ca-file": clientTrustAnchorsFile = value
+    default: fail("unknown flag \(flag)\n\(usage)")
+    }
+}
+
+guard let certificateFile, let keyFile else { fail("--cert-file and --key-file are required\n\(usage)") }
+guard let separator = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: separator)...]) else {
+    fail("--listen must be HOST:PORT")
+}
+var host = String(listen[..<separator])
+if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+
+var script = APNsMockScript()
+if let scriptFile {
+    guard let contents = FileManager.default.contents(atPath: scriptFile) else { fail("cannot read the script file") }
+    do {
+        script = try APNsMockScript.parse(Array(contents))
+    } catch {
+        fail("script: \(error)")
+    }
+}
+
+let server: APNsMockServer
+do {
+    server = try APNsMockServer(
+        configuration: APNsMockServer.Configuration(
+            host: host, port: port, certificateFile: certificateFile, keyFile: keyFile, alpnProtocols: alpnProtocols,
+            maximumConcurrentStreams: maximumConcurrentStreams, script: script,
+            validator: APNsMockValidator(requireProviderToken: requireProviderToken), recordFile: recordFile,
+            clientTrustAnchorsFile: clientTrustAnchorsFile))
+} catch {
+    fail("\(error)", status: 1)
+}
+
+FileHandle.standardOutput.write(Data("\(server.port)\n".utf8))
+// Serve until killed; the server's threads do the work.
+while true { sleep(3600) }

@@ -1,0 +1,169 @@
+import Dispatch
+import PushCrypto
+import Synchronization
+
+/// Sends APNs wake-ups (PROTOCOL.md §8) over pooled HTTP/2 connections and classifies each
+/// answer (§4.7). Thread-safe; create one per process and call `shutdown()` at exit.
+public final class APNsClient: Sendable {
+    /// The body of every attempt, byte for byte (PROTOCOL.md §8).
+    public static let body = Array(
+        #"{"aps":{"alert":{"body":"Reconnect to your relay now"},"mutable-content":1}}"#.utf8)
+
+    private let http: HTTP2Client
+    private let configuration: HTTP2ClientConfiguration
+    private let tokenCaches = Mutex<[String: ProviderTokenCache]>([:])
+    private let tlsContexts = Mutex<[String: TLSContext]>([:])
+    private let tokenClock: ProviderTokenCache.Clock
+
+    /// Starts the I/O thread. `tokenClock` (Unix seconds) exists so tests can move time.
+    public init(
+        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
+        tokenClock: @escaping ProviderTokenCache.Clock = ProviderTokenCache.systemClock
+    ) throws {
+        self.configuration = configuration
+        self.tokenClock = tokenClock
+        self.http = try HTTP2Client(configuration: configuration)
+    }
+
+    /// Stops the I/O thread; requests still in flight are answered `.retry`.
+    public func shutdown() { http.shutdown() }
+
+    /// Sends one notification and blocks the calling (worker) thread until its outcome is known,
+    /// at most two request timeouts (the one `ExpiredProviderToken` retry) later.
+    public func send(_ notification: APNsNotification, profile: APNsProfile) -> APNsSendResult {
+        let box = Mutex<APNsSendResult?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        send(notification, profile: profile) { result in
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        // The I/O thread answers by each request's deadline; this bound only guards against a bug
+        // there leaving a worker blocked forever.
+        let bound = configuration.requestTimeout * 2 + .seconds(5)
+        let nanoseconds = bound.components.seconds * 1_000_000_000 + bound.components.attoseconds / 1_000_000_000
+        guard done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else {
+            return APNsSendResult(outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: 0)
+        }
+        return box.withLock { $0! }
+    }
+
+    /// Sends one notification; `completion` runs exactly once, on the I/O thread.
+    public func send(
+        _ notification: APNsNotification, profile: APNsProfile,
+        completion: @escaping @Sendable (APNsSendResult) -> Void
+    ) {
+        let target: HTTP2Target
+        do {
+            target = HTTP2Target(
+                host: profile.server.host, port: profile.server.port, credentialID: profile.poolIdentity,
+                tls: try tlsContext(for: profile))
+        } catch {
+            completion(APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: 0))
+            return
+        }
+        let tokens = tokenCache(for: profile)
+        let token: ProviderToken?
+        do {
+            token = try tokens?.token()
+        } catch {
+            completion(APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: 0))
+            return
+        }
+        attempt(notification, profile: profile, target: target, tokens: tokens, token: token, attempt: 1, completion)
+    }
+
+    private func attempt(
+        _ notification: APNsNotification, profile: APNsProfile, target: HTTP2Target, tokens: ProviderTokenCache?,
+        token: ProviderToken?, attempt: Int, _ completion: @escaping @Sendable (APNsSendResult) -> Void
+    ) {
+        let request = Self.request(for: notification, topic: profile.topic, token: token)
+        http.submit(request, to: target, timeout: configuration.requestTimeout) { [self] result in
+            switch result {
+            case .failure(.tlsConfiguration):
+                completion(
+                    APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: attempt - 1))
+            case .failure:
+                completion(
+                    APNsSendResult(
+                        outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: attempt))
+            case .success(let response):
+                let error = APNsErrorBody.parse(response.body)
+                // §8: only 403 ExpiredProviderToken renews the token, once, and retries once.
+                if response.status == 403, error.reason == "ExpiredProviderToken", attempt == 1, let tokens, let token {
+                    guard let renewed = try? tokens.renew(replacing: token) else {
+                        completion(
+                            APNsSendResult(
+                                outcome: .configurationFault, status: 403, reason: error.reason, requestsSent: 1))
+                        return
+                    }
+                    self.attempt(
+                        notification, profile: profile, target: target, tokens: tokens, token: renewed, attempt: 2,
+                        completion)
+                    return
+                }
+                let outcome = APNsResponseClassifier.classify(
+                    status: response.status, reason: error.reason, timestampMilliseconds: error.timestampMilliseconds,
+                    retryAfter: response.header("retry-after"))
+                completion(
+                    APNsSendResult(
+                        outcome: outcome, status: response.status, reason: error.reason, requestsSent: attempt))
+            }
+        }
+    }
+
+    /// The exact request of PROTOCOL.md §8.
+    static func request(for notification: APNsNotification, topic: String, token: ProviderToken?) -> HTTP2Request {
+        var headers = [
+            HTTPHeader("apns-id", notification.requestID),
+            HTTPHeader("apns-topic", topic),
+            HTTPHeader("apns-push-type", "alert"),
+            HTTPHeader("apns-priority", "10"),
+            HTTPHeader("apns-expiration", String(notification.expiresAt)),
+        ]
+        if let token { headers.append(HTTPHeader("authorization", "bearer \(token.jwt)")) }
+        return HTTP2Request(
+            method: "POST", path: "/3/device/" + hex(notification.deviceToken), headers: headers, body: body)
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private func tokenCache(for profile: APNsProfile) -> ProviderTokenCache? {
+        guard case .token(let teamID, let keyID, let signer) = profile.credential else { return nil }
+        // One token per (team, key) for every profile and connection that uses that key (§8).
+        return tokenCaches.withLock { caches in
+            let key = "\(teamID)|\(keyID)"
+            if let cache = caches[key] { return cache }
+            let cache = ProviderTokenCache(teamID: teamID, keyID: keyID, signer: signer, clock: tokenClock)
+            caches[key] = cache
+            return cache
+        }
+    }
+
+    private func tlsContext(for profile: APNsProfile) throws(TLSError) -> TLSContext {
+        let key = profile.poolIdentity
+        if let context = tlsContexts.withLock({ $0[key] }) { return context }
+        let context: TLSContext
+        switch profile.credential {
+        case .token:
+            context = try TLSContext.client(extraTrustAnchorsFile: profile.extraTrustAnchorsFile)
+        case .certificate(let certificateFile, let keyFile):
+            context = try TLSContext.client(
+                extraTrustAnchorsFile: profile.extraTrustAnchorsFile, clientCertificateFile: certificateFile,
+                clientKeyFile: keyFile)
+        }
+        return tlsContexts.withLock { contexts in
+            if let existing = contexts[key] { return existing }
+            contexts[key] = context
+            return context
+        }
+    }
+}

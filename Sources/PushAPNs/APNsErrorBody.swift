@@ -1,0 +1,24 @@
+/// The JSON body APNs sends with an error status: `{"reason":"…"}`, plus `"timestamp"` (Unix
+/// milliseconds) on 410 (Apple, "Handling notification responses from APNs").
+public struct APNsErrorBody: Sendable, Equatable {
+    public let reason: String?
+    public let timestampMilliseconds: Int64?
+
+    public init(reason: String?, timestampMilliseconds: Int64?) {
+        self.reason = reason
+        self.timestampMilliseconds = timestampMilliseconds
+    }
+
+    /// Reads the body strictly: it must be one JSON object; `reason` counts only as a string and
+    /// `timestamp` only as a non-negative integer. Anything unreadable yields no reason and no
+    /// timestamp, so the status alone decides.
+    public static func parse(_ body: [UInt8]) -> APNsErrorBody {
+        guard body.count <= 65_536,
+            let members = (try? JSONValue.parse(body))?.objectMembers
+        else {
+            return APNsErrorBody(reason: nil, timestampMilliseconds: nil)
+        }
+        let timestamp = members["timestamp"]?.integerValue.flatMap { $0 >= 0 ? $0 : nil }
+        return APNsErrorBody(reason: members["reason"]?.stringValue, timestampMilliseconds: timestamp)
+    }
+}

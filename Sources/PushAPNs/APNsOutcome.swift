@@ -1,0 +1,33 @@
+/// The outcome of one delivery attempt as PROTOCOL.md §4.7 maps it to the relay's response.
+public enum APNsOutcome: Sendable, Equatable {
+    /// APNs 200.
+    case accepted
+    /// APNs 410 `Unregistered` / `ExpiredToken`; `invalidAt` is Apple's `timestamp` (milliseconds)
+    /// divided by 1000 and rounded down, or nil when Apple sent none.
+    case invalidEndpoint(invalidAt: Int64?)
+    /// Transient: `retryAfterSeconds` is APNs' `Retry-After` as whole seconds in 1...3600, or nil.
+    case retry(retryAfterSeconds: Int?)
+    /// The operator's setup is wrong (bad token for the topic, provider token refused, TLS trust).
+    case configurationFault
+    /// Apple refused the request itself (e.g. `BadTopic`, 413).
+    case permanentRequestFault
+}
+
+/// An outcome together with what APNs answered, for metrics and logs (status and reason are
+/// Apple's closed vocabulary, never device data).
+public struct APNsSendResult: Sendable, Equatable {
+    public let outcome: APNsOutcome
+    /// The HTTP status of the last answer, nil after a transport failure or timeout.
+    public let status: Int?
+    /// The `reason` of the last answer's error body, if any.
+    public let reason: String?
+    /// How many requests APNs processed for this delivery (at most 2: the one token-refresh retry).
+    public let requestsSent: Int
+
+    public init(outcome: APNsOutcome, status: Int?, reason: String?, requestsSent: Int) {
+        self.outcome = outcome
+        self.status = status
+        self.reason = reason
+        self.requestsSent = requestsSent
+    }
+}

@@ -1,0 +1,93 @@
+/// Where and as whom the gateway talks to APNs for one app profile (PROTOCOL.md §8, §12).
+public struct APNsProfile: Sendable {
+    /// How the provider authenticates.
+    public enum Credential: Sendable {
+        /// Token auth: an ES256 JWT from the `.p8` key; `signer` returns raw `r‖s` over its input.
+        case token(teamID: String, keyID: String, signer: ProviderTokenCache.Signer)
+        /// Certificate auth: a TLS client certificate chain and its unencrypted key (PEM files; the
+        /// same path when one file holds both).
+        case certificate(certificateFile: String, keyFile: String)
+    }
+
+    public let server: APNsServer
+    /// The bundle id sent as `apns-topic`.
+    public let topic: String
+    public let credential: Credential
+    /// An extra trust anchor (PEM) for test servers (`PUSH_GATEWAY_APNS_CA_FILE`).
+    public let extraTrustAnchorsFile: String?
+
+    public init(server: APNsServer, topic: String, credential: Credential, extraTrustAnchorsFile: String? = nil) {
+        self.server = server
+        self.topic = topic
+        self.credential = credential
+        self.extraTrustAnchorsFile = extraTrustAnchorsFile
+    }
+
+    /// Identifies the connection pool: environment host plus credential plus trust (§8: one pool
+    /// per (environment, credential)).
+    var poolIdentity: String {
+        let trust = extraTrustAnchorsFile ?? ""
+        switch credential {
+        case .token(let teamID, let keyID, _): return "token|\(teamID)|\(keyID)|\(trust)"
+        case .certificate(let certificateFile, let keyFile): return "certificate|\(certificateFile)|\(keyFile)|\(trust)"
+        }
+    }
+}
+
+/// An APNs host and port.
+public struct APNsServer: Sendable, Hashable {
+    public let host: String
+    public let port: UInt16
+
+    public init(host: String, port: UInt16 = 443) {
+        self.host = host
+        self.port = port
+    }
+
+    public static let production = APNsServer(host: "api.push.apple.com")
+    public static let sandbox = APNsServer(host: "api.sandbox.push.apple.com")
+
+    /// Parses `https://host[:port]` (the `PUSH_GATEWAY_APNS_URL_*` test override); nil otherwise.
+    public init?(url: String) {
+        guard url.hasPrefix("https://") else { return nil }
+        var authority = Substring(url.dropFirst("https://".count))
+        if authority.hasSuffix("/") { authority = authority.dropLast() }
+        guard !authority.isEmpty, !authority.contains("/"), !authority.contains("@") else { return nil }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            let host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let rest = authority[authority.index(after: close)...]
+            if rest.isEmpty {
+                self.init(host: host)
+                return
+            }
+            guard rest.hasPrefix(":"), let port = UInt16(rest.dropFirst()), port > 0 else { return nil }
+            self.init(host: host, port: port)
+            return
+        }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 1: self.init(host: String(parts[0]))
+        case 2:
+            guard !parts[0].isEmpty, let port = UInt16(parts[1]), port > 0 else { return nil }
+            self.init(host: String(parts[0]), port: port)
+        default: return nil
+        }
+    }
+}
+
+/// One wake-up notification to send.
+public struct APNsNotification: Sendable {
+    /// The raw APNs device token (sent as lowercase hex in the path).
+    public let deviceToken: [UInt8]
+    /// The delivery's `request_id`, sent as `apns-id` (a canonical UUID).
+    public let requestID: String
+    /// The delivery's `expires_at` (Unix seconds), sent as `apns-expiration`.
+    public let expiresAt: Int64
+
+    public init(deviceToken: [UInt8], requestID: String, expiresAt: Int64) {
+        self.deviceToken = deviceToken
+        self.requestID = requestID
+        self.expiresAt = expiresAt
+    }
+}

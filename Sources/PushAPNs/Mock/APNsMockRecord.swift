@@ -1,0 +1,45 @@
+/// One request `apns-mock` received, as it arrived.
+public struct APNsMockRecord: Sendable, Equatable {
+    /// What the mock did with the request.
+    public enum Disposition: String, Sendable {
+        /// Answered (a validation error or a scripted status).
+        case answered
+        /// Left without an answer on purpose (`stall`).
+        case stalled
+        /// Reset with REFUSED_STREAM: not processed.
+        case refused
+        /// The connection was dropped instead of answering.
+        case closed
+        /// Above the last-stream-id of a GOAWAY the mock sent: not processed.
+        case unprocessed
+    }
+
+    /// 1-based number of the TLS connection in accept order.
+    public let connection: Int
+    /// The verified client certificate's subject on that connection (certificate auth), if any.
+    public let clientCertificateSubject: String?
+    public let streamID: Int32
+    /// Every header field in arrival order, pseudo-headers first as HTTP/2 requires.
+    public let fields: [HTTPHeader]
+    public let body: [UInt8]
+    public let disposition: Disposition
+    /// The status answered, when `disposition == .answered`.
+    public let status: Int?
+
+    public var headers: [HTTPHeader] { fields.filter { !$0.name.hasPrefix(":") } }
+    public func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+    /// Whether APNs would have acted on it (everything except refused and unprocessed streams).
+    public var processed: Bool { disposition != .refused && disposition != .unprocessed }
+
+    /// One JSONL line: `{"connection":N,"client_certificate":"…"|null,"stream":N,"disposition":"…",
+    /// "status":N|null,"headers":[["name","value"],…],"body_base64":"…"}`.
+    public var jsonLine: String {
+        let headerList = fields.map { "[\(JSONText.quoted($0.name)),\(JSONText.quoted($0.value))]" }.joined(
+            separator: ",")
+        let subject = clientCertificateSubject.map(JSONText.quoted) ?? "null"
+        return
+            #"{"connection":\#(connection),"client_certificate":\#(subject),"stream":\#(streamID),"disposition":"\#(disposition.rawValue)","#
+            + #""status":\#(status.map(String.init) ?? "null"),"headers":[\#(headerList)],"#
+            + #""body_base64":"\#(Base64.standardEncoded(body))"}"#
+    }
+}

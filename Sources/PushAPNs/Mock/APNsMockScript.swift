@@ -1,0 +1,177 @@
+/// How `apns-mock` answers one request that passed validation.
+public struct APNsMockReply: Sendable, Equatable {
+    public enum Action: String, Sendable {
+        /// Answer with `status` (and `reason`, `timestamp`, `Retry-After`) after `delayMilliseconds`.
+        case respond
+        /// Never answer: the stream stays open until the client gives up.
+        case stall
+        /// RST_STREAM with REFUSED_STREAM: the request counts as not processed (RFC 9113 §8.7).
+        case refuse
+        /// Drop the TCP connection at once.
+        case close
+        /// Answer this request, then GOAWAY with its stream as the last processed one.
+        case goAway = "goaway"
+    }
+
+    public var action: Action
+    public var status: Int
+    public var reason: String?
+    public var timestampMilliseconds: Int64?
+    /// The raw `Retry-After` value, so tests can send dates and fractions.
+    public var retryAfter: String?
+    public var delayMilliseconds: Int
+
+    public init(
+        action: Action = .respond, status: Int = 200, reason: String? = nil, timestampMilliseconds: Int64? = nil,
+        retryAfter: String? = nil, delayMilliseconds: Int = 0
+    ) {
+        self.action = action
+        self.status = status
+        self.reason = reason
+        self.timestampMilliseconds = timestampMilliseconds
+        self.retryAfter = retryAfter
+        self.delayMilliseconds = delayMilliseconds
+    }
+}
+
+/// The answers `apns-mock` gives, in this order of precedence: the next unused reply listed for
+/// the request's device token, else the next unused reply of `sequence`, else `defaultReply`.
+public struct APNsMockScript: Sendable, Equatable {
+    public var defaultReply: APNsMockReply
+    public var sequence: [APNsMockReply]
+    /// Keyed by lowercase hex device token.
+    public var perToken: [String: [APNsMockReply]]
+    /// Each of the first `goAwayConnections` connections sends GOAWAY after processing this many
+    /// requests; later streams on it stay unprocessed.
+    public var goAwayAfterStreams: Int?
+    public var goAwayConnections: Int
+
+    public init(
+        defaultReply: APNsMockReply = APNsMockReply(), sequence: [APNsMockReply] = [],
+        perToken: [String: [APNsMockReply]] = [:], goAwayAfterStreams: Int? = nil, goAwayConnections: Int = Int.max
+    ) {
+        self.defaultReply = defaultReply
+        self.sequence = sequence
+        self.perToken = perToken
+        self.goAwayAfterStreams = goAwayAfterStreams
+        self.goAwayConnections = goAwayConnections
+    }
+
+    public struct FormatError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads the script file format:
+    /// `{"default":{…},"sequence":[{…}],"tokens":{"<hex>":[{…}]},"goaway_after_streams":N,
+    /// "goaway_connections":N}` where each reply is `{"action":"respond|stall|refuse|close|goaway",
+    /// "status":N,"reason":"…","timestamp":N,"retry_after":"…"|N,"delay_ms":N}` (all optional).
+    public static func parse(_ bytes: [UInt8]) throws(FormatError) -> APNsMockScript {
+        guard let value = try? JSONValue.parse(bytes), let members = value.objectMembers else {
+            throw FormatError(description: "the script is not a JSON object")
+        }
+        var script = APNsMockScript()
+        for (name, member) in members {
+            switch name {
+            case "default": script.defaultReply = try reply(member)
+            case "sequence":
+                guard case .array(let elements) = member else {
+                    throw FormatError(description: "sequence must be an array")
+                }
+                script.sequence = try elements.map { (element) throws(FormatError) in try reply(element) }
+            case "tokens":
+                guard let tokens = member.objectMembers else {
+                    throw FormatError(description: "tokens must be an object")
+                }
+                for (token, list) in tokens {
+                    guard case .array(let elements) = list else {
+                        throw FormatError(description: "token replies must be an array")
+                    }
+                    script.perToken[token.lowercased()] = try elements.map { (element) throws(FormatError) in
+                        try reply(element)
+                    }
+                }
+            case "goaway_after_streams":
+                guard let count = member.integerValue, count > 0 else {
+                    throw FormatError(description: "bad goaway_after_streams")
+                }
+                script.goAwayAfterStreams = Int(count)
+            case "goaway_connections":
+                guard let count = member.integerValue, count > 0 else {
+                    throw FormatError(description: "bad goaway_connections")
+                }
+                script.goAwayConnections = Int(count)
+            default:
+                throw FormatError(description: "unknown script member \(name)")
+            }
+        }
+        return script
+    }
+
+    private static func reply(_ value: JSONValue) throws(FormatError) -> APNsMockReply {
+        guard let members = value.objectMembers else { throw FormatError(description: "a reply must be an object") }
+        var reply = APNsMockReply()
+        for (name, member) in members {
+            switch name {
+            case "action":
+                guard let text = member.stringValue, let action = APNsMockReply.Action(rawValue: text) else {
+                    throw FormatError(description: "unknown action")
+                }
+                reply.action = action
+            case "status":
+                guard let status = member.integerValue, (100...599).contains(status) else {
+                    throw FormatError(description: "bad status")
+                }
+                reply.status = Int(status)
+            case "reason":
+                guard let reason = member.stringValue else { throw FormatError(description: "reason must be a string") }
+                reply.reason = reason
+            case "timestamp":
+                guard let timestamp = member.integerValue else { throw FormatError(description: "bad timestamp") }
+                reply.timestampMilliseconds = timestamp
+            case "retry_after":
+                if let text = member.stringValue {
+                    reply.retryAfter = text
+                } else if case .number(let text) = member {
+                    reply.retryAfter = text
+                } else {
+                    throw FormatError(description: "retry_after must be a string or a number")
+                }
+            case "delay_ms":
+                guard let delay = member.integerValue, delay >= 0 else {
+                    throw FormatError(description: "bad delay_ms")
+                }
+                reply.delayMilliseconds = Int(delay)
+            default:
+                throw FormatError(description: "unknown reply member \(name)")
+            }
+        }
+        return reply
+    }
+}
+
+/// Hands out replies from a script; one instance is shared by every connection of a mock.
+struct APNsMockScriptCursor {
+    private var script: APNsMockScript
+    private var sequenceIndex = 0
+    private var tokenIndex: [String: Int] = [:]
+
+    init(script: APNsMockScript) { self.script = script }
+
+    var goAwayAfterStreams: Int? { script.goAwayAfterStreams }
+    var goAwayConnections: Int { script.goAwayConnections }
+
+    mutating func nextReply(forToken token: String) -> APNsMockReply {
+        if let replies = script.perToken[token] {
+            let index = tokenIndex[token, default: 0]
+            if index < replies.count {
+                tokenIndex[token] = index + 1
+                return replies[index]
+            }
+        }
+        if sequenceIndex < script.sequence.count {
+            sequenceIndex += 1
+            return script.sequence[sequenceIndex - 1]
+        }
+        return script.defaultReply
+    }
+}

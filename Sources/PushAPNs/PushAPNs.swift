@@ -1,1 +1,0 @@
-// The PushAPNs module; see DESIGN.md "Suggested targets".

@@ -1,0 +1,160 @@
+import COpenSSL
+import Glibc
+
+/// What a non-blocking TLS operation needs before it can make progress.
+public enum TLSProgress: Sendable, Equatable {
+    case complete
+    case wantRead
+    case wantWrite
+}
+
+/// The result of one non-blocking `read` or `write`.
+public enum TLSTransfer: Sendable, Equatable {
+    /// This many bytes were read or written (always more than zero).
+    case transferred(Int)
+    case wantRead
+    case wantWrite
+    /// The peer closed the TLS session (close_notify or EOF).
+    case closed
+}
+
+/// One TLS session over a non-blocking socket the caller owns (and closes after this object is
+/// gone). Not thread-safe: an OpenSSL `SSL` is used by one thread at a time, so this type is not
+/// `Sendable` and lives on the thread that drives its socket.
+public final class TLSConnection {
+    private let handle: OpaquePointer
+    private let context: TLSContext
+
+    /// A client session: sends SNI for a DNS name and verifies the certificate matches
+    /// `serverName` (a DNS name or an IP literal, RFC 6125 / RFC 6066 §3: no SNI for IP literals).
+    public convenience init(clientOn fileDescriptor: Int32, context: TLSContext, serverName: String) throws(TLSError) {
+        try self.init(fileDescriptor: fileDescriptor, context: context)
+        if Self.isIPLiteral(serverName) {
+            guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(handle), serverName) == 1 else {
+                throw TLSError.fromQueue(.configuration, "expected IP address")
+            }
+        } else {
+            guard COpenSSL_SSL_set_tlsext_host_name(handle, serverName) == 1,
+                SSL_set1_host(handle, serverName) == 1
+            else {
+                throw TLSError.fromQueue(.configuration, "server name")
+            }
+        }
+        SSL_set_connect_state(handle)
+    }
+
+    /// A server session for an accepted socket.
+    public convenience init(serverOn fileDescriptor: Int32, context: TLSContext) throws(TLSError) {
+        try self.init(fileDescriptor: fileDescriptor, context: context)
+        SSL_set_accept_state(handle)
+    }
+
+    private init(fileDescriptor: Int32, context: TLSContext) throws(TLSError) {
+        ERR_clear_error()
+        guard let handle = SSL_new(context.handle) else { throw TLSError.fromQueue(.configuration, "SSL_new") }
+        self.handle = handle
+        self.context = context
+        guard SSL_set_fd(handle, fileDescriptor) == 1 else { throw TLSError.fromQueue(.configuration, "SSL_set_fd") }
+    }
+
+    deinit { SSL_free(handle) }
+
+    /// The subject of the certificate the peer presented and that verified, as OpenSSL's one-line
+    /// form (e.g. `/CN=client`); nil when the peer sent none.
+    public var verifiedPeerSubject: String? {
+        guard let certificate = SSL_get1_peer_certificate(handle) else { return nil }
+        defer { X509_free(certificate) }
+        guard SSL_get_verify_result(handle) == Int(X509_V_OK),
+            let line = X509_NAME_oneline(X509_get_subject_name(certificate), nil, 0)
+        else { return nil }
+        defer { COpenSSL_free(line) }
+        return String(cString: line)
+    }
+
+    /// The ALPN protocol both sides agreed on, if any.
+    public var negotiatedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(handle, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// Advances the handshake. A client refuses a session whose ALPN protocol is not one it
+    /// offered (APNs requires `h2`, RFC 7540 §3.3) and a peer certificate that does not verify.
+    public func handshake() throws(TLSError) -> TLSProgress {
+        ERR_clear_error()
+        let result = SSL_do_handshake(handle)
+        if result == 1 {
+            if context.role == .client, !context.alpnProtocols.isEmpty {
+                guard let selected = negotiatedProtocol, context.alpnProtocols.contains(selected) else {
+                    throw TLSError(.alpnNotNegotiated, "server did not select \(context.alpnProtocols)")
+                }
+            }
+            return .complete
+        }
+        switch SSL_get_error(handle, result) {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: throw TLSError(.closed, "peer closed during the handshake")
+        default:
+            let verification = SSL_get_verify_result(handle)
+            if context.role == .client, verification != Int(X509_V_OK) {
+                let reason = String(cString: X509_verify_cert_error_string(verification))
+                _ = TLSError.drainErrorQueue()
+                throw TLSError(.certificateVerification, reason)
+            }
+            let detail = TLSError.drainErrorQueue()
+            if detail == "no OpenSSL error" {
+                throw TLSError(.closed, "connection ended during the handshake (errno \(errno))")
+            }
+            throw TLSError(.protocolFailure, "handshake: \(detail)")
+        }
+    }
+
+    /// Reads decrypted bytes into `buffer`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> TLSTransfer {
+        ERR_clear_error()
+        var count = 0
+        let result = SSL_read_ex(handle, buffer.baseAddress, buffer.count, &count)
+        if result == 1 { return .transferred(count) }
+        return try failure(of: result, operation: "read")
+    }
+
+    /// Writes up to `bytes.count` bytes (partial writes are enabled).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> TLSTransfer {
+        ERR_clear_error()
+        var count = 0
+        let result = SSL_write_ex(handle, bytes.baseAddress, bytes.count, &count)
+        if result == 1 { return .transferred(count) }
+        return try failure(of: result, operation: "write")
+    }
+
+    /// Sends close_notify without waiting for the peer's (the socket is closed right after).
+    public func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(handle)
+        ERR_clear_error()
+    }
+
+    private func failure(of result: Int32, operation: String) throws(TLSError) -> TLSTransfer {
+        switch SSL_get_error(handle, result) {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        case SSL_ERROR_SYSCALL:
+            let detail = TLSError.drainErrorQueue()
+            // EOF without close_notify: treat like a close, the HTTP/2 layer knows what was complete.
+            if detail == "no OpenSSL error" { return .closed }
+            throw TLSError(.protocolFailure, "\(operation): \(detail)")
+        default:
+            throw TLSError.fromQueue(.protocolFailure, operation)
+        }
+    }
+
+    private static func isIPLiteral(_ name: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import PushTestSupport
+import Testing
+
+@testable import PushAPNs
+
+@Suite("APNs connections: certificate auth, keep-alive, backoff, the apns-mock executable")
+struct APNsConnectionTests {
+    @Test("certificate auth presents the client certificate and sends no authorization header")
+    func certificateAuth() throws {
+        let harness = try MockAPNsHarness(certificateAuth: true)
+        defer { harness.stop() }
+        let file = harness.certificates.clientCertificateAndKeyFile
+        let profile = APNsProfile(
+            server: APNsServer(host: "127.0.0.1", port: harness.server.port), topic: MockAPNsHarness.topic,
+            credential: .certificate(certificateFile: file, keyFile: file),
+            extraTrustAnchorsFile: harness.certificates.caFile)
+        let result = harness.client.send(MockAPNsHarness.notification(), profile: profile)
+        #expect(result.outcome == .accepted)
+        let record = try #require(harness.server.records.first)
+        #expect(record.clientCertificateSubject?.contains("CN=push-gateway test client") == true)
+        #expect(record.field("authorization") == nil)
+        #expect(harness.signer.calls.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("an unreadable client certificate file is a configuration fault")
+    func missingCertificateFile() throws {
+        let harness = try MockAPNsHarness(certificateAuth: true)
+        defer { harness.stop() }
+        let profile = APNsProfile(
+            server: APNsServer(host: "127.0.0.1", port: harness.server.port), topic: MockAPNsHarness.topic,
+            credential: .certificate(certificateFile: "/nonexistent/cert.pem", keyFile: "/nonexistent/cert.pem"),
+            extraTrustAnchorsFile: harness.certificates.caFile)
+        #expect(harness.client.send(MockAPNsHarness.notification(), profile: profile).outcome == .configurationFault)
+        #expect(harness.server.connectionCount == 0)
+    }
+
+    @Test("an idle connection is kept alive with PING and reused")
+    func keepAlive() throws {
+        let harness = try MockAPNsHarness(client: MockAPNsHarness.fastConfiguration(pingInterval: .milliseconds(100)))
+        defer { harness.stop() }
+        #expect(harness.client.send(MockAPNsHarness.notification(1), profile: harness.profile()).outcome == .accepted)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(harness.server.pingsReceived >= 1)
+        #expect(harness.client.send(MockAPNsHarness.notification(2), profile: harness.profile()).outcome == .accepted)
+        #expect(harness.server.connectionCount == 1)
+    }
+
+    @Test("a PING left unanswered closes the connection and the next send opens a new one")
+    func deadConnection() throws {
+        let certificates = try APNsTestCertificates.shared()
+        let server = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
+                answerPings: false))
+        defer { server.stop() }
+        let client = try APNsClient(
+            configuration: HTTP2ClientConfiguration(
+                requestTimeout: .seconds(5), pingInterval: .milliseconds(100), pingTimeout: .milliseconds(200)))
+        defer { client.shutdown() }
+        let profile = APNsProfile(
+            server: APNsServer(host: "127.0.0.1", port: server.port), topic: MockAPNsHarness.topic,
+            credential: .token(teamID: "T", keyID: "K", signer: FakeSigner().sign),
+            extraTrustAnchorsFile: certificates.caFile)
+        #expect(client.send(MockAPNsHarness.notification(1), profile: profile).outcome == .accepted)
+        Thread.sleep(forTimeInterval: 0.8)
+        #expect(server.pingsReceived >= 1)
+        #expect(client.send(MockAPNsHarness.notification(2), profile: profile).outcome == .accepted)
+        #expect(server.connectionCount == 2)
+    }
+
+    @Test("reconnect backoff doubles from the initial delay up to the maximum")
+    func backoff() {
+        let delays = (1...8).map {
+            HTTP2EventLoop.backoff(afterFailures: $0, initial: .milliseconds(250), maximum: .seconds(30))
+        }
+        #expect(
+            delays == [
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
+                .seconds(16),
+                .seconds(30),
+            ])
+    }
+
+    @Test("after a failed connection, sends inside the backoff window fail fast and a later one reconnects")
+    func reconnectAfterBackoff() throws {
+        let certificates = try APNsTestCertificates.shared()
+        // Find a free port, then leave it closed for the first attempt.
+        let probe = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile))
+        let port = probe.port
+        probe.stop()
+        let client = try APNsClient(
+            configuration: HTTP2ClientConfiguration(
+                maximumConnectionsPerPool: 1, requestTimeout: .seconds(5), reconnectBackoffInitial: .milliseconds(300)))
+        defer { client.shutdown() }
+        let profile = APNsProfile(
+            server: APNsServer(host: "127.0.0.1", port: port), topic: MockAPNsHarness.topic,
+            credential: .token(teamID: "T", keyID: "K", signer: FakeSigner().sign),
+            extraTrustAnchorsFile: certificates.caFile)
+        #expect(
+            client.send(MockAPNsHarness.notification(1), profile: profile).outcome == .retry(retryAfterSeconds: nil))
+        let server = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                port: port, certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile))
+        defer { server.stop() }
+        #expect(
+            client.send(MockAPNsHarness.notification(2), profile: profile).outcome == .retry(retryAfterSeconds: nil))
+        #expect(server.connectionCount == 0)
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(client.send(MockAPNsHarness.notification(3), profile: profile).outcome == .accepted)
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test("the apns-mock executable prints its port, follows a script file and writes the JSONL record")
+    func executable() throws {
+        let certificates = try APNsTestCertificates.shared()
+        let directory = certificates.directory
+        let scriptFile = "\(directory)/script-\(UUID().uuidString).json"
+        let recordFile = "\(directory)/record-\(UUID().uuidString).jsonl"
+        try Data(#"{"sequence":[{"status":410,"reason":"ExpiredToken","timestamp":1700000042000}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: scriptFile))
+        let mock = try MockAPNsProcess(arguments: [
+            "--cert-file", certificates.serverCertificateFile, "--key-file", certificates.serverKeyFile,
+            "--script", scriptFile, "--record", recordFile, "--max-concurrent-streams", "8",
+        ])
+        defer { mock.stop() }
+        let client = try APNsClient(configuration: MockAPNsHarness.fastConfiguration())
+        defer { client.shutdown() }
+        let profile = APNsProfile(
+            server: APNsServer(host: "localhost", port: mock.port), topic: MockAPNsHarness.topic,
+            credential: .token(teamID: "TEAM123456", keyID: "KEY1234567", signer: FakeSigner().sign),
+            extraTrustAnchorsFile: certificates.caFile)
+        let notification = MockAPNsHarness.notification(9)
+        #expect(client.send(notification, profile: profile).outcome == .invalidEndpoint(invalidAt: 1_700_000_042))
+        #expect(client.send(notification, profile: profile).outcome == .accepted)
+        let lines = try String(contentsOfFile: recordFile, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.contains(#"["apns-id","\#(notification.requestID)"]"#) })
+        #expect(lines.first?.contains(#""status":410"#) == true)
+    }
+}
