@@ -285,6 +285,7 @@ struct HTTPServerLiveTests {
         #expect(partialResponse.status == 200)
         #expect(partialResponse.header("connection") == "close")
         #expect(try partial.isClosedByPeer())
+        partial.shutdown()
 
         live.slow.gate.open()
         let response = try inFlight.readResponse()
@@ -292,7 +293,8 @@ struct HTTPServerLiveTests {
         #expect(response.bodyText == "{\"slow\":true}")
         #expect(response.header("connection") == "close")
         #expect(try inFlight.isClosedByPeer())
-        #expect(live.server.waitUntilDrained(timeout: .seconds(3)))
+        inFlight.shutdown()
+        #expect(live.server.waitUntilDrained(timeout: .seconds(1)))
     }
 
     @Test("drain closes requests still running at the drain deadline")
