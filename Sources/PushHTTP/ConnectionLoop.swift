@@ -331,19 +331,12 @@ final class ConnectionLoop {
             return
         }
         for connection in connections.values {
-            let elapsed = connection.firstByteAt.duration(to: now)
-            switch connection.phase {
-            case .idle(let since):
-                if draining || since.duration(to: now) >= configuration.idleTimeout { close(connection) }
-            case .readingHead:
-                if elapsed >= configuration.headerTimeout { timeOut(connection) }
-            case .readingBody, .processing:
-                if elapsed >= configuration.requestTimeout { timeOut(connection) }
-            case .writing(let since):
-                // A client that stops reading its response cannot hold the connection forever.
-                if since.duration(to: now) >= configuration.requestTimeout { close(connection) }
-            case .lingering(let until):
-                if now >= until { close(connection) }
+            let decision = connection.phase.timeoutDecision(
+                firstByteAt: connection.firstByteAt, now: now, draining: draining, configuration: configuration)
+            switch decision {
+            case .keep: break
+            case .close: close(connection)
+            case .requestTimeout: timeOut(connection)
             }
         }
     }
@@ -351,7 +344,6 @@ final class ConnectionLoop {
     /// PROTOCOL.md §1: 408 `request_timeout`, then close. A handler still running finishes in the
     /// background; its response is dropped because the phase no longer is `.processing`.
     private func timeOut(_ connection: Connection) {
-        connection.phase = .writing(since: now)
         respond(connection, .error(408, .requestTimeout), close: true)
     }
 
