@@ -12,6 +12,7 @@ final class ConnectionLoop {
     /// Written to connections over the cap without touching any per-connection state.
     private static let overCapacityResponse = ResponseEncoder.encode(
         .error(503, .temporarilyUnavailable), close: true)
+    private static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
     private static let standardMethods: Set<String> = [
         "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE",
     ]
@@ -207,6 +208,7 @@ final class ConnectionLoop {
             case .needMoreData:
                 if connection.parser.isHeadComplete, case .readingHead = connection.phase {
                     connection.phase = .readingBody
+                    if connection.parser.expectsContinue { sendContinue(connection) }
                 }
                 return
             case .failure(let error):
@@ -217,6 +219,17 @@ final class ConnectionLoop {
                 connection.compactInput()
                 dispatch(connection, head: head, body: body)
             }
+        }
+    }
+
+    /// The interim `100 Continue`: clients such as libcurl otherwise wait a second before sending a
+    /// body. Sent only once the head passed every check, so a 413 still arrives before any body byte.
+    private func sendContinue(_ connection: Connection) {
+        let sent = ConnectionLoop.continueResponse.withUnsafeBytes { try? connection.socket.send($0) }
+        // Nothing else has been written on this request, so the 25 bytes fit unless the socket is dead.
+        guard case .value(ConnectionLoop.continueResponse.count) = sent else {
+            close(connection)
+            return
         }
     }
 

@@ -277,6 +277,20 @@ struct HTTPRequestParserTests {
         #expect(consumed == text.utf8.count)
     }
 
+    @Test("100-continue is expected only for an HTTP/1.1 head with a body still to come")
+    func expectContinue() {
+        func expects(_ text: String) -> Bool {
+            var parser = HTTPRequestParser { _ in 8192 }
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { parser.parse($0) }
+            return parser.expectsContinue
+        }
+        #expect(expects("POST /e HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"))
+        #expect(!expects("POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n"))
+        #expect(!expects("POST /e HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"))
+        #expect(!expects("POST /e HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"))
+    }
+
     @Test("methods are case-sensitive tokens and any token is parsed")
     func methodTokens() {
         guard case .request(let head, _, _) = parseAll("get / HTTP/1.1\r\nHost: a\r\n\r\n") else {
