@@ -72,6 +72,35 @@ struct PushSystemTests {
         }
     }
 
+    @Test(
+        "an IPv6 listener binds [::1] with an ephemeral port and accepts",
+        .enabled(if: (try? TCPListener(listening: "[::1]:0")) != nil, "no IPv6 loopback on this machine"))
+    func ipv6Listener() throws {
+        let listener = try TCPListener(listening: "[::1]:0")
+        #expect(listener.localAddress.family == .ipv6)
+        #expect(listener.port > 0)
+        let client = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = UInt16(listener.port).bigEndian
+        inet_pton(AF_INET6, "::1", &address.sin6_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
+        }
+        #expect(connected == 0)
+        var peer = ""
+        #expect(
+            eventually {
+                guard let accepted = try? listener.accept(peer: &peer) else { return false }
+                accepted.close()
+                return true
+            })
+        #expect(peer == "::1")
+    }
+
     @Test("epoll reports an eventfd notification with its registration id until reset")
     func epollAndEventNotifier() throws {
         let epoll = try Epoll()
