@@ -116,9 +116,10 @@ public struct HTTPRequestParser: Sendable {
     private mutating func findEndOfHead(_ input: UnsafeRawBufferPointer) -> HeadEnd {
         guard let base = input.baseAddress, !input.isEmpty else { return .incomplete }
         if scanned <= skipped {
-            while skipped + 1 < input.count && input[skipped] == ASCII.carriageReturn
-                && input[skipped + 1] == ASCII.lineFeed
-            {
+            while skipped < input.count && input[skipped] == ASCII.carriageReturn {
+                // A lone CR at the end may be the start of an empty line: wait for its LF.
+                guard skipped + 1 < input.count else { return .incomplete }
+                guard input[skipped + 1] == ASCII.lineFeed else { break }
                 skipped += 2
             }
             scanned = skipped

@@ -275,6 +275,14 @@ struct HTTPRequestParserTests {
         }
         #expect(head.path == "/a")
         #expect(consumed == text.utf8.count)
+        var parser = HTTPRequestParser { _ in 8192 }
+        let bytes = Array(text.utf8)
+        var bytewise = HTTPParseResult.needMoreData
+        for end in 1...bytes.count {
+            bytewise = bytes[0..<end].withUnsafeBytes { parser.parse($0) }
+            if end < bytes.count { #expect(status(of: bytewise) == 0) }
+        }
+        #expect(status(of: bytewise) == 200)
     }
 
     @Test("100-continue is expected only for an HTTP/1.1 head with a body still to come")
