@@ -76,3 +76,35 @@ final class Connection {
         }
     }
 }
+
+/// What the periodic sweep does with a connection.
+enum TimeoutDecision: Equatable {
+    case keep
+    /// Idle past the idle timeout (or idle while draining), a stalled writer, or linger over: close
+    /// without a response.
+    case close
+    /// PROTOCOL.md §1: head late, or request (read + handler) late → 408 `request_timeout` and close.
+    case requestTimeout
+}
+
+extension Connection.Phase {
+    /// Pure timeout rule of PROTOCOL.md §1, decided from the phase and the clock alone.
+    func timeoutDecision(
+        firstByteAt: MonotonicInstant, now: MonotonicInstant, draining: Bool, configuration: HTTPServerConfiguration
+    ) -> TimeoutDecision {
+        let sinceFirstByte = firstByteAt.duration(to: now)
+        switch self {
+        case .idle(let since):
+            return draining || since.duration(to: now) >= configuration.idleTimeout ? .close : .keep
+        case .readingHead:
+            return sinceFirstByte >= configuration.headerTimeout ? .requestTimeout : .keep
+        case .readingBody, .processing:
+            return sinceFirstByte >= configuration.requestTimeout ? .requestTimeout : .keep
+        case .writing(let since):
+            // A client that stops reading its response cannot hold the connection forever.
+            return since.duration(to: now) >= configuration.requestTimeout ? .close : .keep
+        case .lingering(let until):
+            return now >= until ? .close : .keep
+        }
+    }
+}

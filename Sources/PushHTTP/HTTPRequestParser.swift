@@ -40,6 +40,15 @@ public struct HTTPRequestParser: Sendable {
     /// True once the head of the current request is complete (its body may still be arriving).
     public var isHeadComplete: Bool { head != nil }
 
+    /// True when the complete head of the current request is HTTP/1.1, asks `Expect: 100-continue`
+    /// and has a body still to come: the server should send `100 Continue` (RFC 9110 §10.1.1).
+    public var expectsContinue: Bool {
+        guard let head, head.version == .http11, (head.contentLength ?? 0) > 0,
+            let expect = head.headers.valueBytes("expect")
+        else { return false }
+        return expect.withUnsafeBytes { ASCII.equalsIgnoringCase($0, "100-continue") }
+    }
+
     /// Parses `input`, which starts at the first unconsumed byte. Pass the same prefix again (plus
     /// any new bytes) until a result other than `.needMoreData`.
     public mutating func parse(_ input: UnsafeRawBufferPointer) -> HTTPParseResult {
@@ -107,9 +116,10 @@ public struct HTTPRequestParser: Sendable {
     private mutating func findEndOfHead(_ input: UnsafeRawBufferPointer) -> HeadEnd {
         guard let base = input.baseAddress, !input.isEmpty else { return .incomplete }
         if scanned <= skipped {
-            while skipped + 1 < input.count && input[skipped] == ASCII.carriageReturn
-                && input[skipped + 1] == ASCII.lineFeed
-            {
+            while skipped < input.count && input[skipped] == ASCII.carriageReturn {
+                // A lone CR at the end may be the start of an empty line: wait for its LF.
+                guard skipped + 1 < input.count else { return .incomplete }
+                guard input[skipped + 1] == ASCII.lineFeed else { break }
                 skipped += 2
             }
             scanned = skipped

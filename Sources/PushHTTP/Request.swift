@@ -10,7 +10,10 @@ public struct Request: Sendable {
     /// When the first byte of this request arrived; PROTOCOL.md §1 measures timeouts from here.
     public let firstByteAt: MonotonicInstant
 
-    public init(head: RequestHead, body: [UInt8], peerAddress: String, firstByteAt: MonotonicInstant) {
+    public init(
+        head: RequestHead, body: [UInt8] = [], peerAddress: String = "127.0.0.1",
+        firstByteAt: MonotonicInstant = .now()
+    ) {
         self.head = head
         self.body = body
         self.peerAddress = peerAddress

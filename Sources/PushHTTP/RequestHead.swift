@@ -20,6 +20,33 @@ public struct RequestHead: Sendable {
     public let contentLength: Int?
     /// Whether the client allows the connection to stay open after the response (RFC 9112 §9.3).
     public let keepAlive: Bool
+
+    init(
+        method: String, target: String, path: String, query: String?, version: HTTPVersion, headers: HTTPHeaders,
+        contentLength: Int?, keepAlive: Bool
+    ) {
+        self.method = method
+        self.target = target
+        self.path = path
+        self.query = query
+        self.version = version
+        self.headers = headers
+        self.contentLength = contentLength
+        self.keepAlive = keepAlive
+    }
+
+    /// A head built directly, for testing handlers without a socket. `target` is split at its first
+    /// `?` into path and query; it is not validated.
+    public init(
+        method: String, target: String, version: HTTPVersion = .http11, headers: HTTPHeaders = HTTPHeaders([]),
+        contentLength: Int? = nil, keepAlive: Bool = true
+    ) {
+        let mark = target.firstIndex(of: "?")
+        self.init(
+            method: method, target: target, path: String(target[..<(mark ?? target.endIndex)]),
+            query: mark.map { String(target[target.index(after: $0)...]) }, version: version, headers: headers,
+            contentLength: contentLength, keepAlive: keepAlive)
+    }
 }
 
 /// Why a request could not be parsed. All map to the body `{"error":"invalid_request"}`, and the

@@ -47,13 +47,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             let number = Int(portPart), number <= 65535
         else { throw .invalidPort }
         let host = hostPart == "localhost" ? "127.0.0.1" : String(hostPart)
-        if SocketAddress.isNumeric(host, family: AF_INET) {
-            self.init(family: .ipv4, host: host, port: UInt16(number))
-        } else if text.hasPrefix("["), SocketAddress.isNumeric(host, family: AF_INET6) {
-            self.init(family: .ipv6, host: host, port: UInt16(number))
-        } else {
-            throw .invalidHost
-        }
+        // Brackets mean IPv6 and only IPv6 (RFC 3986 §3.2.2).
+        let family: Family = text.hasPrefix("[") ? .ipv6 : .ipv4
+        guard SocketAddress.isNumeric(host, family: family == .ipv6 ? AF_INET6 : AF_INET) else { throw .invalidHost }
+        self.init(family: family, host: host, port: UInt16(number))
     }
 
     public var description: String {

@@ -275,6 +275,28 @@ struct HTTPRequestParserTests {
         }
         #expect(head.path == "/a")
         #expect(consumed == text.utf8.count)
+        var parser = HTTPRequestParser { _ in 8192 }
+        let bytes = Array(text.utf8)
+        var bytewise = HTTPParseResult.needMoreData
+        for end in 1...bytes.count {
+            bytewise = bytes[0..<end].withUnsafeBytes { parser.parse($0) }
+            if end < bytes.count { #expect(status(of: bytewise) == 0) }
+        }
+        #expect(status(of: bytewise) == 200)
+    }
+
+    @Test("100-continue is expected only for an HTTP/1.1 head with a body still to come")
+    func expectContinue() {
+        func expects(_ text: String) -> Bool {
+            var parser = HTTPRequestParser { _ in 8192 }
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { parser.parse($0) }
+            return parser.expectsContinue
+        }
+        #expect(expects("POST /e HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"))
+        #expect(!expects("POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n"))
+        #expect(!expects("POST /e HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"))
+        #expect(!expects("POST /e HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"))
     }
 
     @Test("methods are case-sensitive tokens and any token is parsed")

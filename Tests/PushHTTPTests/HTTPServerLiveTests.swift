@@ -55,6 +55,26 @@ struct HTTPServerLiveTests {
         #expect(try client.isClosedByPeer())
     }
 
+    @Test("Expect: 100-continue gets an interim 100 before the body, and no 100 when the body is too large")
+    func expectContinue() throws {
+        let live = try LiveServer()
+        let client = try live.client()
+        try client.send(
+            "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                + "Content-Length: 7\r\n\r\n")
+        let interim = "HTTP/1.1 100 Continue\r\n\r\n"
+        #expect(String(decoding: try client.readBytes(interim.utf8.count), as: UTF8.self) == interim)
+        try client.send("{\"a\":1}")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.bodyText == "{\"a\":1}")
+        let tooLarge = try live.client()
+        try tooLarge.send(
+            "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                + "Content-Length: 9000\r\n\r\n")
+        #expect(try tooLarge.readResponse().status == 413)
+    }
+
     @Test("the enrollment-sized limit admits 23896 bytes on its route only")
     func perRouteLimitLive() throws {
         let live = try LiveServer()
@@ -285,6 +305,7 @@ struct HTTPServerLiveTests {
         #expect(partialResponse.status == 200)
         #expect(partialResponse.header("connection") == "close")
         #expect(try partial.isClosedByPeer())
+        partial.shutdown()
 
         live.slow.gate.open()
         let response = try inFlight.readResponse()
@@ -292,7 +313,8 @@ struct HTTPServerLiveTests {
         #expect(response.bodyText == "{\"slow\":true}")
         #expect(response.header("connection") == "close")
         #expect(try inFlight.isClosedByPeer())
-        #expect(live.server.waitUntilDrained(timeout: .seconds(3)))
+        inFlight.shutdown()
+        #expect(live.server.waitUntilDrained(timeout: .seconds(1)))
     }
 
     @Test("drain closes requests still running at the drain deadline")

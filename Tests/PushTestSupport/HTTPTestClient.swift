@@ -117,6 +117,14 @@ public final class HTTPTestClient {
         return HTTPTestResponse(status: status, headers: headers, body: body)
     }
 
+    /// Reads exactly `count` raw bytes (e.g. an interim `100 Continue`).
+    public func readBytes(_ count: Int) throws(HTTPTestClientError) -> [UInt8] {
+        while buffer.count < count { try fill() }
+        let bytes = Array(buffer[0..<count])
+        buffer.removeSubrange(0..<count)
+        return bytes
+    }
+
     /// True when the server closed the connection (end of stream or reset) with no further bytes;
     /// false when bytes arrived. Throws `.timedOut` when the connection stayed open.
     public func isClosedByPeer() throws(HTTPTestClientError) -> Bool {
