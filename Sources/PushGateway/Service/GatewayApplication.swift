@@ -30,7 +30,8 @@ public final class GatewayApplication: Sendable {
     /// Readiness fails from now on (PROTOCOL.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
-    /// The public listener's routes.
+    /// The public listener's routes. Challenge issuance never blocks (HMAC, randomness and an
+    /// in-memory bucket), so it runs on the event loop.
     func publicRouter() -> Router {
         let challenges = ChallengeRoute(
             authority: ChallengeAuthority(keyring: configuration.challengeKeys),
@@ -39,7 +40,9 @@ public final class GatewayApplication: Sendable {
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
         return Router([
-            Route("POST", Self.challengesPath, label: "challenges", requiresJSON: true, handler: challenges.handle)
+            Route(
+                "POST", Self.challengesPath, label: "challenges", requiresJSON: true, runsOnEventLoop: true,
+                handler: challenges.handle)
         ])
     }
 
@@ -49,7 +52,7 @@ public final class GatewayApplication: Sendable {
             isDraining: { [self] in isDraining },
             databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) })
         return Router([
-            Route("GET", "/_liveness", label: "liveness", handler: health.liveness),
+            Route("GET", "/_liveness", label: "liveness", runsOnEventLoop: true, handler: health.liveness),
             Route("GET", "/_readiness", label: "readiness", handler: health.readiness),
         ])
     }
