@@ -69,6 +69,25 @@ public enum DeliveryFixtures {
         }
     }
 
+    /// Rotates the installation's endpoint the way §4.4 does: installation row lock, then the next
+    /// epoch (old grants stop working). Returns the reservations of `relayPublicKey` seen under the
+    /// lock, like `revokeDelegation`.
+    @discardableResult
+    public static func rotateEndpoint(
+        _ connection: PostgresConnection, installationHandle: String, relayPublicKey: [UInt8]
+    ) throws -> Int64 {
+        try connection.withTransaction(isolation: .readCommitted) { transaction in
+            try transaction.query(
+                "SELECT 1 FROM installations WHERE handle = $1::uuid FOR UPDATE", [.text(installationHandle)])
+            try transaction.query(
+                "UPDATE installations SET endpoint_epoch = endpoint_epoch + 1 WHERE handle = $1::uuid",
+                [.text(installationHandle)])
+            let count = try transaction.query(
+                "SELECT count(*) FROM delivery_reservations WHERE relay_pubkey = $1", [.bytes(relayPublicKey)])
+            return try count.int64(row: 0, column: 0) ?? -1
+        }
+    }
+
     /// Sets a column of one installation (`revoked_at`, `expires_at`, epoch, dead marker) directly.
     public static func updateInstallation(
         _ connection: PostgresConnection, handle: String, set assignment: String, _ parameters: [PostgresParameter] = []
