@@ -291,6 +291,25 @@ struct DeliveryAdmissionTests {
         #expect(outcome == .configurationFault)
     }
 
+    @Test("a stored token the token keyring cannot open is a configuration fault: nothing sent, reservation released")
+    func unopenableToken() throws {
+        let gateway = try DeliveryTestGateway()
+        let scenario = try gateway.enroll()
+        // Sealed under a token key the gateway no longer has (an operator dropped it from the keyring).
+        let retiredKeyring = try #require(
+            try? Keyring.parse("t0:" + ConfigurationTestEnvironment.base64(ConfigurationTestEnvironment.key(0x77)))
+                .get())
+        let orphan = try SealedEnvelope(purpose: .tokenCustody, keyring: retiredKeyring).seal(scenario.token)
+        try DeliveryFixtures.updateInstallation(
+            gateway.admin, handle: scenario.handle, set: "encrypted_endpoint = $2", [.bytes(Array(orphan.utf8))])
+        let requestID = try CanonicalUUID.version4()
+        let response = try gateway.deliver(scenario, requestID: requestID)
+        #expect(response.status == 503)
+        #expect(response.bodyText == #"{"error":"configuration_fault"}"#)
+        #expect(gateway.sender.callCount == 0)
+        #expect(try !gateway.isReserved(scenario, requestID))
+    }
+
     @Test("a grant for a profile that is no longer enabled is 503 configuration_fault without admission")
     func disabledProfile() throws {
         let gateway = try DeliveryTestGateway()
