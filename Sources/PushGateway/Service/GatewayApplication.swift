@@ -10,15 +10,23 @@ public final class GatewayApplication: Sendable {
     public let logger: Logger
     let clock: any WallClock
     let pool: PostgresPool
+    /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
+    let sender: any DeliverySender
     private let draining = Atomic<Bool>(false)
 
     /// Public route paths with their body limits (PROTOCOL.md §1).
     static let challengesPath = "/v1/installations/challenges"
 
-    public init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
+    /// - Parameter sender: the APNs client. The default is the placeholder that sends nothing and
+    ///   answers `configuration_fault` (see `UnwiredDeliverySender`): wire the real client here.
+    public init(
+        configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
+        sender: any DeliverySender = UnwiredDeliverySender()
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        self.sender = sender
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
             options: PostgresPool.Options(maximumConnections: 16))
@@ -42,7 +50,10 @@ public final class GatewayApplication: Sendable {
         return Router([
             Route(
                 "POST", Self.challengesPath, label: "challenges", requiresJSON: true, runsOnEventLoop: true,
-                handler: challenges.handle)
+                handler: challenges.handle),
+            Route(
+                "POST", Self.deliveriesPath, label: "deliveries", requiresJSON: true,
+                handler: deliveryRoute().handle),
         ])
     }
 
