@@ -156,8 +156,7 @@ struct LifecycleChallenge: Sendable {
 
 /// The app side of one synthetic device: builds exactly the bodies and transcripts an app would
 /// send, counting its assertions as App Attest does.
-final class LifecycleDevice: @unchecked Sendable {
-    // @unchecked: tests build bodies on one thread and only send the finished strings concurrently.
+final class LifecycleDevice {
     let device: SyntheticAppAttestDevice
     let endpoint: String
     var handle: String?
