@@ -148,6 +148,28 @@ final class LifecycleGateway {
     }
 }
 
+/// Holds every challenge consumption (the first statement of every lifecycle transaction) so that
+/// concurrent requests gather there and then run their transactions together.
+final class LifecycleConsumptionGate {
+    private let holder: PostgresConnection
+
+    init(_ gateway: LifecycleGateway) throws {
+        holder = try gateway.database.connect()
+        try holder.query("BEGIN")
+        try holder.query("LOCK TABLE consumed_challenges IN EXCLUSIVE MODE")
+    }
+
+    /// Opens the gate once `count` requests wait at it, or after 1.5 s (below the 2 s lock timeout).
+    func open(whenWaiting count: Int) {
+        _ = eventually(within: 1.5) {
+            let waiting = try? holder.query(
+                "SELECT count(*) FROM pg_locks WHERE relation = 'consumed_challenges'::regclass AND NOT granted")
+            return (try? waiting?.int64(row: 0, column: 0)).flatMap { $0 }.map { $0 >= count } ?? false
+        }
+        _ = try? holder.query("COMMIT")
+    }
+}
+
 /// A challenge as the app received it.
 struct LifecycleChallenge: Sendable {
     let id: String
@@ -262,9 +284,10 @@ func lifecycleRelayKey() -> String {
     }
 }
 
-/// Runs `body(index)` on `count` threads that start together; returns the results by index.
+/// Runs `body(index)` on `count` threads that start together, and `meanwhile` on the calling
+/// thread while they run; returns the results by index.
 func lifecycleConcurrently<Value: Sendable>(
-    _ count: Int, _ body: @escaping @Sendable (Int) -> Value
+    _ count: Int, meanwhile: () -> Void = {}, _ body: @escaping @Sendable (Int) -> Value
 ) -> [Value] {
     let results = Mutex<[Int: Value]>([:])
     let start = DispatchSemaphore(value: 0)
@@ -280,6 +303,7 @@ func lifecycleConcurrently<Value: Sendable>(
         thread.start()
     }
     for _ in 0..<count { start.signal() }
+    meanwhile()
     group.wait()
     return results.withLock { results in (0..<count).map { results[$0]! } }
 }
