@@ -47,6 +47,7 @@ public final class GatewayApplication: Sendable {
                 capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
+        let lifecycle = LifecycleRoutes(configuration: configuration, pool: pool, clock: clock, logger: logger)
         return Router([
             Route(
                 "POST", Self.challengesPath, label: "challenges", requiresJSON: true, runsOnEventLoop: true,
@@ -54,6 +55,21 @@ public final class GatewayApplication: Sendable {
             Route(
                 "POST", Self.deliveriesPath, label: "deliveries", requiresJSON: true,
                 handler: deliveryRoute().handle),
+            Route(
+                "POST", LifecycleRoutes.enrollPath, label: "enroll", bodyLimit: LifecycleRoutes.enrollBodyLimit,
+                requiresJSON: true, handler: lifecycle.enroll),
+            Route(
+                "POST", LifecycleRoutes.delegatePath, label: "delegate", requiresJSON: true, handler: lifecycle.delegate
+            ),
+            Route(
+                "POST", LifecycleRoutes.rotateEndpointPath, label: "rotate_endpoint", requiresJSON: true,
+                handler: lifecycle.rotateEndpoint),
+            Route(
+                "POST", LifecycleRoutes.revokeDelegationPath, label: "revoke_delegation", requiresJSON: true,
+                handler: lifecycle.revokeDelegation),
+            Route(
+                "POST", LifecycleRoutes.revokeInstallationPath, label: "revoke_installation", requiresJSON: true,
+                handler: lifecycle.revokeInstallation),
         ])
     }
 
