@@ -32,7 +32,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient",
+                "PushRelayClient", "PushAPNs",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),

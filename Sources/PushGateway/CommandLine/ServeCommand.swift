@@ -1,4 +1,3 @@
-import PushAttest
 import PushSystem
 
 /// `push-gateway serve` (PROTOCOL.md §12): validate the configuration, refuse to start on any
@@ -16,14 +15,12 @@ enum ServeCommand {
             StandardStreams.writeError(error.errors.map { "configuration error: \($0)\n" }.joined())
             return 1
         }
-        let logger = Logger(level: configuration.logLevel)
-        do {
-            // The built-in Apple root must match its pinned fingerprint, or nothing can be trusted.
-            _ = try AppleAppAttestationRoot.certificate()
-        } catch {
-            logger.error("the built-in App Attest root does not match its pinned SHA-256; refusing to start")
+        let problems = StartupChecks.problems(configuration)
+        guard problems.isEmpty else {
+            StandardStreams.writeError(problems.map { "configuration error: \($0)\n" }.joined())
             return 1
         }
+        let logger = Logger(level: configuration.logLevel)
         for setting in configuration.insecureSettings {
             logger.warning("insecure test/development setting in use", ["variable": .string(setting)])
         }

@@ -42,6 +42,8 @@ public struct GatewayConfiguration: Sendable {
     public let apnsSandboxServer: APNsServer?
     /// PEM of the extra trust anchor for the test APNs servers.
     public let apnsExtraTrustAnchorPEM: [UInt8]?
+    /// The file that PEM came from, which the TLS layer loads.
+    public let apnsExtraTrustAnchorFile: String?
     /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
     public let appAttestRootPEM: [UInt8]?
     /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
@@ -83,6 +85,7 @@ public struct GatewayConfiguration: Sendable {
         self.apnsProductionServer = testing.apnsProductionServer
         self.apnsSandboxServer = testing.apnsSandboxServer
         self.apnsExtraTrustAnchorPEM = testing.apnsExtraTrustAnchorPEM
+        self.apnsExtraTrustAnchorFile = testing.apnsExtraTrustAnchorFile
         self.appAttestRootPEM = testing.appAttestRootPEM
         self.allowsUntrustedAppAttestRoot = testing.allowsUntrustedAppAttestRoot
         self.insecureSettings = testing.insecureSettings
@@ -101,6 +104,7 @@ public struct GatewayConfiguration: Sendable {
         var apnsProductionServer: APNsServer?
         var apnsSandboxServer: APNsServer?
         var apnsExtraTrustAnchorPEM: [UInt8]?
+        var apnsExtraTrustAnchorFile: String?
         var appAttestRootPEM: [UInt8]?
         var allowsUntrustedAppAttestRoot: Bool
         var insecureSettings: [String]
