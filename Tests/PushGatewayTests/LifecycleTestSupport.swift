@@ -37,9 +37,11 @@ final class LifecycleGateway {
     let server: GatewayServer
     private let admin: PostgresConnection
 
-    /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server).
+    /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server); `sender` builds
+    /// the APNs sender from the final configuration (default: the unwired placeholder).
     init(
         clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil,
+        sender: SenderFactory = SenderFactory { _ in UnwiredDeliverySender() },
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
     ) throws {
         database = try TemporaryDatabase()
@@ -61,7 +63,9 @@ final class LifecycleGateway {
             .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600000")
         configuration = try GatewayConfiguration(environment: adjust(environment).variables)
         server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error), clock: clock),
+            application: GatewayApplication(
+                configuration: configuration, logger: Logger(level: .error), clock: clock,
+                sender: try sender.make(configuration)),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
         try server.start()
     }
@@ -146,6 +150,12 @@ final class LifecycleGateway {
                 challenge: try challenge(), epoch: epoch ?? device.epoch, generation: generation, relay: relay,
                 notBefore: now, expiresAt: now + expiresIn))
     }
+}
+
+/// Builds the APNs sender from the gateway's final configuration. A struct, not a bare closure, so
+/// a trailing closure at the call site still means the environment adjustment.
+struct SenderFactory {
+    let make: (GatewayConfiguration) throws -> any DeliverySender
 }
 
 /// Holds every challenge consumption (the first statement of every lifecycle transaction) so that
