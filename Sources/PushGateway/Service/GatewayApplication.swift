@@ -10,10 +10,14 @@ public final class GatewayApplication: Sendable {
     public let logger: Logger
     let clock: any WallClock
     let pool: PostgresPool
+    /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
+    public let metrics: GatewayMetrics
     private let draining = Atomic<Bool>(false)
 
     /// Public route paths with their body limits (PROTOCOL.md §1).
     static let challengesPath = "/v1/installations/challenges"
+    /// The challenge route's label in access logs and metrics.
+    static let challengesLabel = "challenges"
 
     public init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
         self.configuration = configuration
@@ -22,6 +26,9 @@ public final class GatewayApplication: Sendable {
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
             options: PostgresPool.Options(maximumConnections: 16))
+        let pool = self.pool
+        self.metrics = GatewayMetrics(
+            insecureSettingsInUse: !configuration.insecureSettings.isEmpty, poolStatistics: { pool.statistics })
     }
 
     /// True from `beginDrain()` on.
@@ -30,27 +37,30 @@ public final class GatewayApplication: Sendable {
     /// Readiness fails from now on (PROTOCOL.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
-    /// The public listener's routes.
-    func publicRouter() -> Router {
+    /// The public listener's route table.
+    func publicRoutes() -> [Route] {
         let challenges = ChallengeRoute(
             authority: ChallengeAuthority(keyring: configuration.challengeKeys),
             limiter: KeyedRateLimiter(
                 capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
-        return Router([
-            Route("POST", Self.challengesPath, label: "challenges", requiresJSON: true, handler: challenges.handle)
-        ])
+        return [
+            Route(
+                "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, handler: challenges.handle
+            )
+        ]
     }
 
-    /// The private listener's routes: liveness and readiness.
-    func privateRouter() -> Router {
+    /// The private listener's route table: liveness, readiness and metrics.
+    func privateRoutes() -> [Route] {
         let health = HealthRoutes(
             isDraining: { [self] in isDraining },
             databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) })
-        return Router([
+        return [
             Route("GET", "/_liveness", label: "liveness", handler: health.liveness),
             Route("GET", "/_readiness", label: "readiness", handler: health.readiness),
-        ])
+            Route("GET", "/metrics", label: "metrics", handler: MetricsRoute(metrics: metrics).handle),
+        ]
     }
 }
