@@ -34,10 +34,15 @@ public final class GatewayServer: Sendable {
         privateServer = try HTTPServer(
             configuration: privateConfiguration, router: Router(privateRoutes), logger: application.logger,
             accessLog: Self.accessLog(.privateListener, application))
+        // Weak: the servers' access-log hooks already hold the metrics.
         let publicServer = publicServer
         let privateServer = privateServer
-        application.metrics.registerQueue(listener: .publicListener) { publicServer.queuedRequestCount }
-        application.metrics.registerQueue(listener: .privateListener) { privateServer.queuedRequestCount }
+        application.metrics.registerQueue(listener: .publicListener) { [weak publicServer] in
+            publicServer?.queuedRequestCount ?? 0
+        }
+        application.metrics.registerQueue(listener: .privateListener) { [weak privateServer] in
+            privateServer?.queuedRequestCount ?? 0
+        }
     }
 
     /// One JSON access-log line per response (route, method, status, duration: PROTOCOL.md §11)
