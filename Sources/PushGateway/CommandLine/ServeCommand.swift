@@ -1,7 +1,7 @@
 import PushSystem
 
 /// `push-gateway serve` (PROTOCOL.md §12): validate the configuration, refuse to start on any
-/// error, run both listeners, and drain on SIGTERM or SIGINT.
+/// error, run both listeners and the reaper, and drain on SIGTERM or SIGINT.
 enum ServeCommand {
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         guard arguments.isEmpty else {
@@ -27,9 +27,13 @@ enum ServeCommand {
         do {
             // Signals are blocked before any thread starts so every thread inherits the mask.
             let signals = try SignalNotifier()
-            let server = try GatewayServer(
-                application: GatewayApplication(configuration: configuration, logger: logger))
+            let application = GatewayApplication(configuration: configuration, logger: logger)
+            let server = try GatewayServer(application: application)
+            let reaper = Reaper(
+                pool: application.pool, settings: ReaperSettings(configuration: configuration),
+                metrics: application.metrics, logger: logger)
             try server.start()
+            try reaper.start()
             logger.info(
                 "listening",
                 [
@@ -37,7 +41,9 @@ enum ServeCommand {
                 ])
             let signal = try signals.waitForSignal()
             logger.info("draining", ["signal": .int(Int64(signal))])
+            reaper.beginStop()
             server.drain()
+            reaper.waitUntilStopped()
             logger.info("stopped")
             return 0
         } catch {

@@ -31,6 +31,8 @@ public struct GatewayConfiguration: Sendable {
     public let endpointQuotaWindowSeconds: Int64
     public let relayRatePerSecond: Int64
     public let challengeRatePerMinute: Int64
+    /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
+    public let reaperIntervalSeconds: Int64
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -79,6 +81,7 @@ public struct GatewayConfiguration: Sendable {
         self.endpointQuotaWindowSeconds = limits.endpointQuotaWindowSeconds
         self.relayRatePerSecond = limits.relayRatePerSecond
         self.challengeRatePerMinute = limits.challengeRatePerMinute
+        self.reaperIntervalSeconds = limits.reaperIntervalSeconds
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
@@ -98,6 +101,7 @@ public struct GatewayConfiguration: Sendable {
         var endpointQuotaWindowSeconds: Int64
         var relayRatePerSecond: Int64
         var challengeRatePerMinute: Int64
+        var reaperIntervalSeconds: Int64
     }
 
     struct TestingOverrides {

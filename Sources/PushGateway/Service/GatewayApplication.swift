@@ -12,10 +12,14 @@ public final class GatewayApplication: Sendable {
     let pool: PostgresPool
     /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
     let sender: any DeliverySender
+    /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
+    public let metrics: GatewayMetrics
     private let draining = Atomic<Bool>(false)
 
     /// Public route paths with their body limits (PROTOCOL.md §1).
     static let challengesPath = "/v1/installations/challenges"
+    /// The challenge route's label in access logs and metrics.
+    static let challengesLabel = "challenges"
 
     /// - Parameter sender: the APNs client. The default is the placeholder that sends nothing and
     ///   answers `configuration_fault` (see `UnwiredDeliverySender`): wire the real client here.
@@ -30,6 +34,9 @@ public final class GatewayApplication: Sendable {
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
             options: PostgresPool.Options(maximumConnections: 16))
+        let pool = self.pool
+        self.metrics = GatewayMetrics(
+            insecureSettingsInUse: !configuration.insecureSettings.isEmpty, poolStatistics: { pool.statistics })
     }
 
     /// True from `beginDrain()` on.
@@ -38,9 +45,9 @@ public final class GatewayApplication: Sendable {
     /// Readiness fails from now on (PROTOCOL.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
-    /// The public listener's routes. Challenge issuance never blocks (HMAC, randomness and an
+    /// The public listener's route table. Challenge issuance never blocks (HMAC, randomness and an
     /// in-memory bucket), so it runs on the event loop.
-    func publicRouter() -> Router {
+    func publicRoutes() -> [Route] {
         let challenges = ChallengeRoute(
             authority: ChallengeAuthority(keyring: configuration.challengeKeys),
             limiter: KeyedRateLimiter(
@@ -48,9 +55,9 @@ public final class GatewayApplication: Sendable {
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
         let lifecycle = LifecycleRoutes(configuration: configuration, pool: pool, clock: clock, logger: logger)
-        return Router([
+        return [
             Route(
-                "POST", Self.challengesPath, label: "challenges", requiresJSON: true, runsOnEventLoop: true,
+                "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, runsOnEventLoop: true,
                 handler: challenges.handle),
             Route(
                 "POST", Self.deliveriesPath, label: "deliveries", requiresJSON: true,
@@ -70,17 +77,18 @@ public final class GatewayApplication: Sendable {
             Route(
                 "POST", LifecycleRoutes.revokeInstallationPath, label: "revoke_installation", requiresJSON: true,
                 handler: lifecycle.revokeInstallation),
-        ])
+        ]
     }
 
-    /// The private listener's routes: liveness and readiness.
-    func privateRouter() -> Router {
+    /// The private listener's route table: liveness, readiness and metrics.
+    func privateRoutes() -> [Route] {
         let health = HealthRoutes(
             isDraining: { [self] in isDraining },
             databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) })
-        return Router([
+        return [
             Route("GET", "/_liveness", label: "liveness", runsOnEventLoop: true, handler: health.liveness),
             Route("GET", "/_readiness", label: "readiness", handler: health.readiness),
-        ])
+            Route("GET", "/metrics", label: "metrics", handler: MetricsRoute(metrics: metrics).handle),
+        ]
     }
 }
