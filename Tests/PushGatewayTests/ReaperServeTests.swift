@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("serve runs the reaper and stops it on SIGTERM")
+@Suite("serve runs the reaper and drains on SIGTERM even when started with it blocked")
 struct ReaperServeTests {
     /// The `push-gateway` executable built next to the test bundle.
     static func executable() throws -> URL {
@@ -37,14 +37,10 @@ struct ReaperServeTests {
                 .with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", "1")
                 .with("PUSH_GATEWAY_LOG_LEVEL", "error")
             let process = Process()
-            // Foundation's Process passes on the test thread's signal mask, which blocks SIGTERM; a
-            // supervisor starts serve with an empty mask, so reset it before exec.
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", "-c",
-                "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])",
-                try Self.executable().path, "serve",
-            ]
+            // Foundation's Process passes on the test thread's signal mask, which blocks SIGTERM;
+            // serve unblocks its shutdown signals itself, so SIGTERM below must still drain it.
+            process.executableURL = try Self.executable()
+            process.arguments = ["serve"]
             process.environment = environment.variables
             try process.run()
             defer { if process.isRunning { process.terminate() } }
