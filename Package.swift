@@ -37,6 +37,11 @@ let package = Package(
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
         .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
+        // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
+        .executableTarget(
+            name: "push-gateway-demo",
+            dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
+        ),
 
         .target(
             name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],
@@ -55,7 +60,8 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
-        .testTarget(name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport"]),
+        .testTarget(
+            name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport", "push-gateway-demo"]),
     ],
     swiftLanguageModes: [.v6]
 )
