@@ -229,9 +229,15 @@ struct DemoFlow {
     /// A record as indented lines: status, every header (the provider token shortened: it is a
     /// bearer credential), and the notification body.
     static func describe(_ record: MockRecord) -> String {
-        var lines = ["    disposition: \(record.disposition), answered status: \(record.status.map(String.init) ?? "none")"]
+        var lines = [
+            "    disposition: \(record.disposition), answered status: \(record.status.map(String.init) ?? "none")"
+        ]
         for (name, value) in record.fields {
-            let shown = name == "authorization" ? "bearer <ES256 provider token, \(value.count) characters, not shown>" : value
+            var shown = value
+            if name == "authorization" {
+                let token = value.split(separator: " ").last ?? ""
+                shown = "bearer <ES256 provider token, \(token.count) characters, not shown>"
+            }
             lines.append("    \(name): \(shown)")
         }
         lines.append("    body: \(record.body)")

@@ -2,5 +2,4 @@ import Foundation
 
 // push-gateway-demo: the development companion of scripts/run-local and scripts/demo (issue 8).
 // Never shipped: it links the synthetic App Attest CA of the test support library.
-let status = DemoCommand.main(arguments: Array(CommandLine.arguments.dropFirst()))
-exit(status)
+exit(DemoCommand.main(arguments: Array(CommandLine.arguments.dropFirst())))

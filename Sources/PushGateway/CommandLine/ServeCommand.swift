@@ -27,7 +27,10 @@ enum ServeCommand {
         do {
             // Signals are blocked before any thread starts so every thread inherits the mask.
             let signals = try SignalNotifier()
-            let application = GatewayApplication(configuration: configuration, logger: logger)
+            // The real APNs client; its init loads every profile's .p8 key (StartupChecks checked them).
+            let application = GatewayApplication(
+                configuration: configuration, logger: logger,
+                sender: try APNsDeliverySender(configuration: configuration))
             let server = try GatewayServer(application: application)
             let reaper = Reaper(
                 pool: application.pool, settings: ReaperSettings(configuration: configuration),
