@@ -113,3 +113,43 @@ struct LocalRunTests {
         #expect(mock.records.isEmpty)
     }
 }
+
+/// `push-gateway-demo`'s command line, as scripts/run-local and scripts/demo call it.
+@Suite("Local run: the push-gateway-demo command line")
+struct DemoCommandTests {
+    @Test("init-root creates the root once; missing flags, repeated flags and unknown commands are usage errors")
+    func commandLine() throws {
+        let directory = try LocalRunTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rootDirectory = directory + "/app-attest"
+        #expect(DemoCommand.main(arguments: ["init-root", "--dir", rootDirectory]) == 0)
+        let root = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
+        #expect(root.hasPrefix("-----BEGIN CERTIFICATE-----\n"))
+        #expect(DemoCommand.main(arguments: ["init-root", "--dir", rootDirectory]) == 0)
+        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == root)
+
+        #expect(DemoCommand.main(arguments: []) == 2)
+        #expect(DemoCommand.main(arguments: ["serve"]) == 2)
+        #expect(DemoCommand.main(arguments: ["init-root"]) == 2)
+        #expect(DemoCommand.main(arguments: ["init-root", "--dir", rootDirectory, "--dir", rootDirectory]) == 2)
+        #expect(DemoCommand.main(arguments: ["run", "--gateway", "http://127.0.0.1:1"]) == 2)
+        #expect(
+            DemoCommand.main(arguments: [
+                "run", "--gateway", "http://127.0.0.1:1", "--origin", "https://localhost", "--profile", "p",
+                "--app-id", "A.b", "--app-attest-environment", "staging", "--root-dir", rootDirectory,
+            ]) == 2)
+    }
+
+    @Test("run fails with exit 1 when no gateway answers")
+    func runWithoutGateway() throws {
+        let directory = try LocalRunTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try LocalAppAttestRoot.create(in: directory)
+        // Port 1 on loopback: nothing listens there, so the first challenge gets no answer.
+        let status = DemoCommand.main(arguments: [
+            "run", "--gateway", "http://127.0.0.1:1", "--origin", "https://localhost", "--profile", "p",
+            "--app-id", "A.b", "--app-attest-environment", "development", "--root-dir", directory,
+        ])
+        #expect(status == 1)
+    }
+}
