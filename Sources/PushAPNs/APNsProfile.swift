@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// Where and as whom the gateway talks to APNs for one app profile (PROTOCOL.md §8, §12).
 public struct APNsProfile: Sendable {
     /// How the provider authenticates.
@@ -7,6 +9,22 @@ public struct APNsProfile: Sendable {
         /// Certificate auth: a TLS client certificate chain and its unencrypted key (PEM files; the
         /// same path when one file holds both).
         case certificate(certificateFile: String, keyFile: String)
+
+        /// Token auth from the contents of the `.p8` file Apple issues (an unencrypted PKCS#8 PEM
+        /// P-256 key); throws when the text is not such a key. The error never contains the key.
+        public static func token(
+            teamID: String, keyID: String, privateKeyPEM: String
+        ) throws(ProviderTokenError)
+            -> Credential
+        {
+            let privateKey: P256PrivateKey
+            do {
+                privateKey = try P256PrivateKey(pem: privateKeyPEM)
+            } catch {
+                throw ProviderTokenError(detail: "the provider key is not an unencrypted PKCS#8 P-256 private key")
+            }
+            return .token(teamID: teamID, keyID: keyID, signer: ProviderTokenCache.es256Signer(privateKey))
+        }
     }
 
     public let server: APNsServer

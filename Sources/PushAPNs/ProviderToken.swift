@@ -1,4 +1,5 @@
 import Glibc
+import PushCrypto
 import Synchronization
 
 /// A signed APNs provider token (ES256 JWT) and the second it claims to be issued at.
@@ -98,5 +99,12 @@ public final class ProviderTokenCache: Sendable {
         let claims = #"{"iss":"# + JSONText.quoted(teamID) + #","iat":"# + String(issuedAt) + "}"
         return Base64.urlEncodedWithoutPadding(Array(header.utf8)) + "."
             + Base64.urlEncodedWithoutPadding(Array(claims.utf8))
+    }
+}
+
+extension ProviderTokenCache {
+    /// The ES256 signer of an APNs `.p8` key: raw `r‖s` of SHA-256 over the signing input.
+    public static func es256Signer(_ privateKey: P256PrivateKey) -> Signer {
+        { signingInput in try privateKey.es256Signature(for: signingInput) }
     }
 }
