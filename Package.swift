@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
-        .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto"]),
+        .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto", "PushJSON"]),
         .target(
             name: "PushGateway",
             dependencies: [

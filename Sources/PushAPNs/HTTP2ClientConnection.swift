@@ -45,8 +45,7 @@ final class HTTP2ClientConnection {
     private var tls: TLSConnection?
     private var session: OpaquePointer?
     private(set) var streams: [Int32: Stream] = [:]
-    private var outbound: [UInt8] = []
-    private var outboundOffset = 0
+    private var outbound = HTTP2Outbound()
     private(set) var wantsWrite = false
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     private(set) var goAwayLastStreamID: Int32?
@@ -312,49 +311,16 @@ final class HTTP2ClientConnection {
     /// Moves nghttp2's output to TLS until the socket would block.
     func flush() {
         guard let tls, let session, state != .closed else { return }
-        while true {
-            if outboundOffset == outbound.count {
-                outbound.removeAll(keepingCapacity: true)
-                outboundOffset = 0
-                while outbound.count < 65_536 {
-                    var chunk: UnsafePointer<UInt8>?
-                    let length = nghttp2_session_mem_send(session, &chunk)
-                    guard length >= 0 else {
-                        shutDown(because: .transport("HTTP/2 send error"))
-                        return
-                    }
-                    guard length > 0, let chunk else { break }
-                    outbound.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-                }
-                if outbound.isEmpty {
-                    wantsWrite = false
-                    if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
-                        shutDown(because: .transport("HTTP/2 session finished"))
-                    }
-                    return
-                }
+        switch outbound.flush(session, to: tls) {
+        case .drained:
+            wantsWrite = false
+            if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
+                shutDown(because: .transport("HTTP/2 session finished"))
             }
-            let result: TLSTransfer
-            do {
-                result = try outbound[outboundOffset...].withUnsafeBytes { bytes throws(TLSError) in
-                    try tls.write(bytes)
-                }
-            } catch {
-                shutDown(because: .transport("\(error)"))
-                return
-            }
-            switch result {
-            case .transferred(let count):
-                outboundOffset += count
-            case .wantWrite:
-                wantsWrite = true
-                return
-            case .wantRead:
-                return
-            case .closed:
-                shutDown(because: .transport("connection closed by the server"))
-                return
-            }
+        case .wouldBlockOnWrite: wantsWrite = true
+        case .wouldBlockOnRead: break
+        case .closed: shutDown(because: .transport("connection closed by the server"))
+        case .failed(let detail): shutDown(because: .transport(detail))
         }
     }
 

@@ -1,5 +1,6 @@
 import Glibc
 import PushCrypto
+import PushJSON
 import Synchronization
 
 /// A signed APNs provider token (ES256 JWT) and the second it claims to be issued at.
@@ -90,15 +91,22 @@ public final class ProviderTokenCache: Sendable {
         guard signature.count == 64 else {
             throw ProviderTokenError(detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
         }
-        return ProviderToken(jwt: signingInput + "." + Base64.urlEncodedWithoutPadding(signature), issuedAt: issuedAt)
+        return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
     }
 
     /// `base64url(header).base64url(claims)` with the exact JSON PROTOCOL.md §8 prescribes.
     static func signingInput(teamID: String, keyID: String, issuedAt: Int64) -> String {
-        let header = #"{"alg":"ES256","kid":"# + JSONText.quoted(keyID) + "}"
-        let claims = #"{"iss":"# + JSONText.quoted(teamID) + #","iat":"# + String(issuedAt) + "}"
-        return Base64.urlEncodedWithoutPadding(Array(header.utf8)) + "."
-            + Base64.urlEncodedWithoutPadding(Array(claims.utf8))
+        var header = JSONWriter()
+        header.beginObject()
+        header.member("alg", "ES256")
+        header.member("kid", keyID)
+        header.endObject()
+        var claims = JSONWriter()
+        claims.beginObject()
+        claims.member("iss", teamID)
+        claims.member("iat", issuedAt)
+        claims.endObject()
+        return Base64.encodeURLNoPadding(header.bytes) + "." + Base64.encodeURLNoPadding(claims.bytes)
     }
 }
 

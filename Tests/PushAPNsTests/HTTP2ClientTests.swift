@@ -99,22 +99,9 @@ struct APNsServerTests {
         #expect(APNsServer(url: url) == expected)
     }
 
-    @Test("base64url without padding round-trips every length and refuses foreign characters")
-    func base64URL() {
-        for length in 0..<70 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            let text = Base64.urlEncodedWithoutPadding(bytes)
-            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
-            #expect(Base64.urlDecodedWithoutPadding(text) == bytes)
-        }
-        #expect(Base64.urlDecodedWithoutPadding("ab+c") == nil)
-        #expect(Base64.urlDecodedWithoutPadding("abcde") == nil)
-        #expect(Base64.standardEncoded(Array("hello?".utf8)) == "aGVsbG8/")
-        #expect(Base64.standardEncoded([0xFF]) == "/w==")
-    }
-
-    @Test("device tokens are sent as lowercase hex")
+    @Test("device tokens are sent as lowercase hex in the path")
     func lowercaseHex() {
-        #expect(APNsClient.hex([0x00, 0xAB, 0x0F, 0xF0]) == "00ab0ff0")
+        let notification = APNsNotification(deviceToken: [0x00, 0xAB, 0x0F, 0xF0], requestID: "r", expiresAt: 1)
+        #expect(APNsClient.request(for: notification, topic: "t", token: nil).path == "/3/device/00ab0ff0")
     }
 }

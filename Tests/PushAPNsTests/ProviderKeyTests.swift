@@ -62,9 +62,9 @@ struct ProviderKeyTests {
         let jwt = try cache.token().jwt
         #expect(check(jwt) == nil)
         let parts = jwt.split(separator: ".").map(String.init)
-        var signature = try #require(PushCrypto.Base64.decodeURLNoPadding(parts[2]))
+        var signature = try #require(Base64.decodeURLNoPadding(parts[2]))
         signature[10] ^= 0x01
-        let tampered = parts[0] + "." + parts[1] + "." + PushCrypto.Base64.encodeURLNoPadding(signature)
+        let tampered = parts[0] + "." + parts[1] + "." + Base64.encodeURLNoPadding(signature)
         #expect(check(tampered) == APNsMockValidator.Rejection(status: 403, reason: "InvalidProviderToken"))
     }
 
