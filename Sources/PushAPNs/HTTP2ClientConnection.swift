@@ -45,6 +45,9 @@ final class HTTP2ClientConnection {
     private var tls: TLSConnection?
     private var session: OpaquePointer?
     private(set) var streams: [Int32: Stream] = [:]
+    /// No unfinished stream has an earlier deadline (a lower bound, so deadline checks need not
+    /// visit every stream on every loop turn; nil when none was submitted since the last scan).
+    private(set) var earliestDeadline: ContinuousClock.Instant?
     private var outbound = HTTP2Outbound()
     private(set) var wantsWrite = false
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
@@ -201,7 +204,8 @@ final class HTTP2ClientConnection {
 
     // MARK: Requests
 
-    /// Opens a stream for `pending`; false when nghttp2 refused it (the caller requeues it).
+    /// Opens a stream for `pending`; false when nghttp2 refused it (the caller requeues it). The
+    /// frames are written by the next `flush()`, so a batch of submissions shares TLS writes.
     func submit(_ pending: HTTP2PendingRequest) -> Bool {
         guard let session, availableStreams > 0 else { return false }
         let request = pending.request
@@ -218,18 +222,27 @@ final class HTTP2ClientConnection {
         }
         guard streamID > 0 else { return false }
         streams[streamID] = stream
-        flush()
+        earliestDeadline = min(earliestDeadline ?? pending.deadline, pending.deadline)
         return true
     }
 
     /// Fails requests whose deadline passed and resets their streams (RST_STREAM CANCEL).
     func expireStreams(now: ContinuousClock.Instant) {
-        guard let session else { return }
-        for (streamID, stream) in streams where !stream.finished && stream.pending.deadline <= now {
+        guard let session, let earliest = earliestDeadline, earliest <= now else { return }
+        var remaining: ContinuousClock.Instant?
+        var expired = false
+        for (streamID, stream) in streams where !stream.finished {
+            let deadline = stream.pending.deadline
+            guard deadline <= now else {
+                remaining = min(remaining ?? deadline, deadline)
+                continue
+            }
             finish(stream, .failure(.timedOut))
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
+            expired = true
         }
-        flush()
+        earliestDeadline = remaining
+        if expired { flush() }
     }
 
     /// Sends a PING when the connection has been quiet for `interval`; closes it when the last

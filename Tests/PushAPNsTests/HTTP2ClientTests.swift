@@ -1,3 +1,4 @@
+import Glibc
 import PushCrypto
 import PushTestSupport
 import Synchronization
@@ -80,6 +81,28 @@ struct HTTP2ClientTests {
         #expect(response.status == 200)
         #expect(response.header("apns-id") == id)
         #expect(response.body.isEmpty)
+    }
+}
+
+@Suite("The I/O thread's wake signal")
+struct WakeSignalTests {
+    static func bytesWaiting(_ wake: WakeSignal) -> Int {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        return max(0, read(wake.descriptor, &buffer, buffer.count))
+    }
+
+    @Test("a burst of signals writes one byte until drained; a signal after draining writes again")
+    func coalesces() throws {
+        let wake = try WakeSignal()
+        #expect(Socket.wait(wake.descriptor, events: Int16(POLLIN), milliseconds: 0) == 0)
+        for _ in 0..<5 { wake.signal() }
+        #expect(Self.bytesWaiting(wake) == 1)
+        wake.signal()
+        #expect(Self.bytesWaiting(wake) == 0)
+        wake.drain()
+        wake.signal()
+        #expect(Socket.wait(wake.descriptor, events: Int16(POLLIN), milliseconds: 0) != 0)
+        #expect(Self.bytesWaiting(wake) == 1)
     }
 }
 
