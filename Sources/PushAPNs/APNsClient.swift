@@ -120,7 +120,7 @@ public final class APNsClient: Sendable {
             HTTPHeader("apns-priority", "10"),
             HTTPHeader("apns-expiration", String(notification.expiresAt)),
         ]
-        if let token { headers.append(HTTPHeader("authorization", "bearer \(token.jwt)")) }
+        if let token { headers.append(HTTPHeader("authorization", token.authorization)) }
         return HTTP2Request(
             method: "POST", path: "/3/device/" + Hex.encode(notification.deviceToken), headers: headers, body: body)
     }

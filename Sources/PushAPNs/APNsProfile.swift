@@ -34,20 +34,20 @@ public struct APNsProfile: Sendable {
     /// An extra trust anchor (PEM) for test servers (`PUSH_GATEWAY_APNS_CA_FILE`).
     public let extraTrustAnchorsFile: String?
 
+    /// Identifies the connection pool: environment host plus credential plus trust (§8: one pool
+    /// per (environment, credential)). Computed once here rather than on every send.
+    let poolIdentity: String
+
     public init(server: APNsServer, topic: String, credential: Credential, extraTrustAnchorsFile: String? = nil) {
         self.server = server
         self.topic = topic
         self.credential = credential
         self.extraTrustAnchorsFile = extraTrustAnchorsFile
-    }
-
-    /// Identifies the connection pool: environment host plus credential plus trust (§8: one pool
-    /// per (environment, credential)).
-    var poolIdentity: String {
         let trust = extraTrustAnchorsFile ?? ""
         switch credential {
-        case .token(let teamID, let keyID, _): return "token|\(teamID)|\(keyID)|\(trust)"
-        case .certificate(let certificateFile, let keyFile): return "certificate|\(certificateFile)|\(keyFile)|\(trust)"
+        case .token(let teamID, let keyID, _): poolIdentity = "token|\(teamID)|\(keyID)|\(trust)"
+        case .certificate(let certificateFile, let keyFile):
+            poolIdentity = "certificate|\(certificateFile)|\(keyFile)|\(trust)"
         }
     }
 }

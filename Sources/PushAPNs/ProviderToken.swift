@@ -7,6 +7,14 @@ import Synchronization
 public struct ProviderToken: Sendable, Equatable {
     public let jwt: String
     public let issuedAt: Int64
+    /// The `authorization` header value, `bearer <JWT>`, built once per token, not per request.
+    let authorization: String
+
+    init(jwt: String, issuedAt: Int64) {
+        self.jwt = jwt
+        self.issuedAt = issuedAt
+        authorization = "bearer " + jwt
+    }
 }
 
 /// Why no provider token could be produced: the signer failed or returned something that is not
