@@ -35,6 +35,7 @@ let package = Package(
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
         .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
+        .executableTarget(name: "apns-bench", dependencies: ["PushAPNs"]),
 
         .target(
             name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],
