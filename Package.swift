@@ -27,10 +27,12 @@ let package = Package(
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
         .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto", "PushJSON"]),
+        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
         .target(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
+                "PushRelayClient", "PushAPNs",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),

@@ -244,11 +244,14 @@ final class ConnectionLoop {
             respond(connection, response, close: false)
         case .handle(let route):
             connection.routeLabel = route.label
+            let request = Request(
+                head: head, body: body, peerAddress: connection.peer, firstByteAt: connection.firstByteAt)
+            if route.runsOnEventLoop {
+                respond(connection, route.handler(request), close: false)
+                return
+            }
             let item = WorkItem(
-                connectionID: connection.id, serial: connection.serial,
-                request: Request(
-                    head: head, body: body, peerAddress: connection.peer, firstByteAt: connection.firstByteAt),
-                handler: route.handler)
+                connectionID: connection.id, serial: connection.serial, request: request, handler: route.handler)
             if server.queue.tryEnqueue(item) {
                 connection.phase = .processing
             } else {

@@ -7,18 +7,23 @@ public struct Route: Sendable {
     public let label: String
     public let bodyLimit: Int
     public let requiresJSON: Bool
-    /// Runs on a worker thread; may block (database, APNs).
+    /// Runs on a worker thread and may block (database, APNs) — unless `runsOnEventLoop`.
     public let handler: @Sendable (Request) -> Response
+    /// For handlers that never block and take microseconds (liveness, challenge issuance): they run
+    /// on the event loop itself, which saves the two thread hand-offs of the worker pool. A handler
+    /// that can block must never set this: it would stall every connection of the server.
+    public let runsOnEventLoop: Bool
 
     public init(
         _ method: String, _ path: String, label: String? = nil, bodyLimit: Int = Router.defaultBodyLimit,
-        requiresJSON: Bool = false, handler: @escaping @Sendable (Request) -> Response
+        requiresJSON: Bool = false, runsOnEventLoop: Bool = false, handler: @escaping @Sendable (Request) -> Response
     ) {
         self.method = method
         self.path = path
         self.label = label ?? path
         self.bodyLimit = bodyLimit
         self.requiresJSON = requiresJSON
+        self.runsOnEventLoop = runsOnEventLoop
         self.handler = handler
     }
 }

@@ -31,6 +31,13 @@ public final class SignalNotifier: Sendable {
         try writeEnd.setCloseOnExec()
         self.signals = signals
         signalPipeWriteEnd.store(writeEnd.rawValue, ordering: .releasing)
+        // A blocked mask survives exec (a supervisor or a test runner may start us with SIGTERM
+        // blocked), and a blocked signal never reaches the handler: unblock ours on this thread.
+        // Create the notifier on the main thread before any other: new threads inherit the mask.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for number in signals { sigaddset(&unblocked, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in signals {
             _ = signal(number) { received in
                 // Async-signal-safe: one atomic load and one write(2); errno is preserved.

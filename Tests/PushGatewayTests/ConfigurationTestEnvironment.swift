@@ -1,4 +1,5 @@
 import Foundation
+import PushCrypto
 import Testing
 
 @testable import PushGateway
@@ -13,8 +14,8 @@ struct ConfigurationTestEnvironment {
     static func key(_ fill: UInt8) -> [UInt8] { [UInt8](repeating: fill, count: 32) }
     static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
-    static let privateKeyPEM =
-        "-----BEGIN PRIVATE KEY-----\nMIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQg\n-----END PRIVATE KEY-----\n"
+    /// A real P-256 PKCS#8 key (serve and check-config load it), fresh for each test process.
+    static let privateKeyPEM = try! P256PrivateKey.generate().pkcs8PEM()
     static let certificatePEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n"
 
     /// Removes the directory when the last copy of the environment using it goes away.

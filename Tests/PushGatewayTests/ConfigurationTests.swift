@@ -465,7 +465,7 @@ struct ConfigurationTests {
         #expect(profile.variableKey == "BUZZ_IOS_SANDBOX2")
         #expect(profile.apnsEnvironment == .sandbox)
         #expect(profile.appAttestEnvironment == .development)
-        guard case .certificate(let pem) = profile.apnsAuthentication else {
+        guard case .certificate(let pem, _) = profile.apnsAuthentication else {
             Issue.record("expected certificate auth")
             return
         }

@@ -137,6 +137,22 @@ struct HTTPServerLiveTests {
         #expect(try other.readResponse().status == 200)
     }
 
+    @Test("a route that runs on the event loop answers while every worker is busy")
+    func eventLoopRoute() throws {
+        let live = try LiveServer { $0.workerCount = 1 }
+        let blocked = try live.client()
+        try blocked.send(post("/slow", "{}"))
+        live.slow.started.wait()
+        let client = try live.client()
+        try client.send("GET /inline HTTP/1.1\r\nHost: test\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.bodyText == "{\"inline\":true}")
+        #expect(live.slow.starts == 1)
+        live.slow.gate.open()
+        #expect(try blocked.readResponse().status == 200)
+    }
+
     @Test("a handler still running at the request timeout: the client gets 408 and its late response is dropped")
     func handlerPastTimeout() throws {
         let live = try LiveServer { $0.requestTimeout = .milliseconds(400) }

@@ -33,7 +33,7 @@ final class GatedHandler: Sendable {
 
 /// A running server on 127.0.0.1 with an ephemeral port and the test routes:
 /// `GET /hello`, `POST /echo` (JSON, echoes the body), `POST /big` (JSON, 23896-byte limit) and
-/// `POST /slow` (blocks on `slow.gate`).
+/// `POST /slow` (blocks on `slow.gate`) and `GET /inline` (runs on the event loop).
 final class LiveServer {
     let server: HTTPServer
     let accessLog = AccessLogRecorder()
@@ -51,6 +51,7 @@ final class LiveServer {
                 .json(status: 200, "{\"length\":\(request.body.count)}")
             },
             Route("POST", "/slow") { request in slow.handle(request) },
+            Route("GET", "/inline", runsOnEventLoop: true) { _ in .json(status: 200, "{\"inline\":true}") },
         ])
         let recorder = accessLog
         server = try HTTPServer(configuration: configuration, router: router, accessLog: { recorder.record($0) })

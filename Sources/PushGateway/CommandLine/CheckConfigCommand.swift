@@ -11,6 +11,10 @@ enum CheckConfigCommand: InProcessCommand {
         }
         do {
             let configuration = try GatewayConfiguration(environment: environment)
+            let problems = StartupChecks.problems(configuration)
+            guard problems.isEmpty else {
+                return .failure(problems.map { "configuration error: \($0.description)\n" }.joined())
+            }
             return .success(summary(configuration))
         } catch {
             let lines = error.errors.map { "configuration error: \($0.description)\n" }.joined()

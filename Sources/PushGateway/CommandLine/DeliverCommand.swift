@@ -1,6 +1,140 @@
-/// `push-gateway deliver` (PROTOCOL.md §12).
-enum DeliverCommand {
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
-        CommandLineTool.notYetImplemented("deliver")
+import Foundation
+import PushCrypto
+import PushJSON
+import PushNostr
+import PushRelayClient
+
+/// `push-gateway deliver --url URL --relay-key-file F --grant G [--request-id UUID]
+/// [--expires-in SECONDS]` (PROTOCOL.md §12): the relay side of one delivery. Signs NIP-98 for the
+/// exact URL and body, posts once, prints the HTTP status on the first line and the body on the
+/// second; exit 0 for a 2xx, 1 for any other answer or a transport failure, 2 for usage errors
+/// (docs/decisions/0084).
+enum DeliverCommand: InProcessCommand {
+    static let usage = """
+        usage: push-gateway deliver --url URL --relay-key-file FILE --grant GRANT [--request-id UUID] \
+        [--expires-in SECONDS]
+
+        """
+
+    /// The default request lifetime (PROTOCOL.md §12).
+    static let defaultExpiresIn: Int64 = 60
+    /// The largest `--expires-in`: one year, the longest a grant can live (PROTOCOL.md §12).
+    static let maximumExpiresIn: Int64 = 31_536_000
+
+    /// The parsed flags.
+    struct Options: Equatable {
+        var url: String
+        var relayKeyFile: String
+        var grant: String
+        var requestID: CanonicalUUID?
+        var expiresIn: Int64
+    }
+
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
+        execute(arguments: arguments, now: Int64(Date().timeIntervalSince1970), client: HTTPPostClient())
+    }
+
+    /// The command with the clock (Unix seconds) and the HTTP client given, for tests.
+    static func execute(arguments: [String], now: Int64, client: HTTPPostClient) -> CommandResult {
+        let options: Options
+        switch parse(arguments) {
+        case .success(let parsed): options = parsed
+        case .failure(let problem): return .usageError("push-gateway deliver: \(problem.message)\n" + usage)
+        }
+        guard let keyText = try? String(contentsOfFile: options.relayKeyFile, encoding: .utf8) else {
+            return .usageError("push-gateway deliver: --relay-key-file cannot be read\n")
+        }
+        guard let key = relayKey(fromFileContents: keyText) else {
+            return .usageError(
+                "push-gateway deliver: --relay-key-file must hold a secp256k1 secret key as 64 lowercase hex "
+                    + "characters (a trailing newline is allowed)\n")
+        }
+        let requestID: CanonicalUUID
+        if let given = options.requestID {
+            requestID = given
+        } else {
+            guard let fresh = try? CanonicalUUID.version4() else {
+                return .failure("push-gateway deliver: secure randomness unavailable\n")
+            }
+            requestID = fresh
+        }
+        let body = requestBody(grant: options.grant, requestID: requestID, expiresAt: now + options.expiresIn)
+        let response: HTTPPostResponse
+        do throws(RelayDeliveryPoster.Failure) {
+            response = try RelayDeliveryPoster(key: key, client: client).post(url: options.url, body: body, now: now)
+        } catch {
+            switch error {
+            case .randomnessUnavailable:
+                return .failure("push-gateway deliver: secure randomness unavailable\n")
+            case .transport(let failure):
+                return .failure("push-gateway deliver: no HTTP answer: \(failure.description)\n")
+            }
+        }
+        let output = "\(response.status)\n" + String(decoding: response.body, as: UTF8.self) + "\n"
+        return CommandResult(
+            exitCode: (200...299).contains(response.status) ? 0 : 1, standardOutput: output, standardError: "")
+    }
+
+    /// The body of PROTOCOL.md §4.7, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.
+    static func requestBody(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256)
+        writer.beginObject()
+        writer.member("v", 1)
+        writer.member("endpoint_grant", grant)
+        writer.member("request_id", requestID.text)
+        writer.member("expires_at", expiresAt)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// A key file holds exactly 64 lowercase hex characters, optionally followed by one newline.
+    static func relayKey(fromFileContents contents: String) -> SchnorrSigningKey? {
+        var text = Substring(contents)
+        if text.utf8.last == UInt8(ascii: "\n") { text = text.dropLast() }
+        guard let bytes = Hex.decode(String(text), byteCount: 32, lowercaseOnly: true) else { return nil }
+        return SchnorrSigningKey(secretKey: bytes)
+    }
+
+    struct UsageProblem: Error, Equatable {
+        let message: String
+    }
+
+    static func parse(_ arguments: [String]) -> Result<Options, UsageProblem> {
+        var values: [String: String] = [:]
+        var index = 0
+        let flags = ["--url", "--relay-key-file", "--grant", "--request-id", "--expires-in"]
+        while index < arguments.count {
+            let flag = arguments[index]
+            guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument")) }
+            guard index + 1 < arguments.count else { return .failure(UsageProblem(message: "\(flag) needs a value")) }
+            guard values[flag] == nil else { return .failure(UsageProblem(message: "\(flag) is given twice")) }
+            values[flag] = arguments[index + 1]
+            index += 2
+        }
+        guard let url = values["--url"], let keyFile = values["--relay-key-file"], let grant = values["--grant"] else {
+            return .failure(UsageProblem(message: "--url, --relay-key-file and --grant are required"))
+        }
+        guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
+            return .failure(UsageProblem(message: "--url must be an http:// or https:// URL"))
+        }
+        var requestID: CanonicalUUID?
+        if let text = values["--request-id"] {
+            guard let parsed = CanonicalUUID(text) else {
+                return .failure(UsageProblem(message: "--request-id must be a lowercase hyphenated UUID"))
+            }
+            requestID = parsed
+        }
+        var expiresIn = defaultExpiresIn
+        if let text = values["--expires-in"] {
+            guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                let parsed = Int64(text), (0...maximumExpiresIn).contains(parsed)
+            else {
+                return .failure(
+                    UsageProblem(message: "--expires-in must be whole seconds between 0 and \(maximumExpiresIn)"))
+            }
+            expiresIn = parsed
+        }
+        return .success(
+            Options(url: url, relayKeyFile: keyFile, grant: grant, requestID: requestID, expiresIn: expiresIn))
     }
 }

@@ -14,7 +14,9 @@ public struct AppProfile: Sendable {
         /// Provider token (ES256 JWT) from a `.p8` PKCS#8 key.
         case token(privateKeyPEM: SecretBytes, keyID: String, teamID: String)
         /// TLS client certificate and its unencrypted private key, both PEM in one file.
-        case certificate(pem: SecretBytes)
+        /// The PEM (certificate + unencrypted key) as read at start-up, and the file it came from,
+        /// which the TLS layer loads.
+        case certificate(pem: SecretBytes, path: String)
     }
 
     /// The profile id as enabled in `PUSH_GATEWAY_PROFILES` and sent as `app_profile`.

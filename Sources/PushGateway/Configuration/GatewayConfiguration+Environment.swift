@@ -172,13 +172,16 @@ extension GatewayConfiguration {
         let quotaWindow = reader.integer("PUSH_GATEWAY_ENDPOINT_QUOTA_WINDOW_SECONDS", in: 1...86_400, default: 10)
         let relayRate = reader.integer("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", in: 1...1_000_000, default: 2000)
         let challengeRate = reader.integer("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
-        guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate else {
+        let reaperInterval = reader.integer("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", in: 1...86_400, default: 60)
+        guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate,
+            let reaperInterval
+        else {
             return nil
         }
         return Limits(
             maxGrantLifetimeSeconds: grant, maxInstallationLifetimeSeconds: installation, endpointQuotaMax: quotaMax,
             endpointQuotaWindowSeconds: quotaWindow, relayRatePerSecond: relayRate,
-            challengeRatePerMinute: challengeRate)
+            challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval)
     }
 
     private static func logLevel(_ reader: inout EnvironmentReader) -> LogLevel? {

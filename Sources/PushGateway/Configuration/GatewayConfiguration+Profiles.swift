@@ -93,7 +93,7 @@ extension GatewayConfiguration {
                 reader.fail(certificateName, "must hold a PEM certificate and an unencrypted PEM private key")
                 return nil
             }
-            return .certificate(pem: SecretBytes(pem))
+            return .certificate(pem: SecretBytes(pem), path: path)
         }
         if tokenSet.isEmpty {
             reader.fail(
@@ -154,9 +154,11 @@ extension GatewayConfiguration {
         let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
         let caName = "PUSH_GATEWAY_APNS_CA_FILE"
         var caPEM: [UInt8]?
+        var caPath: String?
         if let path = reader.optional(caName), let contents = reader.fileContents(named: caName, path: path) {
             if PEMLabels.contains(contents, label: "CERTIFICATE") {
                 caPEM = contents
+                caPath = path
             } else {
                 reader.fail(caName, "must hold a PEM certificate")
             }
@@ -184,6 +186,7 @@ extension GatewayConfiguration {
         }
         return TestingOverrides(
             apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: caPEM,
+            apnsExtraTrustAnchorFile: caPath,
             appAttestRootPEM: rootPEM, allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
     }
 

@@ -31,6 +31,8 @@ public struct GatewayConfiguration: Sendable {
     public let endpointQuotaWindowSeconds: Int64
     public let relayRatePerSecond: Int64
     public let challengeRatePerMinute: Int64
+    /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
+    public let reaperIntervalSeconds: Int64
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -42,6 +44,8 @@ public struct GatewayConfiguration: Sendable {
     public let apnsSandboxServer: APNsServer?
     /// PEM of the extra trust anchor for the test APNs servers.
     public let apnsExtraTrustAnchorPEM: [UInt8]?
+    /// The file that PEM came from, which the TLS layer loads.
+    public let apnsExtraTrustAnchorFile: String?
     /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
     public let appAttestRootPEM: [UInt8]?
     /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
@@ -77,12 +81,14 @@ public struct GatewayConfiguration: Sendable {
         self.endpointQuotaWindowSeconds = limits.endpointQuotaWindowSeconds
         self.relayRatePerSecond = limits.relayRatePerSecond
         self.challengeRatePerMinute = limits.challengeRatePerMinute
+        self.reaperIntervalSeconds = limits.reaperIntervalSeconds
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
         self.apnsProductionServer = testing.apnsProductionServer
         self.apnsSandboxServer = testing.apnsSandboxServer
         self.apnsExtraTrustAnchorPEM = testing.apnsExtraTrustAnchorPEM
+        self.apnsExtraTrustAnchorFile = testing.apnsExtraTrustAnchorFile
         self.appAttestRootPEM = testing.appAttestRootPEM
         self.allowsUntrustedAppAttestRoot = testing.allowsUntrustedAppAttestRoot
         self.insecureSettings = testing.insecureSettings
@@ -95,12 +101,14 @@ public struct GatewayConfiguration: Sendable {
         var endpointQuotaWindowSeconds: Int64
         var relayRatePerSecond: Int64
         var challengeRatePerMinute: Int64
+        var reaperIntervalSeconds: Int64
     }
 
     struct TestingOverrides {
         var apnsProductionServer: APNsServer?
         var apnsSandboxServer: APNsServer?
         var apnsExtraTrustAnchorPEM: [UInt8]?
+        var apnsExtraTrustAnchorFile: String?
         var appAttestRootPEM: [UInt8]?
         var allowsUntrustedAppAttestRoot: Bool
         var insecureSettings: [String]

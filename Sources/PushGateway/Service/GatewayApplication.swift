@@ -10,18 +10,33 @@ public final class GatewayApplication: Sendable {
     public let logger: Logger
     let clock: any WallClock
     let pool: PostgresPool
+    /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
+    let sender: any DeliverySender
+    /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
+    public let metrics: GatewayMetrics
     private let draining = Atomic<Bool>(false)
 
     /// Public route paths with their body limits (PROTOCOL.md §1).
     static let challengesPath = "/v1/installations/challenges"
+    /// The challenge route's label in access logs and metrics.
+    static let challengesLabel = "challenges"
 
-    public init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
+    /// - Parameter sender: the APNs client. The default is the placeholder that sends nothing and
+    ///   answers `configuration_fault` (see `UnwiredDeliverySender`): wire the real client here.
+    public init(
+        configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
+        sender: any DeliverySender = UnwiredDeliverySender()
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        self.sender = sender
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
             options: PostgresPool.Options(maximumConnections: 16))
+        let pool = self.pool
+        self.metrics = GatewayMetrics(
+            insecureSettingsInUse: !configuration.insecureSettings.isEmpty, poolStatistics: { pool.statistics })
     }
 
     /// True from `beginDrain()` on.
@@ -30,27 +45,50 @@ public final class GatewayApplication: Sendable {
     /// Readiness fails from now on (PROTOCOL.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
-    /// The public listener's routes.
-    func publicRouter() -> Router {
+    /// The public listener's route table. Challenge issuance never blocks (HMAC, randomness and an
+    /// in-memory bucket), so it runs on the event loop.
+    func publicRoutes() -> [Route] {
         let challenges = ChallengeRoute(
             authority: ChallengeAuthority(keyring: configuration.challengeKeys),
             limiter: KeyedRateLimiter(
                 capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
-        return Router([
-            Route("POST", Self.challengesPath, label: "challenges", requiresJSON: true, handler: challenges.handle)
-        ])
+        let lifecycle = LifecycleRoutes(configuration: configuration, pool: pool, clock: clock, logger: logger)
+        return [
+            Route(
+                "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, runsOnEventLoop: true,
+                handler: challenges.handle),
+            Route(
+                "POST", Self.deliveriesPath, label: "deliveries", requiresJSON: true,
+                handler: deliveryRoute().handle),
+            Route(
+                "POST", LifecycleRoutes.enrollPath, label: "enroll", bodyLimit: LifecycleRoutes.enrollBodyLimit,
+                requiresJSON: true, handler: lifecycle.enroll),
+            Route(
+                "POST", LifecycleRoutes.delegatePath, label: "delegate", requiresJSON: true, handler: lifecycle.delegate
+            ),
+            Route(
+                "POST", LifecycleRoutes.rotateEndpointPath, label: "rotate_endpoint", requiresJSON: true,
+                handler: lifecycle.rotateEndpoint),
+            Route(
+                "POST", LifecycleRoutes.revokeDelegationPath, label: "revoke_delegation", requiresJSON: true,
+                handler: lifecycle.revokeDelegation),
+            Route(
+                "POST", LifecycleRoutes.revokeInstallationPath, label: "revoke_installation", requiresJSON: true,
+                handler: lifecycle.revokeInstallation),
+        ]
     }
 
-    /// The private listener's routes: liveness and readiness.
-    func privateRouter() -> Router {
+    /// The private listener's route table: liveness, readiness and metrics.
+    func privateRoutes() -> [Route] {
         let health = HealthRoutes(
             isDraining: { [self] in isDraining },
             databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) })
-        return Router([
-            Route("GET", "/_liveness", label: "liveness", handler: health.liveness),
+        return [
+            Route("GET", "/_liveness", label: "liveness", runsOnEventLoop: true, handler: health.liveness),
             Route("GET", "/_readiness", label: "readiness", handler: health.readiness),
-        ])
+            Route("GET", "/metrics", label: "metrics", handler: MetricsRoute(metrics: metrics).handle),
+        ]
     }
 }

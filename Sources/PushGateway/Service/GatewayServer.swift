@@ -24,10 +24,48 @@ public final class GatewayServer: Sendable {
         privateConfiguration.workerCount = 2
         privateConfiguration.maxConnections = 64
         privateConfiguration.maxQueuedRequests = 32
+        let publicRoutes = application.publicRoutes()
+        let privateRoutes = application.privateRoutes()
+        application.metrics.registerRoutes(listener: .publicListener, labels: publicRoutes.map(\.label))
+        application.metrics.registerRoutes(listener: .privateListener, labels: privateRoutes.map(\.label))
         publicServer = try HTTPServer(
-            configuration: publicConfiguration, router: application.publicRouter(), logger: application.logger)
+            configuration: publicConfiguration, router: Router(publicRoutes), logger: application.logger,
+            accessLog: Self.accessLog(.publicListener, application))
         privateServer = try HTTPServer(
-            configuration: privateConfiguration, router: application.privateRouter(), logger: application.logger)
+            configuration: privateConfiguration, router: Router(privateRoutes), logger: application.logger,
+            accessLog: Self.accessLog(.privateListener, application))
+        // Weak: the servers' access-log hooks already hold the metrics.
+        let publicServer = publicServer
+        let privateServer = privateServer
+        application.metrics.registerQueue(listener: .publicListener) { [weak publicServer] in
+            publicServer?.queuedRequestCount ?? 0
+        }
+        application.metrics.registerQueue(listener: .privateListener) { [weak privateServer] in
+            privateServer?.queuedRequestCount ?? 0
+        }
+    }
+
+    /// One JSON access-log line per response (route, method, status, duration: PROTOCOL.md §11)
+    /// and the request metrics. A 429 on the challenge route can only come from its per-source
+    /// bucket, so it is counted as a challenge rate-limit rejection here.
+    private static func accessLog(_ listener: HTTPListener, _ application: GatewayApplication) -> HTTPServer.AccessLog {
+        let logger = application.logger
+        let metrics = application.metrics
+        return { entry in
+            logger.info(
+                "request",
+                [
+                    "route": .string(entry.route), "method": .string(entry.method),
+                    "status": .int(Int64(entry.status)),
+                    "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
+                ])
+            metrics.recordRequest(
+                listener: listener, route: entry.route, status: entry.status,
+                durationSeconds: entry.durationMilliseconds / 1000)
+            if listener == .publicListener && entry.route == GatewayApplication.challengesLabel && entry.status == 429 {
+                metrics.recordChallengeRateLimited()
+            }
+        }
     }
 
     public var publicPort: Int { publicServer.port }

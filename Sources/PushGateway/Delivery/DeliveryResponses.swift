@@ -1,0 +1,64 @@
+import PushHTTP
+import PushJSON
+
+/// The delivery route's answers, byte for byte as in the PROTOCOL.md §4.7 table.
+enum DeliveryResponses {
+    /// APNs 200.
+    static let accepted = Response.json(status: 200, #"{"status":"accepted"}"#)
+
+    /// The terminal invalid-endpoint answer: the grant's generation and APNs' `invalid_at` (null
+    /// when unknown).
+    static func invalidEndpoint(generation: Int64, invalidAtSeconds: Int64?) -> Response {
+        var body = JSONWriter(reservingCapacity: 80)
+        body.beginObject()
+        body.member("status", "invalid_endpoint")
+        body.member("generation", generation)
+        body.member("invalid_at", invalidAtSeconds)
+        body.endObject()
+        return .json(status: 410, body.bytes)
+    }
+
+    /// A transient outcome; the relay may retry the same request id with a fresh NIP-98 event.
+    static func retry(retryAfterSeconds: Int64?) -> Response {
+        var body = JSONWriter(reservingCapacity: 64)
+        body.beginObject()
+        body.member("status", "retry")
+        // PROTOCOL.md §4.7: whole seconds clamped to 1..3600.
+        body.member("retry_after_seconds", retryAfterSeconds.map { min(max($0, 1), 3600) })
+        body.endObject()
+        return .json(status: 503, body.bytes)
+    }
+
+    /// The response for a classified outcome of an admitted attempt.
+    static func response(for outcome: DeliveryOutcome, generation: Int64) -> Response {
+        switch outcome {
+        case .accepted: accepted
+        case .invalidEndpoint(let invalidAt): invalidEndpoint(generation: generation, invalidAtSeconds: invalidAt)
+        case .retry(let retryAfter): retry(retryAfterSeconds: retryAfter)
+        case .configurationFault: .error(503, .configurationFault)
+        case .permanentRequestFault: .error(400, .invalidRequest)
+        }
+    }
+}
+
+extension DeliveryOutcome {
+    /// PROTOCOL.md §4.7: terminal outcomes keep the request-id reservation; transient and
+    /// configuration outcomes release it.
+    var keepsReservation: Bool {
+        switch self {
+        case .accepted, .invalidEndpoint, .permanentRequestFault: true
+        case .retry, .configurationFault: false
+        }
+    }
+
+    /// A closed label for logs and metrics.
+    var label: String {
+        switch self {
+        case .accepted: "accepted"
+        case .invalidEndpoint: "invalid_endpoint"
+        case .retry: "retry"
+        case .configurationFault: "configuration_fault"
+        case .permanentRequestFault: "invalid_request"
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Glibc
+import PushHTTP
+import PushNostr
+import PushSystem
+
+/// `POST /v1/deliveries/apns` (PROTOCOL.md §4.7): a relay asks for one wake of one installation.
+///
+/// Order, first failure wins: strict body (400) → NIP-98 (401) → the relay's token bucket (429) →
+/// the grant: opens, names this relay, `now <= expires_at <= grant.expires_at` (404) → the
+/// admission transaction (404 or the dead-endpoint 410) → one attempt through the sender →
+/// bookkeeping by outcome → the outcome's answer.
+///
+/// The handler runs to completion on its worker thread even when the HTTP server has already
+/// answered 408 or the client went away (PushHTTP never interrupts a handler), so the bookkeeping
+/// after an admission always runs.
+struct DeliveryRoute: Sendable {
+    let verifier: NIP98Verifier
+    /// Per authenticated relay (x-only key bytes), per replica.
+    let relayLimiter: KeyedRateLimiter<[UInt8]>
+    let grants: SealedEnvelope
+    let tokens: SealedEnvelope
+    let profiles: [AppProfile]
+    let ledger: DeliveryLedger
+    let sender: any DeliverySender
+    let clock: any WallClock
+    let logger: Logger
+    /// Pause before retrying failed bookkeeping (tests shorten it).
+    var bookkeepingRetryDelay: Duration = .milliseconds(200)
+
+    /// The one answer to every grant, authority, replay, expiry and quota failure (PROTOCOL.md §1:
+    /// no oracle).
+    static let invalidGrant = Response.error(404, .invalidGrant)
+
+    func handle(_ request: Request) -> Response {
+        guard let delivery = try? DeliveryRequest(body: request.body) else { return .error(400, .invalidRequest) }
+        let now = clock.unixSeconds()
+
+        guard case .success(let authorization) = authenticate(request, now: now) else {
+            return .error(401, .invalidAuth)
+        }
+        let relay = authorization.relayPublicKey.bytes
+
+        // The bucket is taken before the grant is opened, so every authenticated request counts,
+        // whatever its grant (docs/decisions/0081).
+        let monotonicSeconds = Double(MonotonicInstant.now().nanoseconds) / 1e9
+        if case .limited(let retryAfter) = relayLimiter.take(relay, now: monotonicSeconds) {
+            return .error(429, .rateLimited, headers: [HTTPField("Retry-After", String(retryAfter))])
+        }
+
+        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
+            now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
+        else { return Self.invalidGrant }
+        // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
+        // (docs/decisions/0082); nothing is admitted or charged.
+        guard let profile = profiles.first(where: { $0.id.utf8.elementsEqual(grant.appProfile.utf8) }) else {
+            logger.error("delivery for a profile that is not enabled", ["outcome": .string("configuration_fault")])
+            return .error(503, .configurationFault)
+        }
+
+        let admission = AdmissionRequest(
+            grant: grant, relayPublicKey: relay, authEventID: authorization.eventID,
+            authEventCreatedAt: authorization.createdAt, requestID: delivery.requestID,
+            requestExpiresAt: delivery.expiresAt, now: now)
+        let decision: AdmissionDecision
+        do {
+            decision = try ledger.admit(admission)
+        } catch {
+            logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
+            return .error(503, .temporarilyUnavailable)
+        }
+        switch decision {
+        case .refused:
+            return Self.invalidGrant
+        case .deadEndpoint(let invalidAt):
+            return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
+        case .admitted(let admitted):
+            let outcome = send(admitted, profile: profile, delivery: delivery)
+            finish(outcome, admitted: admitted, grant: grant, relay: relay, requestID: delivery.requestID)
+            return DeliveryResponses.response(for: outcome, generation: grant.generation)
+        }
+    }
+
+    /// NIP-98 against the received request URL of PROTOCOL.md §2.
+    private func authenticate(_ request: Request, now: Int64) -> Result<NIP98Authorization, NIP98Failure> {
+        let authorizations = request.headers.values("authorization")
+        let hosts = request.headers.values("host")
+        // Several Authorization or Host field lines are ambiguous: no single header was signed.
+        guard authorizations.count <= 1, hosts.count <= 1 else { return .failure(.notNostrScheme) }
+        let forwardedProto = request.headers.values("x-forwarded-proto")
+        let url = ReceivedRequestURL(
+            host: hosts.first,
+            // RFC 9110 §5.3: several field lines are one comma-separated list.
+            forwardedProto: forwardedProto.isEmpty ? nil : forwardedProto.joined(separator: ", "),
+            requestTarget: request.target)
+        return verifier.verify(
+            authorization: authorizations.first, requestURL: url, method: request.method, body: request.body,
+            now: now)
+    }
+
+    /// Opens the custody envelope and hands exactly one attempt to the sender.
+    private func send(_ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest) -> DeliveryOutcome {
+        guard let token = tokens.open(String(decoding: admitted.sealedToken, as: UTF8.self)) else {
+            // The token keyring no longer holds the key that sealed this token: an operator error.
+            logger.error(
+                "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])
+            return .configurationFault
+        }
+        return sender.send(
+            DeliveryAttempt(
+                deviceToken: token, profile: profile, requestID: delivery.requestID, expiresAt: delivery.expiresAt))
+    }
+
+    /// PROTOCOL.md §4.7 after the answer: release the reservation for transient and configuration
+    /// outcomes; mark the epoch dead on an invalid endpoint. Retried a few times on storage failure;
+    /// if it still fails, a reservation simply lives until `expires_at` and a dead endpoint is
+    /// reported again by APNs on the next attempt.
+    private func finish(
+        _ outcome: DeliveryOutcome, admitted: AdmittedDelivery, grant: EndpointGrant, relay: [UInt8],
+        requestID: CanonicalUUID
+    ) {
+        if !outcome.keepsReservation {
+            retryingBookkeeping("release the request reservation") {
+                try ledger.releaseReservation(relayPublicKey: relay, requestID: requestID)
+            }
+        }
+        if case .invalidEndpoint(let invalidAt) = outcome {
+            retryingBookkeeping("mark the endpoint dead") {
+                try ledger.markEndpointDead(
+                    installationHandle: admitted.installationHandle, epoch: grant.endpointEpoch,
+                    invalidAtSeconds: invalidAt)
+            }
+        }
+        logger.debug("delivery finished", ["outcome": .string(outcome.label)])
+    }
+
+    private func retryingBookkeeping(_ what: String, _ operation: () throws -> Void) {
+        let attempts = 3
+        for attempt in 1...attempts {
+            do {
+                try operation()
+                return
+            } catch {
+                if attempt == attempts {
+                    logger.error(
+                        "delivery bookkeeping failed",
+                        ["step": .string(what), "error": .string(String(describing: error))])
+                    return
+                }
+                sleep(for: bookkeepingRetryDelay)
+            }
+        }
+    }
+
+    private func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var remaining = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var unslept = timespec()
+        while nanosleep(&remaining, &unslept) == -1 && errno == EINTR { remaining = unslept }
+    }
+}

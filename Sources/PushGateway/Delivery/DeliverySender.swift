@@ -1,0 +1,52 @@
+/// One admitted delivery attempt, everything the APNs client needs for one request (PROTOCOL.md
+/// §8). The relay chose none of these bytes except the request id and expiry.
+public struct DeliveryAttempt: Sendable {
+    /// The raw APNs device token (decrypted from custody just for this attempt).
+    public let deviceToken: [UInt8]
+    /// The installation's profile: topic, APNs environment and credentials.
+    public let profile: AppProfile
+    /// The relay's request id, sent as `apns-id`.
+    public let requestID: CanonicalUUID
+    /// The request's `expires_at` (Unix seconds), sent as `apns-expiration`.
+    public let expiresAt: Int64
+
+    public init(deviceToken: [UInt8], profile: AppProfile, requestID: CanonicalUUID, expiresAt: Int64) {
+        self.deviceToken = deviceToken
+        self.profile = profile
+        self.requestID = requestID
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The classification of one attempt's APNs answer: the rows of the PROTOCOL.md §4.7 table.
+public enum DeliveryOutcome: Sendable, Equatable {
+    /// APNs 200.
+    case accepted
+    /// APNs 410 `Unregistered` / `ExpiredToken`; `invalidAtSeconds` is APNs' timestamp in ms ÷ 1000
+    /// rounded down, nil when APNs gave none.
+    case invalidEndpoint(invalidAtSeconds: Int64?)
+    /// Transient: APNs 429/500/503, the transient reasons, a transport failure or timeout.
+    /// `retryAfterSeconds` is APNs' `Retry-After` when it was a whole number of seconds.
+    case retry(retryAfterSeconds: Int64?)
+    /// The gateway's APNs setup is wrong (bad token for topic, 403 after the refresh, missing
+    /// credentials, …).
+    case configurationFault
+    /// Any other APNs answer: the request itself can never succeed.
+    case permanentRequestFault
+}
+
+/// Sends one admitted attempt and classifies the answer. Called on an HTTP worker thread after the
+/// admission transaction committed; it may block (at most PROTOCOL.md §8's 15 s plus one retry).
+public protocol DeliverySender: Sendable {
+    func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome
+}
+
+/// WIRING POINT for the APNs client (PROTOCOL.md §8): until the lead engineer passes the real
+/// HTTP/2 sender to `GatewayApplication.init(sender:)`, `serve` uses this placeholder, which sends
+/// nothing and classifies every attempt as missing credentials (`503 configuration_fault`, the
+/// reservation released so the relay can retry the same request id once APNs is wired).
+public struct UnwiredDeliverySender: DeliverySender {
+    public init() {}
+
+    public func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome { .configurationFault }
+}

@@ -1,0 +1,36 @@
+import PushHTTP
+import PushPostgres
+
+/// Why a lifecycle request was refused, in the order of checks of PROTOCOL.md §1. Each case has
+/// exactly one answer, so "unknown installation", "revoked", "expired", "wrong epoch", "stale
+/// generation" and "challenge used/expired/forged" all produce the same bytes (no oracle).
+enum LifecycleRejection: Error, Equatable {
+    /// Body shape or a route rule that needs the clock or the configuration: `400 invalid_request`.
+    case invalidRequest
+    /// Challenge, installation stage or transaction: `404 not_authorized`.
+    case notAuthorized
+    /// Attestation or assertion verification: `401 invalid_attestation`.
+    case invalidAttestation
+    /// Storage or randomness failure (or no usable App Attest root): `503 temporarily_unavailable`.
+    case unavailable
+
+    var response: Response {
+        switch self {
+        case .invalidRequest: .error(400, .invalidRequest)
+        case .notAuthorized: .error(404, .notAuthorized)
+        case .invalidAttestation: .error(401, .invalidAttestation)
+        case .unavailable: .error(503, .temporarilyUnavailable)
+        }
+    }
+
+    /// The rejection for a database failure: a unique-key conflict (a consumed challenge, a live
+    /// duplicate, a lost race) is an authority failure; everything else (unavailable, pool
+    /// exhausted, lock or statement timeout, deadlock) is a storage failure.
+    static func from(_ error: any Error) -> LifecycleRejection {
+        switch error {
+        case let rejection as LifecycleRejection: rejection
+        case let failure as PostgresError where failure.isUniqueViolation: .notAuthorized
+        default: .unavailable
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import PushAttest
+import PushHTTP
+import PushJSON
+
+extension LifecycleRoutes {
+    /// §4.3: `not_before` may lie at most this far ahead.
+    static let maximumNotBeforeLeadSeconds: Int64 = 300
+
+    /// `POST /v1/delegations` (PROTOCOL.md §4.3).
+    func delegate(_ request: Request) -> Response {
+        respond { () throws(LifecycleRejection) in try delegation(request.body) }
+    }
+
+    private func delegation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+        let now = Now(unixMilliseconds: clock.unixMilliseconds())
+        guard let delegate = try? DelegateRequest(body: body),
+            delegate.notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
+            delegate.expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
+        else { throw .invalidRequest }
+        let transcript = AppAttestTranscript.delegate(
+            origin: configuration.origin.text, challengeID: delegate.challengeID.text,
+            challenge: delegate.challenge.text, installationHandle: delegate.installationHandle.text,
+            endpointEpoch: delegate.endpointEpoch, generation: delegate.generation,
+            relayPubkey: delegate.relayPublicKey.text, notBefore: delegate.notBefore, expiresAt: delegate.expiresAt)
+        let asserted = AssertedRequest(
+            route: .delegate, challengeID: delegate.challengeID.value, challenge: delegate.challenge.value,
+            handle: delegate.installationHandle.value, assertion: delegate.assertion, transcript: transcript)
+        let relay = delegate.relayPublicKey.value.bytes
+
+        let grant = try performAsserted(asserted, now: now) { installation in
+            // §4.3 authority: live, at the stated epoch, and never outliving the installation.
+            installation.isLive(at: now.seconds) && installation.endpointEpoch == delegate.endpointEpoch
+                && delegate.expiresAt <= installation.expiresAt
+        } apply: { store, installation in
+            // Generation strictly greater than any earlier one for (installation, relay).
+            if let current = try store.lockDelegationGeneration(installation: installation.handle, relay: relay),
+                current >= delegate.generation
+            {
+                throw LifecycleRejection.notAuthorized
+            }
+            let delegationID = try CanonicalUUID.version4()
+            let sealed = try EndpointGrant(
+                delegationID: delegationID, relayPublicKey: relay, appProfile: installation.appProfile,
+                endpointEpoch: delegate.endpointEpoch, generation: delegate.generation, expiresAt: delegate.expiresAt
+            ).sealed(with: grantEnvelope)
+            guard
+                try store.upsertDelegation(
+                    NewDelegation(
+                        installation: installation.handle, relayPublicKey: relay, delegationID: delegationID,
+                        generation: delegate.generation, endpointEpoch: delegate.endpointEpoch,
+                        notBefore: delegate.notBefore, expiresAt: delegate.expiresAt))
+            else { throw LifecycleRejection.notAuthorized }
+            return sealed
+        }
+
+        var writer = JSONWriter(reservingCapacity: 64 + grant.utf8.count)
+        writer.beginObject()
+        writer.member("endpoint_grant", grant)
+        writer.endObject()
+        return .json(status: 201, writer.bytes)
+    }
+}

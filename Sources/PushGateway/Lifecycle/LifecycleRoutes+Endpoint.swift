@@ -1,0 +1,41 @@
+import PushAttest
+import PushHTTP
+
+extension LifecycleRoutes {
+    /// `POST /v1/installations/endpoint` (PROTOCOL.md §4.4): a new APNs token and the next epoch.
+    func rotateEndpoint(_ request: Request) -> Response {
+        respond { () throws(LifecycleRejection) in try rotation(request.body) }
+    }
+
+    private func rotation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+        let now = Now(unixMilliseconds: clock.unixMilliseconds())
+        guard let rotate = try? RotateEndpointRequest(body: body) else { throw .invalidRequest }
+        let transcript = AppAttestTranscript.rotateEndpoint(
+            origin: configuration.origin.text, challengeID: rotate.challengeID.text, challenge: rotate.challenge.text,
+            installationHandle: rotate.installationHandle.text, endpointEpoch: rotate.endpointEpoch,
+            newEndpointEpoch: rotate.newEndpointEpoch, endpoint: rotate.endpoint.text)
+        let asserted = AssertedRequest(
+            route: .rotateEndpoint, challengeID: rotate.challengeID.value, challenge: rotate.challenge.value,
+            handle: rotate.installationHandle.value, assertion: rotate.assertion, transcript: transcript)
+
+        try performAsserted(asserted, now: now) { installation in
+            installation.isLive(at: now.seconds) && installation.endpointEpoch == rotate.endpointEpoch
+        } apply: { store, installation in
+            let fingerprint = fingerprinter.fingerprint(
+                profileID: installation.appProfile, token: rotate.endpoint.value)
+            // §4.4: the token of another live installation of the profile is refused with the same
+            // 404 as any authority failure.
+            if try store.endpointHeldByAnother(
+                profile: installation.appProfile, fingerprint: fingerprint, handle: installation.handle,
+                now: now.seconds)
+            {
+                throw LifecycleRejection.notAuthorized
+            }
+            // The epoch moves on, so every grant sealed to the old epoch stops opening a delivery.
+            try store.rotateEndpoint(
+                installation.handle, encryptedEndpoint: try tokenEnvelope.seal(rotate.endpoint.value),
+                fingerprint: fingerprint, epoch: rotate.newEndpointEpoch)
+        }
+        return .json(status: 200, #"{"status":"rotated"}"#)
+    }
+}

@@ -1,0 +1,106 @@
+import PushAttest
+import PushCrypto
+import PushHTTP
+import PushJSON
+import PushPostgres
+
+extension LifecycleRoutes {
+    /// `POST /v1/installations` (PROTOCOL.md §4.2).
+    func enroll(_ request: Request) -> Response {
+        respond { () throws(LifecycleRejection) in try enrollment(request.body) }
+    }
+
+    private func enrollment(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+        let now = Now(unixMilliseconds: clock.unixMilliseconds())
+        guard let enroll = try? EnrollRequest(body: body), let profile = configuration.profile(id: enroll.appProfile),
+            now.seconds < enroll.expiresAt,
+            enroll.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
+        else { throw .invalidRequest }
+        try checkChallenge(id: enroll.challengeID.value, challenge: enroll.challenge.value, now: now)
+
+        // §3: the enrollment transcript bytes are the App Attest clientData.
+        let transcript = AppAttestTranscript.enroll(
+            origin: configuration.origin.text, challengeID: enroll.challengeID.text, challenge: enroll.challenge.text,
+            keyID: enroll.keyID.text, appProfile: enroll.appProfile, endpoint: enroll.endpoint.text,
+            endpointEpoch: enroll.endpointEpoch, expiresAt: enroll.expiresAt)
+        guard let attestationVerifier else { throw .unavailable }
+        let attested: AttestationVerifier.AttestedKey
+        do {
+            attested = try attestationVerifier.verify(
+                attestationObject: enroll.attestation, clientDataHash: transcript.clientDataHash,
+                keyID: enroll.keyID.value, appID: profile.appID,
+                environment: profile.appAttestEnvironment == .development ? .development : .production,
+                at: now.seconds)
+        } catch {
+            throw .invalidAttestation
+        }
+
+        let installation: NewInstallation
+        do {
+            installation = NewInstallation(
+                handle: try CanonicalUUID.version4(), keyID: attested.keyID, publicKey: attested.publicKey,
+                appProfile: profile.id, receipt: attested.receipt,
+                encryptedEndpoint: try tokenEnvelope.seal(enroll.endpoint.value),
+                endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: enroll.endpoint.value),
+                expiresAt: enroll.expiresAt)
+        } catch {
+            throw .unavailable
+        }
+        let handle = try storeEnrollment(installation, challengeID: enroll.challengeID.value, now: now)
+
+        var writer = JSONWriter(reservingCapacity: 96)
+        writer.beginObject()
+        writer.member("installation_handle", handle.text)
+        writer.member("endpoint_epoch", 1)
+        writer.member("expires_at", installation.expiresAt)
+        writer.endObject()
+        return .json(status: 201, writer.bytes)
+    }
+
+    /// One transaction: consume the challenge, clear expired conflicts, refuse a live duplicate
+    /// unless it is this very enrollment again (the idempotent retry of §4.2), insert. A concurrent
+    /// enrollment that wins a live-uniqueness index makes the insert fail; the transaction then runs
+    /// once more, so an identical retry finds the winner and answers with its handle.
+    private func storeEnrollment(
+        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now
+    ) throws(LifecycleRejection) -> CanonicalUUID {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try pool.withConnection { connection in
+                    try connection.withTransaction(isolation: .readCommitted) { connection in
+                        let store = InstallationStore(connection: connection)
+                        try store.consumeChallenge(challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
+                        let conflicts = try store.lockLiveConflicts(
+                            keyID: installation.keyID, profile: installation.appProfile,
+                            fingerprint: installation.endpointFingerprint, now: now.seconds)
+                        if conflicts.isEmpty {
+                            try store.insertInstallation(installation)
+                            return installation.handle
+                        }
+                        guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
+                            throw LifecycleRejection.notAuthorized
+                        }
+                        return conflicts[0].handle
+                    }
+                }
+            } catch let failure as PostgresError
+                where attempt == 1 && failure.isUniqueViolation
+                && failure.constraintName?.hasPrefix("installations_live_") == true
+            {
+                continue
+            } catch {
+                throw rejection(for: error, route: AppAttestTranscript.Route.enroll.rawValue)
+            }
+        }
+    }
+
+    /// §4.2 idempotent retry: same key id, public key, profile, fingerprint, epoch 1 and `expires_at`.
+    static func isRetry(of existing: InstallationRecord, _ installation: NewInstallation) -> Bool {
+        existing.keyID == installation.keyID && existing.publicKey == installation.publicKey
+            && existing.appProfile == installation.appProfile
+            && existing.endpointFingerprint == installation.endpointFingerprint && existing.endpointEpoch == 1
+            && existing.expiresAt == installation.expiresAt
+    }
+}

@@ -1,0 +1,68 @@
+import PushAttest
+import PushHTTP
+
+extension LifecycleRoutes {
+    /// `POST /v1/delegations/revoke` (PROTOCOL.md §4.5).
+    func revokeDelegation(_ request: Request) -> Response {
+        respond { () throws(LifecycleRejection) in try delegationRevocation(request.body) }
+    }
+
+    /// `POST /v1/installations/revoke` (PROTOCOL.md §4.6).
+    func revokeInstallation(_ request: Request) -> Response {
+        respond { () throws(LifecycleRejection) in try installationRevocation(request.body) }
+    }
+
+    private static let revoked = #"{"status":"revoked"}"#
+
+    private func delegationRevocation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+        let now = Now(unixMilliseconds: clock.unixMilliseconds())
+        guard let revoke = try? RevokeDelegationRequest(body: body) else { throw .invalidRequest }
+        let transcript = AppAttestTranscript.revokeDelegation(
+            origin: configuration.origin.text, challengeID: revoke.challengeID.text, challenge: revoke.challenge.text,
+            installationHandle: revoke.installationHandle.text, relayPubkey: revoke.relayPublicKey.text,
+            generation: revoke.generation)
+        let asserted = AssertedRequest(
+            route: .revokeDelegation, challengeID: revoke.challengeID.value, challenge: revoke.challenge.value,
+            handle: revoke.installationHandle.value, assertion: revoke.assertion, transcript: transcript)
+        let relay = revoke.relayPublicKey.value.bytes
+
+        try performAsserted(asserted, now: now) { installation in
+            installation.isLive(at: now.seconds)
+        } apply: { store, installation in
+            // Only the current generation of the pair; revoking it again succeeds (idempotent).
+            guard
+                try store.lockDelegationGeneration(installation: installation.handle, relay: relay)
+                    == revoke.generation
+            else { throw LifecycleRejection.notAuthorized }
+            try store.revokeDelegation(installation: installation.handle, relay: relay, now: now.seconds)
+        }
+        return .json(status: 200, Self.revoked)
+    }
+
+    private func installationRevocation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+        let now = Now(unixMilliseconds: clock.unixMilliseconds())
+        guard let revoke = try? RevokeInstallationRequest(body: body) else { throw .invalidRequest }
+        let transcript = AppAttestTranscript.revokeInstallation(
+            origin: configuration.origin.text, challengeID: revoke.challengeID.text, challenge: revoke.challenge.text,
+            installationHandle: revoke.installationHandle.text, endpointEpoch: revoke.endpointEpoch,
+            newEndpointEpoch: revoke.newEndpointEpoch)
+        let asserted = AssertedRequest(
+            route: .revokeInstallation, challengeID: revoke.challengeID.value, challenge: revoke.challenge.value,
+            handle: revoke.installationHandle.value, assertion: revoke.assertion, transcript: transcript)
+
+        try performAsserted(asserted, now: now) { installation in
+            // §1: a live installation at the stated epoch, or (a retry) the unexpired tombstone this
+            // very revocation left, whose epoch is `new_endpoint_epoch`.
+            guard now.seconds < installation.expiresAt else { return false }
+            return installation.isRevoked
+                ? installation.endpointEpoch == revoke.newEndpointEpoch
+                : installation.endpointEpoch == revoke.endpointEpoch
+        } apply: { store, installation in
+            guard !installation.isRevoked else { return }
+            // The tombstone keeps the row until its expiry and takes the new epoch, so every grant
+            // stops opening; every delegation is marked revoked too.
+            try store.revokeInstallation(installation.handle, epoch: revoke.newEndpointEpoch, now: now.seconds)
+        }
+        return .json(status: 200, Self.revoked)
+    }
+}

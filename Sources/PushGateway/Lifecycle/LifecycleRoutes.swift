@@ -1,0 +1,144 @@
+import PushAttest
+import PushCrypto
+import PushHTTP
+import PushPostgres
+import PushSystem
+
+/// The five App Attest routes of PROTOCOL.md §4.2–§4.6. Every handler checks in the order of §1:
+/// body shape (400) → challenge tag and age (404) → installation stage (404) → attestation or
+/// assertion (401) → one transaction that consumes the challenge, advances the counter and applies
+/// the change (404 when any of it fails, and then nothing is written).
+struct LifecycleRoutes: Sendable {
+    static let enrollPath = AppAttestTranscript.Route.enroll.path
+    static let delegatePath = AppAttestTranscript.Route.delegate.path
+    static let rotateEndpointPath = AppAttestTranscript.Route.rotateEndpoint.path
+    static let revokeDelegationPath = AppAttestTranscript.Route.revokeDelegation.path
+    static let revokeInstallationPath = AppAttestTranscript.Route.revokeInstallation.path
+    /// PROTOCOL.md §1: the enrollment body carries an attestation of up to 16 KiB.
+    static let enrollBodyLimit = 23896
+
+    let configuration: GatewayConfiguration
+    let pool: PostgresPool
+    let clock: any WallClock
+    let logger: Logger
+    let challenges: ChallengeAuthority
+    let grantEnvelope: SealedEnvelope
+    let tokenEnvelope: SealedEnvelope
+    let fingerprinter: EndpointFingerprinter
+    /// nil when the configured App Attest root is refused; enrollment then answers 503.
+    let attestationVerifier: AttestationVerifier?
+
+    init(configuration: GatewayConfiguration, pool: PostgresPool, clock: any WallClock, logger: Logger) {
+        self.configuration = configuration
+        self.pool = pool
+        self.clock = clock
+        self.logger = logger
+        challenges = ChallengeAuthority(keyring: configuration.challengeKeys)
+        grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
+        tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
+        fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
+        switch AppAttestRoot.verifier(for: configuration) {
+        case .success(let verifier):
+            attestationVerifier = verifier
+        case .failure(let refusal):
+            logger.error("no usable App Attest root; enrollment answers 503", ["reason": .string(refusal.reason)])
+            attestationVerifier = nil
+        }
+    }
+
+    /// One instant for the whole request: milliseconds for the challenge age, seconds for the rest.
+    struct Now {
+        let unixMilliseconds: Int64
+        var seconds: Int64 { unixMilliseconds / 1000 }
+    }
+
+    /// Runs `handle` and turns a rejection into its one response.
+    func respond(_ handle: () throws(LifecycleRejection) -> Response) -> Response {
+        do {
+            return try handle()
+        } catch {
+            return error.response
+        }
+    }
+
+    /// §4.1 verification: tag under the current or a predecessor key, issued within the last 300 s
+    /// and not more than 5 s ahead. Any failure is the same 404.
+    func checkChallenge(id: CanonicalUUID, challenge: [UInt8], now: Now) throws(LifecycleRejection) {
+        do {
+            try challenges.verify(challengeID: id, challenge: challenge, unixMilliseconds: now.unixMilliseconds)
+        } catch {
+            throw .notAuthorized
+        }
+    }
+
+    /// The `expires_at` of a consumed challenge: its issue time plus the 300 s validity, rounded up.
+    static func consumedChallengeExpiry(_ id: CanonicalUUID) -> Int64 {
+        (Int64(id.unixMilliseconds) + ChallengeAuthority.lifetimeMilliseconds + 999) / 1000
+    }
+
+    /// The rejection for an error thrown while the database was in use; storage and randomness
+    /// failures are logged by class only (a PostgreSQL message can quote key values).
+    func rejection(for error: any Error, route: String) -> LifecycleRejection {
+        let rejection = LifecycleRejection.from(error)
+        if rejection == .unavailable {
+            let failure = error as? PostgresError
+            logger.warning(
+                "storage or randomness failure",
+                [
+                    "route": .string(route), "code": .string(failure?.code.description ?? "other"),
+                    "sqlstate": .string(failure?.sqlState ?? ""),
+                ])
+        }
+        return rejection
+    }
+
+    /// What an assertion route asks of the shared flow.
+    struct AssertedRequest {
+        let route: AppAttestTranscript.Route
+        let challengeID: CanonicalUUID
+        let challenge: [UInt8]
+        let handle: CanonicalUUID
+        let assertion: [UInt8]
+        let transcript: AppAttestTranscript
+    }
+
+    /// The shared part of every assertion route (PROTOCOL.md §1, §4.3–§4.6, §5): challenge, then
+    /// the installation stage (`stage` on the unlocked row), then the assertion against the stored
+    /// key and counter, then one transaction that consumes the challenge, locks the installation,
+    /// re-checks `stage` on the locked row, advances the counter and runs `apply`. Any failure in the
+    /// transaction rolls all of it back.
+    func performAsserted<Value>(
+        _ request: AssertedRequest, now: Now, stage: (InstallationRecord) -> Bool,
+        apply: (InstallationStore, InstallationRecord) throws -> Value
+    ) throws(LifecycleRejection) -> Value {
+        try checkChallenge(id: request.challengeID, challenge: request.challenge, now: now)
+        let label = request.route.rawValue
+        do {
+            return try pool.withConnection { connection in
+                let store = InstallationStore(connection: connection)
+                guard let record = try store.installation(request.handle), stage(record),
+                    let profile = configuration.profile(id: record.appProfile)
+                else { throw LifecycleRejection.notAuthorized }
+                let counter: UInt32
+                do {
+                    counter = try AssertionVerifier.verify(
+                        assertion: request.assertion, clientDataHash: request.transcript.clientDataHash,
+                        appID: profile.appID, publicKey: record.publicKey, previousCounter: record.assertionCounter)
+                } catch {
+                    throw LifecycleRejection.invalidAttestation
+                }
+                return try connection.withTransaction(isolation: .readCommitted) { connection in
+                    try store.consumeChallenge(
+                        request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
+                    guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
+                        stage(locked), locked.assertionCounter < counter,
+                        try store.advanceCounter(request.handle, to: counter)
+                    else { throw LifecycleRejection.notAuthorized }
+                    return try apply(store, locked)
+                }
+            }
+        } catch {
+            throw rejection(for: error, route: label)
+        }
+    }
+}

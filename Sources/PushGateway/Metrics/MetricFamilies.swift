@@ -1,0 +1,174 @@
+import Synchronization
+
+/// A counter family whose series (label value tuples) are fixed when they are registered: an
+/// increment for any other label values is ignored, so no request can mint a new series.
+public final class CounterFamily: Sendable {
+    let name: String
+    let help: String
+    let labelNames: [String]
+    private let state: Mutex<SeriesTable<UInt64>>
+
+    init(name: String, help: String, labelNames: [String], series: [[String]] = []) {
+        self.name = name
+        self.help = help
+        self.labelNames = labelNames
+        state = Mutex(SeriesTable(initial: 0))
+        register(series)
+    }
+
+    /// Adds series (rendered as 0 until incremented); already known ones keep their values.
+    func register(_ series: [[String]]) {
+        precondition(series.allSatisfy { $0.count == labelNames.count }, "label arity")
+        state.withLock { table in series.forEach { table.register($0) } }
+    }
+
+    /// Adds `amount` to the series with exactly these label values, if it is registered.
+    func add(_ amount: UInt64, labelValues: [String]) {
+        state.withLock { table in table.update(labelValues) { $0 &+= amount } }
+    }
+
+    /// The current value of one series (nil when it is not registered).
+    func value(labelValues: [String]) -> UInt64? {
+        state.withLock { $0.value(labelValues) }
+    }
+
+    func render(into output: inout String) {
+        let snapshot = state.withLock { $0.ordered }
+        PrometheusText.header(name: name, help: help, type: "counter", into: &output)
+        for (labelValues, count) in snapshot {
+            PrometheusText.sample(
+                name: name, labels: Array(zip(labelNames, labelValues)), value: PrometheusText.value(count),
+                into: &output)
+        }
+    }
+}
+
+/// A gauge family read at scrape time: `sample` returns the current value of every series.
+public final class SampledGaugeFamily: Sendable {
+    let name: String
+    let help: String
+    let labelNames: [String]
+    private let sample: @Sendable () -> [(labelValues: [String], value: Double)]
+
+    init(
+        name: String, help: String, labelNames: [String] = [],
+        sample: @escaping @Sendable () -> [(labelValues: [String], value: Double)]
+    ) {
+        self.name = name
+        self.help = help
+        self.labelNames = labelNames
+        self.sample = sample
+    }
+
+    func render(into output: inout String) {
+        PrometheusText.header(name: name, help: help, type: "gauge", into: &output)
+        for (labelValues, value) in sample() {
+            PrometheusText.sample(
+                name: name, labels: Array(zip(labelNames, labelValues)), value: PrometheusText.value(value),
+                into: &output)
+        }
+    }
+}
+
+/// A histogram family with fixed bucket upper bounds (seconds) and registered series only.
+public final class HistogramFamily: Sendable {
+    let name: String
+    let help: String
+    let labelNames: [String]
+    /// Upper bounds in increasing order; the `+Inf` bucket is implicit.
+    let bounds: [Double]
+    private let state: Mutex<SeriesTable<HistogramCounts>>
+
+    init(name: String, help: String, labelNames: [String], bounds: [Double], series: [[String]] = []) {
+        precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "bucket bounds must increase")
+        self.name = name
+        self.help = help
+        self.labelNames = labelNames
+        self.bounds = bounds
+        state = Mutex(SeriesTable(initial: HistogramCounts(bucketCount: bounds.count)))
+        register(series)
+    }
+
+    func register(_ series: [[String]]) {
+        precondition(series.allSatisfy { $0.count == labelNames.count }, "label arity")
+        state.withLock { table in series.forEach { table.register($0) } }
+    }
+
+    /// Records one observation in the series with these label values, if it is registered.
+    func observe(_ value: Double, labelValues: [String]) {
+        let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
+        state.withLock { table in
+            table.update(labelValues) { counts in
+                counts.buckets[bucket] &+= 1
+                counts.sum += value
+                counts.count &+= 1
+            }
+        }
+    }
+
+    /// The observation count of one series (nil when it is not registered).
+    func count(labelValues: [String]) -> UInt64? {
+        state.withLock { $0.value(labelValues)?.count }
+    }
+
+    func render(into output: inout String) {
+        let snapshot = state.withLock { $0.ordered }
+        PrometheusText.header(name: name, help: help, type: "histogram", into: &output)
+        for (labelValues, counts) in snapshot {
+            let labels = Array(zip(labelNames, labelValues))
+            var cumulative: UInt64 = 0
+            for (index, bound) in bounds.enumerated() {
+                cumulative &+= counts.buckets[index]
+                PrometheusText.sample(
+                    name: name + "_bucket", labels: labels + [("le", PrometheusText.value(bound))],
+                    value: PrometheusText.value(cumulative), into: &output)
+            }
+            PrometheusText.sample(
+                name: name + "_bucket", labels: labels + [("le", "+Inf")], value: PrometheusText.value(counts.count),
+                into: &output)
+            PrometheusText.sample(
+                name: name + "_sum", labels: labels, value: PrometheusText.value(counts.sum), into: &output)
+            PrometheusText.sample(
+                name: name + "_count", labels: labels, value: PrometheusText.value(counts.count), into: &output)
+        }
+    }
+}
+
+/// Per-series bucket counts (not cumulative; the `+Inf` overflow is the last slot).
+struct HistogramCounts: Sendable {
+    var buckets: [UInt64]
+    var sum: Double = 0
+    var count: UInt64 = 0
+
+    init(bucketCount: Int) {
+        buckets = Array(repeating: 0, count: bucketCount + 1)
+    }
+}
+
+/// Series values keyed by label values, kept in registration order for stable output.
+struct SeriesTable<Value: Sendable>: Sendable {
+    private let initial: Value
+    private var indexByLabels: [[String]: Int] = [:]
+    private var entries: [(labelValues: [String], value: Value)] = []
+
+    init(initial: Value) {
+        self.initial = initial
+    }
+
+    mutating func register(_ labelValues: [String]) {
+        guard indexByLabels[labelValues] == nil else { return }
+        indexByLabels[labelValues] = entries.count
+        entries.append((labelValues, initial))
+    }
+
+    mutating func update(_ labelValues: [String], _ change: (inout Value) -> Void) {
+        guard let index = indexByLabels[labelValues] else { return }
+        change(&entries[index].value)
+    }
+
+    func value(_ labelValues: [String]) -> Value? {
+        indexByLabels[labelValues].map { entries[$0].value }
+    }
+
+    var ordered: [(labelValues: [String], value: Value)] { entries }
+}

@@ -1,0 +1,99 @@
+/// A closed set of label values (PROTOCOL.md §9: label values come from closed sets only).
+public protocol MetricLabel: RawRepresentable<String>, CaseIterable, Sendable {}
+
+/// Which listener served a request.
+public enum HTTPListener: String, MetricLabel {
+    case publicListener = "public"
+    case privateListener = "private"
+}
+
+/// The class of an HTTP status code.
+public enum HTTPStatusClass: String, MetricLabel {
+    case success = "2xx"
+    case redirection = "3xx"
+    case clientError = "4xx"
+    case serverError = "5xx"
+
+    /// Anything outside 2xx–4xx counts as a server error (the gateway sends no 1xx).
+    public init(status: Int) {
+        switch status {
+        case 200..<300: self = .success
+        case 300..<400: self = .redirection
+        case 400..<500: self = .clientError
+        default: self = .serverError
+        }
+    }
+}
+
+/// How a delivery request (PROTOCOL.md §4.7) ended, one per answered request: the response's
+/// outcome name.
+public enum DeliveryAdmissionResult: String, MetricLabel {
+    /// APNs accepted the notification (200).
+    case accepted
+    /// Grant, authority, replay, expiry or quota failure (404 `invalid_grant`).
+    case invalidGrant = "invalid_grant"
+    /// The per-relay bucket was empty (429).
+    case rateLimited = "rate_limited"
+    /// NIP-98 failed (401 `invalid_auth`).
+    case invalidAuth = "invalid_auth"
+    /// The endpoint is dead (410 `invalid_endpoint`), from APNs or from the stored marker.
+    case invalidEndpoint = "invalid_endpoint"
+    /// A transient APNs outcome (503 `retry`).
+    case retry
+    /// APNs credentials or token/topic mismatch (503 `configuration_fault`).
+    case configurationFault = "configuration_fault"
+    /// Malformed body or an APNs answer the relay cannot fix by retrying (400 `invalid_request`).
+    case invalidRequest = "invalid_request"
+}
+
+/// What one APNs request ended with (PROTOCOL.md §4.7 outcome table, §8).
+public enum APNsOutcome: String, MetricLabel {
+    /// APNs 200.
+    case accepted
+    /// APNs 410 `Unregistered` / `ExpiredToken`.
+    case invalidEndpoint = "invalid_endpoint"
+    /// APNs 429/500/503 or a transient reason, before any response arrived.
+    case transient
+    /// A transport failure (connect, TLS, reset) with no APNs answer.
+    case transportFailure = "transport_failure"
+    /// No complete response within the APNs timeout (§8: 15 s).
+    case timeout
+    /// Credentials, token/topic mismatch, or a 403 after the one allowed token refresh.
+    case configurationFault = "configuration_fault"
+    /// Any other APNs answer (e.g. 400 `BadTopic`, 413).
+    case rejected
+}
+
+/// Timed stages of request handling.
+public enum RequestStage: String, MetricLabel {
+    /// NIP-98 verification of a delivery (§6).
+    case nip98Authentication = "nip98_auth"
+    /// The delivery admission transaction (§4.7 steps 1–6), from BEGIN to COMMIT.
+    case admissionTransaction = "admission_transaction"
+    /// One APNs request, from submitting the stream to the complete response (§8).
+    case apnsRequest = "apns_request"
+    /// App Attest attestation or assertion verification (§5).
+    case appAttestVerification = "app_attest_verification"
+    /// The transaction of an App Attest route (§4.2–§4.6).
+    case lifecycleTransaction = "lifecycle_transaction"
+}
+
+/// How one reaper pass ended (PROTOCOL.md §10).
+public enum ReaperRunResult: String, MetricLabel {
+    /// This replica held the lock and every delete succeeded.
+    case ok
+    /// A database error ended the pass; the next pass tries again.
+    case failed
+    /// Another replica held the reaper lock.
+    case skipped
+}
+
+/// The tables the reaper deletes from (PROTOCOL.md §10).
+public enum ReaperTable: String, MetricLabel {
+    case consumedChallenges = "consumed_challenges"
+    case nip98Replays = "nip98_replays"
+    case deliveryReservations = "delivery_reservations"
+    case endpointQuotaWindows = "endpoint_quota_windows"
+    case delegations
+    case installations
+}

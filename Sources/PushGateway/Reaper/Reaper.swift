@@ -1,0 +1,141 @@
+import PushPostgres
+import PushSystem
+import Synchronization
+
+/// How often and how much the reaper deletes.
+public struct ReaperSettings: Sendable {
+    /// Time between passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, default 60 s).
+    public var interval: Duration
+    /// Rows per DELETE statement: each batch is its own short transaction.
+    public var batchSize: Int = 1000
+    /// Batches per table and pass; the rest waits for the next pass, so one pass stays bounded.
+    public var maximumBatchesPerTable: Int = 100
+    /// Replay-protection rows (consumed challenges, NIP-98 event ids, request-id reservations) are
+    /// kept this long past their `expires_at`, so a replica whose clock runs behind the database's
+    /// still finds them while it would accept the challenge, event or request (decision 0092).
+    public var replayRetentionSeconds: Int64 = 300
+    /// The endpoint quota window length (`PUSH_GATEWAY_ENDPOINT_QUOTA_WINDOW_SECONDS`): a quota
+    /// row is idle once its window has ended.
+    public var quotaWindowSeconds: Int64
+
+    public init(interval: Duration, quotaWindowSeconds: Int64) {
+        self.interval = interval
+        self.quotaWindowSeconds = quotaWindowSeconds
+    }
+
+    /// The settings `serve` uses.
+    public init(configuration: GatewayConfiguration) {
+        self.init(
+            interval: .seconds(configuration.reaperIntervalSeconds),
+            quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
+    }
+}
+
+/// Housekeeping (PROTOCOL.md §10): deletes expired rows in bounded batches, one replica at a time.
+///
+/// A pass leases one pooled connection, takes the session-level advisory lock `pushreap` with
+/// `pg_try_advisory_lock` (another replica holding it → the pass is skipped), deletes batch by
+/// batch, and unlocks. If the session dies mid-pass PostgreSQL drops the lock with it. Passes run
+/// on the reaper's own thread, never on an HTTP event loop or worker.
+public final class Reaper: Sendable {
+    /// Key of the advisory lock ("pushreap" in ASCII); distinct from `migrate`'s ("pushmigr").
+    static let advisoryLockKey: Int64 = 0x7075_7368_7265_6170
+
+    let pool: PostgresPool
+    let settings: ReaperSettings
+    let metrics: GatewayMetrics
+    let logger: Logger
+    private let stopRequested = CompletionLatch()
+    private let thread = Mutex<PosixThread?>(nil)
+
+    public init(pool: PostgresPool, settings: ReaperSettings, metrics: GatewayMetrics, logger: Logger) {
+        self.pool = pool
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// One pass, on the calling thread (blocks on the database). Counts the pass and the deleted
+    /// rows in the metrics and returns how it ended.
+    @discardableResult
+    public func runOnce() -> ReaperRunResult {
+        let result: ReaperRunResult
+        do {
+            result = try pool.withConnection { connection in
+                let locked = try connection.query("SELECT pg_try_advisory_lock($1)", [.int64(Self.advisoryLockKey)])
+                guard try locked.bool(row: 0, column: 0) == true else { return ReaperRunResult.skipped }
+                // A failed unlock means the session is gone, and the lock went with it.
+                defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.int64(Self.advisoryLockKey)]) }
+                try deleteExpiredRows(connection)
+                return ReaperRunResult.ok
+            }
+        } catch {
+            logger.warning("reaper pass failed", ["error": .string("\(error)")])
+            result = .failed
+        }
+        metrics.reaperRuns.increment(result)
+        return result
+    }
+
+    /// Starts the reaper thread: a pass every `settings.interval`, the first one interval after
+    /// start. Call once.
+    public func start() throws(SystemError) {
+        let spawned = try PosixThread.spawn { [self] in
+            var next = MonotonicInstant.now().advanced(by: settings.interval)
+            while !stopRequested.wait(until: next) {
+                runOnce()
+                next = MonotonicInstant.now().advanced(by: settings.interval)
+            }
+        }
+        thread.withLock { $0 = spawned }
+    }
+
+    /// Asks the thread to stop: no new pass starts, and a running pass stops after its current batch.
+    public func beginStop() {
+        stopRequested.open()
+    }
+
+    /// Waits for the thread to finish (after `beginStop()`).
+    public func waitUntilStopped() {
+        let running = thread.withLock { $0 }
+        running?.join()
+    }
+
+    /// The deletions of one pass in dependency order: delegations before installations (whose
+    /// deletion cascades to any delegations left), independent tables first.
+    private func deleteExpiredRows(_ connection: PostgresConnection) throws {
+        let grace = settings.replayRetentionSeconds
+        let steps: [(ReaperTable, column: String, ageSeconds: Int64)] = [
+            (.consumedChallenges, "expires_at", grace),
+            (.nip98Replays, "expires_at", grace),
+            (.deliveryReservations, "expires_at", grace),
+            (.endpointQuotaWindows, "window_started_at", settings.quotaWindowSeconds),
+            (.delegations, "expires_at", 0),
+            (.installations, "expires_at", 0),
+        ]
+        for (table, column, ageSeconds) in steps {
+            for _ in 0..<settings.maximumBatchesPerTable {
+                if stopRequested.opened { return }
+                let deleted = try deleteBatch(connection, table: table.rawValue, column: column, ageSeconds: ageSeconds)
+                metrics.reaperDeletedRows.increment(table, by: UInt64(deleted))
+                if deleted < settings.batchSize { break }
+            }
+        }
+    }
+
+    /// Deletes at most `batchSize` rows whose `column` lies more than `ageSeconds` in the past.
+    /// Rows another transaction has locked (an admission, a revocation) are skipped until the next
+    /// pass rather than waited for; the outer predicate re-checks each row the DELETE reaches.
+    private func deleteBatch(
+        _ connection: PostgresConnection, table: String, column: String, ageSeconds: Int64
+    ) throws(PostgresError) -> Int {
+        let cutoff = "now() - make_interval(secs => $1::double precision)"
+        let result = try connection.query(
+            """
+            DELETE FROM \(table) WHERE ctid IN (
+                SELECT ctid FROM \(table) WHERE \(column) < \(cutoff) LIMIT $2 FOR UPDATE SKIP LOCKED
+            ) AND \(column) < \(cutoff)
+            """, [.int64(ageSeconds), .int64(Int64(settings.batchSize))])
+        return result.affectedRowCount
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import PushCrypto
+import PushNostr
+import PushPostgres
+import PushRelayClient
+import PushSystem
+import PushTestSupport
+import Synchronization
+import Testing
+
+@testable import PushGateway
+
+/// An in-process APNs stand-in: answers scripted outcomes (then `fallback`) and records every
+/// attempt. `beforeAnswer` runs inside `send`, e.g. to block or to look at the database.
+final class ScriptedSender: DeliverySender {
+    private struct State {
+        var script: [DeliveryOutcome]
+        var attempts: [DeliveryAttempt] = []
+    }
+
+    private let state: Mutex<State>
+    private let fallback: DeliveryOutcome
+    private let beforeAnswer: (@Sendable (DeliveryAttempt) -> Void)?
+
+    init(
+        _ script: [DeliveryOutcome] = [], fallback: DeliveryOutcome = .accepted,
+        beforeAnswer: (@Sendable (DeliveryAttempt) -> Void)? = nil
+    ) {
+        state = Mutex(State(script: script))
+        self.fallback = fallback
+        self.beforeAnswer = beforeAnswer
+    }
+
+    func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome {
+        beforeAnswer?(attempt)
+        return state.withLock { state in
+            state.attempts.append(attempt)
+            return state.script.isEmpty ? fallback : state.script.removeFirst()
+        }
+    }
+
+    var attempts: [DeliveryAttempt] { state.withLock { $0.attempts } }
+    var callCount: Int { state.withLock { $0.attempts.count } }
+}
+
+/// One enrolled installation with a delegation to `relay` and its sealed grant.
+struct DeliveryScenario: Sendable {
+    let handle: String
+    let relay: SchnorrSigningKey
+    let token: [UInt8]
+    let grant: EndpointGrant
+    let sealedGrant: String
+}
+
+/// A migrated database, a live gateway on ephemeral ports using it through the runtime role, and
+/// a scripted sender; helpers to enroll by SQL and to post signed deliveries.
+final class DeliveryTestGateway {
+    static let profileID = "buzz-ios-production"
+    static let host = "push.buzz.xyz"
+
+    let database: TemporaryDatabase
+    let server: GatewayServer
+    let sender: ScriptedSender
+    let admin: PostgresConnection
+
+    var configuration: GatewayConfiguration { server.application.configuration }
+    var port: Int { server.publicPort }
+
+    init(
+        sender: ScriptedSender = ScriptedSender(),
+        _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 },
+        requestTimeout: Duration? = nil
+    ) throws {
+        database = try TemporaryDatabase()
+        do {
+            let role = try database.createRole()
+            let migrated = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
+            guard migrated.exitCode == 0 else { throw TestSupportError("migrate failed: \(migrated.standardError)") }
+            let environment = adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", database.url(for: role)))
+            let configuration = try GatewayConfiguration(environment: environment.variables)
+            self.sender = sender
+            server = try GatewayServer(
+                application: GatewayApplication(
+                    configuration: configuration, logger: Logger(level: .error), sender: sender),
+                publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+                tuning: { configuration in
+                    if let requestTimeout { configuration.requestTimeout = requestTimeout }
+                })
+            try server.start()
+            admin = try database.connect()
+        } catch {
+            database.drop()
+            throw error
+        }
+    }
+
+    deinit {
+        server.drain()
+        database.drop()
+    }
+
+    static func randomRelayKey() -> SchnorrSigningKey {
+        SchnorrSigningKey(secretKey: SHA256.hash((0..<32).map { _ in UInt8.random(in: 0...255) }))!
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// Inserts a live installation holding a fresh random token and a delegation of it to `relay`,
+    /// and seals the grant exactly as the delegate route would.
+    func enroll(
+        relay: SchnorrSigningKey = DeliveryTestGateway.randomRelayKey(), epoch: Int64 = 1, generation: Int64 = 1,
+        grantLifetime: Int64 = 3600
+    ) throws -> DeliveryScenario {
+        let now = Self.now()
+        let handle = try CanonicalUUID.version4().text
+        let token = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        let sealedToken = try SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys).seal(token)
+        let fingerprint = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
+            .fingerprint(profileID: Self.profileID, token: token)
+        try DeliveryFixtures.insertInstallation(
+            admin, handle: handle, appProfile: Self.profileID, sealedToken: Array(sealedToken.utf8),
+            fingerprint: fingerprint, endpointEpoch: epoch, expiresAt: now + 7200)
+        let grant = try delegate(
+            handle: handle, relay: relay, epoch: epoch, generation: generation,
+            expiresAt: now + grantLifetime)
+        return DeliveryScenario(
+            handle: handle, relay: relay, token: token, grant: grant.grant, sealedGrant: grant.sealed)
+    }
+
+    /// Writes (or overwrites with a new generation) the delegation row and seals its grant.
+    func delegate(
+        handle: String, relay: SchnorrSigningKey, epoch: Int64, generation: Int64, expiresAt: Int64
+    ) throws -> (grant: EndpointGrant, sealed: String) {
+        let delegationID = try CanonicalUUID.version4()
+        try DeliveryFixtures.upsertDelegation(
+            admin, installationHandle: handle, relayPublicKey: relay.publicKey.bytes, delegationID: delegationID.text,
+            generation: generation, endpointEpoch: epoch, notBefore: Self.now() - 60, expiresAt: expiresAt)
+        let grant = EndpointGrant(
+            delegationID: delegationID, relayPublicKey: relay.publicKey.bytes, appProfile: Self.profileID,
+            endpointEpoch: epoch, generation: generation, expiresAt: expiresAt)
+        return (
+            grant, try grant.sealed(with: SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys))
+        )
+    }
+
+    /// A delivery body for `scenario` (or the given grant text).
+    static func body(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
+        DeliverCommand.requestBody(grant: grant, requestID: requestID, expiresAt: expiresAt)
+    }
+
+    /// A NIP-98 header by `key` for `body` posted to `url`.
+    static func authorization(
+        key: SchnorrSigningKey, url: String, body: [UInt8], createdAt: Int64 = now()
+    ) throws
+        -> String
+    {
+        try RelayDeliveryPoster(key: key).authorization(url: url, body: body, now: createdAt)
+    }
+
+    /// Posts signed deliveries to this gateway; Sendable, so concurrent tests can share it.
+    var client: DeliveryClient { DeliveryClient(port: port) }
+
+    /// The URL a relay signs when it talks to this gateway directly.
+    var directURL: String { client.directURL }
+
+    func deliver(
+        _ scenario: DeliveryScenario, requestID: CanonicalUUID? = nil, expiresAt: Int64? = nil,
+        grant: String? = nil, signer: SchnorrSigningKey? = nil, createdAt: Int64? = nil
+    ) throws -> HTTPTestResponse {
+        try client.deliver(
+            scenario, requestID: requestID, expiresAt: expiresAt, grant: grant, signer: signer, createdAt: createdAt)
+    }
+
+    func post(body: [UInt8], headers: [String], host: String? = DeliveryTestGateway.host) throws -> HTTPTestResponse {
+        try client.post(body: body, headers: headers, host: host)
+    }
+
+    func isReserved(_ scenario: DeliveryScenario, _ requestID: CanonicalUUID) throws -> Bool {
+        try DeliveryFixtures.isReserved(
+            admin, relayPublicKey: scenario.relay.publicKey.bytes, requestID: requestID.text)
+    }
+}
+
+/// The exact `invalid_grant` answer.
+func expectInvalidGrant(_ response: HTTPTestResponse, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(response.status == 404, sourceLocation: sourceLocation)
+    #expect(response.bodyText == #"{"error":"invalid_grant"}"#, sourceLocation: sourceLocation)
+}
+
+/// The relay side of the tests: signed posts to the delivery route of the gateway on `port`.
+struct DeliveryClient: Sendable {
+    let port: Int
+
+    /// The URL a relay signs when it talks to this gateway directly.
+    var directURL: String { "http://\(DeliveryTestGateway.host)\(GatewayApplication.deliveriesPath)" }
+
+    /// Posts a signed delivery for `scenario`: a fresh request id and `expires_at` 60 s ahead
+    /// unless given; signed by the scenario's relay for the direct URL unless told otherwise.
+    /// The same request id, body and `created_at` give the same NIP-98 event id, so a test that
+    /// retries a request id within one second passes another `createdAt` to get a fresh event.
+    func deliver(
+        _ scenario: DeliveryScenario, requestID: CanonicalUUID? = nil, expiresAt: Int64? = nil,
+        grant: String? = nil, signer: SchnorrSigningKey? = nil, createdAt: Int64? = nil
+    ) throws -> HTTPTestResponse {
+        let body = DeliveryTestGateway.body(
+            grant: grant ?? scenario.sealedGrant, requestID: try requestID ?? CanonicalUUID.version4(),
+            expiresAt: expiresAt ?? DeliveryTestGateway.now() + 60)
+        let header = try DeliveryTestGateway.authorization(
+            key: signer ?? scenario.relay, url: directURL, body: body,
+            createdAt: createdAt ?? DeliveryTestGateway.now())
+        return try post(body: body, headers: ["Authorization: \(header)"])
+    }
+
+    /// Posts `body` to the delivery route with `headers` (`Host` unless `host` is nil).
+    func post(body: [UInt8], headers: [String], host: String? = DeliveryTestGateway.host) throws -> HTTPTestResponse {
+        let client = try HTTPTestClient(port: port, timeout: .seconds(30))
+        var head = "POST \(GatewayApplication.deliveriesPath) HTTP/1.1\r\n"
+        if let host { head += "Host: \(host)\r\n" }
+        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        for header in headers { head += header + "\r\n" }
+        try client.send(Array((head + "\r\n").utf8) + body)
+        return try client.readResponse()
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import PushGateway
+
+@Suite("Operator documentation stays in step with the code")
+struct DocsTests {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func read(_ path: String) throws -> String {
+        try String(contentsOf: repository.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// Every `"PUSH_GATEWAY_…"` literal the configuration code reads.
+    static func configurationVariables() throws -> Set<String> {
+        let folder = repository.appendingPathComponent("Sources/PushGateway/Configuration")
+        var names: Set<String> = ["DATABASE_URL"]
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
+            let source = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for match in source.matches(of: /"(PUSH_GATEWAY_[A-Z0-9_]*[A-Z0-9])"/) {
+                names.insert(String(match.output.1))
+            }
+        }
+        return names
+    }
+
+    @Test("operations.md documents every variable the configuration reads, and every profile variable")
+    func everyVariableDocumented() throws {
+        let operations = try Self.read("docs/operations.md")
+        let variables = try Self.configurationVariables()
+        #expect(variables.count > 20)
+        for name in variables {
+            #expect(operations.contains("`\(name)"), "\(name) missing from docs/operations.md")
+        }
+        for suffix in GatewayConfiguration.profileVariableSuffixes {
+            #expect(operations.contains("_\(suffix)"), "profile variable _\(suffix) missing")
+        }
+    }
+
+    @Test("the Helm chart's limit names map to variables the configuration reads")
+    func chartLimitVariablesExist() throws {
+        let deployment = try Self.read("helm/push-gateway/templates/deployment.yaml")
+        let variables = try Self.configurationVariables()
+        let mentioned = Set(deployment.matches(of: /"(PUSH_GATEWAY_[A-Z0-9_]+)"/).map { String($0.output.1) })
+        #expect(!mentioned.isEmpty)
+        #expect(mentioned.subtracting(variables).isEmpty)
+    }
+
+    @Test("every decision the docs cite exists in docs/decisions")
+    func citedDecisionsExist() throws {
+        let decisions = try FileManager.default.contentsOfDirectory(
+            atPath: Self.repository.appendingPathComponent("docs/decisions").path)
+        for document in ["docs/operations.md", "docs/architecture.md", "docs/security.md"] {
+            let text = try Self.read(document)
+            for match in text.matches(of: /decision (\d{4})/) {
+                let number = String(match.output.1)
+                #expect(
+                    decisions.contains { $0.hasPrefix(number + "-") }, "\(document) cites missing decision \(number)")
+            }
+        }
+    }
+}

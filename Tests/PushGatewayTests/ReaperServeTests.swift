@@ -1,0 +1,63 @@
+import Foundation
+import PushSystem
+import PushTestSupport
+import Testing
+
+@testable import PushGateway
+
+@Suite("serve runs the reaper and drains on SIGTERM even when started with it blocked")
+struct ReaperServeTests {
+    /// The `push-gateway` executable built next to the test bundle.
+    static func executable() throws -> URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("push-gateway")
+        let repository = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidates = [beside, repository.appendingPathComponent(".build/debug/push-gateway")]
+        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) })
+    }
+
+    /// A loopback port that was free a moment ago.
+    static func freePort() throws -> Int {
+        let listener = try TCPListener(listening: "127.0.0.1:0")
+        defer { listener.close() }
+        return listener.port
+    }
+
+    @Test("the serve process reaps an expired row at PUSH_GATEWAY_REAPER_INTERVAL_SECONDS and exits 0 on SIGTERM")
+    func serveReapsAndStops() throws {
+        try TemporaryDatabase.with { database in
+            let fixture = try ReaperFixture(database)
+            try fixture.replayRows(expiresIn: "-1 hour")
+            let privatePort = try Self.freePort()
+            let environment = try ConfigurationTestEnvironment()
+                .with("DATABASE_URL", database.url(for: fixture.role))
+                .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try Self.freePort())")
+                .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(privatePort)")
+                .with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", "1")
+                .with("PUSH_GATEWAY_LOG_LEVEL", "error")
+            let process = Process()
+            // Foundation's Process passes on the test thread's signal mask, which blocks SIGTERM;
+            // serve unblocks its shutdown signals itself, so SIGTERM below must still drain it.
+            process.executableURL = try Self.executable()
+            process.arguments = ["serve"]
+            process.environment = environment.variables
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+
+            #expect(try eventually(within: 15) { try fixture.count("SELECT count(*) FROM consumed_challenges") == 0 })
+            let scraped = try ScrapedMetrics(
+                try {
+                    let client = try HTTPTestClient(port: privatePort)
+                    try client.send("GET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n")
+                    return try client.readResponse().bodyText
+                }())
+            #expect((scraped.samples[#"push_gateway_reaper_runs_total{result="ok"}"#] ?? 0) >= 1)
+            #expect(scraped.samples[#"push_gateway_reaper_deleted_rows_total{table="consumed_challenges"}"#] == 1)
+
+            process.terminate()
+            #expect(eventually(within: 10) { !process.isRunning })
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        }
+    }
+}
