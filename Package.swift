@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
-        .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto"]),
+        .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto", "PushJSON"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
         .target(
             name: "PushGateway",
@@ -42,6 +42,7 @@ let package = Package(
             name: "push-gateway-demo",
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
+        .executableTarget(name: "apns-bench", dependencies: ["PushAPNs"]),
 
         .target(
             name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],

@@ -120,20 +120,9 @@ public final class APNsClient: Sendable {
             HTTPHeader("apns-priority", "10"),
             HTTPHeader("apns-expiration", String(notification.expiresAt)),
         ]
-        if let token { headers.append(HTTPHeader("authorization", "bearer \(token.jwt)")) }
+        if let token { headers.append(HTTPHeader("authorization", token.authorization)) }
         return HTTP2Request(
-            method: "POST", path: "/3/device/" + hex(notification.deviceToken), headers: headers, body: body)
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: output, as: UTF8.self)
+            method: "POST", path: "/3/device/" + Hex.encode(notification.deviceToken), headers: headers, body: body)
     }
 
     private func tokenCache(for profile: APNsProfile) -> ProviderTokenCache? {

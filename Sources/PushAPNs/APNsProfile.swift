@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// Where and as whom the gateway talks to APNs for one app profile (PROTOCOL.md §8, §12).
 public struct APNsProfile: Sendable {
     /// How the provider authenticates.
@@ -7,6 +9,22 @@ public struct APNsProfile: Sendable {
         /// Certificate auth: a TLS client certificate chain and its unencrypted key (PEM files; the
         /// same path when one file holds both).
         case certificate(certificateFile: String, keyFile: String)
+
+        /// Token auth from the contents of the `.p8` file Apple issues (an unencrypted PKCS#8 PEM
+        /// P-256 key); throws when the text is not such a key. The error never contains the key.
+        public static func token(
+            teamID: String, keyID: String, privateKeyPEM: String
+        ) throws(ProviderTokenError)
+            -> Credential
+        {
+            let privateKey: P256PrivateKey
+            do {
+                privateKey = try P256PrivateKey(pem: privateKeyPEM)
+            } catch {
+                throw ProviderTokenError(detail: "the provider key is not an unencrypted PKCS#8 P-256 private key")
+            }
+            return .token(teamID: teamID, keyID: keyID, signer: ProviderTokenCache.es256Signer(privateKey))
+        }
     }
 
     public let server: APNsServer
@@ -16,20 +34,20 @@ public struct APNsProfile: Sendable {
     /// An extra trust anchor (PEM) for test servers (`PUSH_GATEWAY_APNS_CA_FILE`).
     public let extraTrustAnchorsFile: String?
 
+    /// Identifies the connection pool: environment host plus credential plus trust (§8: one pool
+    /// per (environment, credential)). Computed once here rather than on every send.
+    let poolIdentity: String
+
     public init(server: APNsServer, topic: String, credential: Credential, extraTrustAnchorsFile: String? = nil) {
         self.server = server
         self.topic = topic
         self.credential = credential
         self.extraTrustAnchorsFile = extraTrustAnchorsFile
-    }
-
-    /// Identifies the connection pool: environment host plus credential plus trust (§8: one pool
-    /// per (environment, credential)).
-    var poolIdentity: String {
         let trust = extraTrustAnchorsFile ?? ""
         switch credential {
-        case .token(let teamID, let keyID, _): return "token|\(teamID)|\(keyID)|\(trust)"
-        case .certificate(let certificateFile, let keyFile): return "certificate|\(certificateFile)|\(keyFile)|\(trust)"
+        case .token(let teamID, let keyID, _): poolIdentity = "token|\(teamID)|\(keyID)|\(trust)"
+        case .certificate(let certificateFile, let keyFile):
+            poolIdentity = "certificate|\(certificateFile)|\(keyFile)|\(trust)"
         }
     }
 }

@@ -45,8 +45,10 @@ final class HTTP2ClientConnection {
     private var tls: TLSConnection?
     private var session: OpaquePointer?
     private(set) var streams: [Int32: Stream] = [:]
-    private var outbound: [UInt8] = []
-    private var outboundOffset = 0
+    /// No unfinished stream has an earlier deadline (a lower bound, so deadline checks need not
+    /// visit every stream on every loop turn; nil when none was submitted since the last scan).
+    private(set) var earliestDeadline: ContinuousClock.Instant?
+    private var outbound = HTTP2Outbound()
     private(set) var wantsWrite = false
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     private(set) var goAwayLastStreamID: Int32?
@@ -202,7 +204,8 @@ final class HTTP2ClientConnection {
 
     // MARK: Requests
 
-    /// Opens a stream for `pending`; false when nghttp2 refused it (the caller requeues it).
+    /// Opens a stream for `pending`; false when nghttp2 refused it (the caller requeues it). The
+    /// frames are written by the next `flush()`, so a batch of submissions shares TLS writes.
     func submit(_ pending: HTTP2PendingRequest) -> Bool {
         guard let session, availableStreams > 0 else { return false }
         let request = pending.request
@@ -219,18 +222,27 @@ final class HTTP2ClientConnection {
         }
         guard streamID > 0 else { return false }
         streams[streamID] = stream
-        flush()
+        earliestDeadline = min(earliestDeadline ?? pending.deadline, pending.deadline)
         return true
     }
 
     /// Fails requests whose deadline passed and resets their streams (RST_STREAM CANCEL).
     func expireStreams(now: ContinuousClock.Instant) {
-        guard let session else { return }
-        for (streamID, stream) in streams where !stream.finished && stream.pending.deadline <= now {
+        guard let session, let earliest = earliestDeadline, earliest <= now else { return }
+        var remaining: ContinuousClock.Instant?
+        var expired = false
+        for (streamID, stream) in streams where !stream.finished {
+            let deadline = stream.pending.deadline
+            guard deadline <= now else {
+                remaining = min(remaining ?? deadline, deadline)
+                continue
+            }
             finish(stream, .failure(.timedOut))
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
+            expired = true
         }
-        flush()
+        earliestDeadline = remaining
+        if expired { flush() }
     }
 
     /// Sends a PING when the connection has been quiet for `interval`; closes it when the last
@@ -312,49 +324,16 @@ final class HTTP2ClientConnection {
     /// Moves nghttp2's output to TLS until the socket would block.
     func flush() {
         guard let tls, let session, state != .closed else { return }
-        while true {
-            if outboundOffset == outbound.count {
-                outbound.removeAll(keepingCapacity: true)
-                outboundOffset = 0
-                while outbound.count < 65_536 {
-                    var chunk: UnsafePointer<UInt8>?
-                    let length = nghttp2_session_mem_send(session, &chunk)
-                    guard length >= 0 else {
-                        shutDown(because: .transport("HTTP/2 send error"))
-                        return
-                    }
-                    guard length > 0, let chunk else { break }
-                    outbound.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-                }
-                if outbound.isEmpty {
-                    wantsWrite = false
-                    if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
-                        shutDown(because: .transport("HTTP/2 session finished"))
-                    }
-                    return
-                }
+        switch outbound.flush(session, to: tls) {
+        case .drained:
+            wantsWrite = false
+            if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
+                shutDown(because: .transport("HTTP/2 session finished"))
             }
-            let result: TLSTransfer
-            do {
-                result = try outbound[outboundOffset...].withUnsafeBytes { bytes throws(TLSError) in
-                    try tls.write(bytes)
-                }
-            } catch {
-                shutDown(because: .transport("\(error)"))
-                return
-            }
-            switch result {
-            case .transferred(let count):
-                outboundOffset += count
-            case .wantWrite:
-                wantsWrite = true
-                return
-            case .wantRead:
-                return
-            case .closed:
-                shutDown(because: .transport("connection closed by the server"))
-                return
-            }
+        case .wouldBlockOnWrite: wantsWrite = true
+        case .wouldBlockOnRead: break
+        case .closed: shutDown(because: .transport("connection closed by the server"))
+        case .failed(let detail): shutDown(because: .transport(detail))
         }
     }
 

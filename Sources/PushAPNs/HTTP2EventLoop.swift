@@ -138,12 +138,18 @@ final class HTTP2EventLoop {
     }
 
     private func dispatch(_ pool: Pool, now: ContinuousClock.Instant) {
-        while !pool.queue.isEmpty {
+        var submitted = 0
+        var used: [HTTP2ClientConnection] = []
+        while submitted < pool.queue.count {
             guard let connection = pool.connections.first(where: { $0.availableStreams > 0 }),
-                connection.submit(pool.queue[0])
+                connection.submit(pool.queue[submitted])
             else { break }
-            pool.queue.removeFirst()
+            submitted += 1
+            if !used.contains(where: { $0 === connection }) { used.append(connection) }
         }
+        pool.queue.removeFirst(submitted)
+        // One flush per connection for the whole batch of new streams.
+        for connection in used { connection.flush() }
         guard !pool.queue.isEmpty else { return }
         let settingUp = pool.connections.contains { $0.state != .ready && $0.state != .closed }
         let usable = pool.connections.filter(\.isUsable).count
@@ -190,7 +196,7 @@ final class HTTP2EventLoop {
         for pool in pools.values {
             if let first = pool.queue.first?.deadline { nearest = min(nearest, first) }
             for connection in pool.connections {
-                for stream in connection.streams.values { nearest = min(nearest, stream.pending.deadline) }
+                if let deadline = connection.earliestDeadline { nearest = min(nearest, deadline) }
                 let events = connection.pollEvents
                 guard connection.descriptor >= 0, events != 0 else { continue }
                 entries.append(pollfd(fd: connection.descriptor, events: events, revents: 0))

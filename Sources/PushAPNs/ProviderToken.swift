@@ -1,10 +1,20 @@
 import Glibc
+import PushCrypto
+import PushJSON
 import Synchronization
 
 /// A signed APNs provider token (ES256 JWT) and the second it claims to be issued at.
 public struct ProviderToken: Sendable, Equatable {
     public let jwt: String
     public let issuedAt: Int64
+    /// The `authorization` header value, `bearer <JWT>`, built once per token, not per request.
+    let authorization: String
+
+    init(jwt: String, issuedAt: Int64) {
+        self.jwt = jwt
+        self.issuedAt = issuedAt
+        authorization = "bearer " + jwt
+    }
 }
 
 /// Why no provider token could be produced: the signer failed or returned something that is not
@@ -89,14 +99,28 @@ public final class ProviderTokenCache: Sendable {
         guard signature.count == 64 else {
             throw ProviderTokenError(detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
         }
-        return ProviderToken(jwt: signingInput + "." + Base64.urlEncodedWithoutPadding(signature), issuedAt: issuedAt)
+        return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
     }
 
     /// `base64url(header).base64url(claims)` with the exact JSON PROTOCOL.md §8 prescribes.
     static func signingInput(teamID: String, keyID: String, issuedAt: Int64) -> String {
-        let header = #"{"alg":"ES256","kid":"# + JSONText.quoted(keyID) + "}"
-        let claims = #"{"iss":"# + JSONText.quoted(teamID) + #","iat":"# + String(issuedAt) + "}"
-        return Base64.urlEncodedWithoutPadding(Array(header.utf8)) + "."
-            + Base64.urlEncodedWithoutPadding(Array(claims.utf8))
+        var header = JSONWriter()
+        header.beginObject()
+        header.member("alg", "ES256")
+        header.member("kid", keyID)
+        header.endObject()
+        var claims = JSONWriter()
+        claims.beginObject()
+        claims.member("iss", teamID)
+        claims.member("iat", issuedAt)
+        claims.endObject()
+        return Base64.encodeURLNoPadding(header.bytes) + "." + Base64.encodeURLNoPadding(claims.bytes)
+    }
+}
+
+extension ProviderTokenCache {
+    /// The ES256 signer of an APNs `.p8` key: raw `r‖s` of SHA-256 over the signing input.
+    public static func es256Signer(_ privateKey: P256PrivateKey) -> Signer {
+        { signingInput in try privateKey.es256Signature(for: signingInput) }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 // The few socket calls the APNs I/O thread and apns-mock need. PushSystem owns the general
 // syscall layer; this stays internal so the two can be unified later without API changes.
@@ -135,6 +136,9 @@ final class WakeSignal: Sendable {
     /// The end the waiting thread polls for POLLIN.
     let descriptor: Int32
     private let writeDescriptor: Int32
+    /// True from the first `signal()` until the next `drain()`: later signals skip the write(2),
+    /// so a burst of submissions costs one system call, not one per request.
+    private let pending = Atomic<Bool>(false)
 
     init() throws(SocketError) {
         var ends: [Int32] = [0, 0]
@@ -153,11 +157,14 @@ final class WakeSignal: Sendable {
     }
 
     func signal() {
+        guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)
     }
 
+    /// Call before taking the queued commands: a signal that arrives after the reset writes again.
     func drain() {
+        pending.store(false, ordering: .sequentiallyConsistent)
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(descriptor, &buffer, buffer.count) > 0 {}
     }

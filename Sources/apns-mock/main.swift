@@ -1,5 +1,6 @@
 import Foundation
 import PushAPNs
+import PushCrypto
 
 // apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5). The first line
 // on standard output is the bound port, so a caller using `--listen 127.0.0.1:0` can read it.
@@ -13,12 +14,17 @@ sigprocmask(SIG_SETMASK, &noSignals, nil)
 let usage = """
     usage: apns-mock --cert-file PEM --key-file PEM [--listen HOST:PORT] [--record FILE] [--script FILE]
                      [--max-concurrent-streams N] [--alpn LIST] [--no-provider-token] [--client-ca-file PEM]
+                     [--provider-public-key PEM]
 
     --script FILE          answers to give (see APNsMockScript.parse); default: 200 for everything
     --record FILE          append one JSON line per request received
     --alpn LIST            ALPN protocols to accept (default h2)
     --no-provider-token    accept requests without `authorization` (certificate auth)
     --client-ca-file PEM   require TLS client certificates signed by this CA (certificate auth)
+    --provider-public-key PEM
+                           P-256 public key (SubjectPublicKeyInfo) of the provider's .p8 key: every
+                           bearer JWT must carry a valid ES256 signature by it, else
+                           403 InvalidProviderToken; without it only the JWT's shape is checked
 
     """
 
@@ -37,6 +43,7 @@ var maximumConcurrentStreams: UInt32 = 1000
 var alpnProtocols = ["h2"]
 var requireProviderToken = true
 var clientTrustAnchorsFile: String?
+var providerPublicKeyFile: String?
 
 while let flag = arguments.popFirst() {
     if flag == "--no-provider-token" {
@@ -57,6 +64,7 @@ while let flag = arguments.popFirst() {
         maximumConcurrentStreams = number
     case "--alpn": alpnProtocols = value.split(separator: ",").map(String.init)
     case "--client-ca-file": clientTrustAnchorsFile = value
+    case "--provider-public-key": providerPublicKeyFile = value
     default: fail("unknown flag \(flag)\n\(usage)")
     }
 }
@@ -78,13 +86,22 @@ if let scriptFile {
     }
 }
 
+var tokenVerifier: APNsMockValidator.TokenVerifier?
+if let providerPublicKeyFile {
+    guard let contents = FileManager.default.contents(atPath: providerPublicKeyFile),
+        let publicKey = try? P256PublicKey(pem: String(decoding: contents, as: UTF8.self))
+    else { fail("--provider-public-key must name a PEM P-256 public key") }
+    tokenVerifier = APNsMockValidator.signatureVerifier(publicKey)
+}
+
 let server: APNsMockServer
 do {
     server = try APNsMockServer(
         configuration: APNsMockServer.Configuration(
             host: host, port: port, certificateFile: certificateFile, keyFile: keyFile, alpnProtocols: alpnProtocols,
             maximumConcurrentStreams: maximumConcurrentStreams, script: script,
-            validator: APNsMockValidator(requireProviderToken: requireProviderToken), recordFile: recordFile,
+            validator: APNsMockValidator(requireProviderToken: requireProviderToken, tokenVerifier: tokenVerifier),
+            recordFile: recordFile,
             clientTrustAnchorsFile: clientTrustAnchorsFile))
 } catch {
     fail("\(error)", status: 1)

@@ -1,3 +1,4 @@
+import PushCrypto
 import Testing
 
 @testable import PushAPNs
@@ -7,7 +8,7 @@ struct APNsMockValidatorTests {
     static let token = String(repeating: "ab", count: 32)
     static let jwt =
         "bearer " + ProviderTokenCache.signingInput(teamID: "TEAM123456", keyID: "KEY1234567", issuedAt: 1)
-        + "." + Base64.urlEncodedWithoutPadding([UInt8](repeating: 7, count: 64))
+        + "." + Base64.encodeURLNoPadding([UInt8](repeating: 7, count: 64))
 
     static func headers(dropping name: String? = nil, replacing replacement: HTTPHeader? = nil) -> [HTTPHeader] {
         var list = [
@@ -67,9 +68,9 @@ struct APNsMockValidatorTests {
 
     @Test("the JWT shape check refuses extra members and the pluggable verifier decides the rest")
     func jwtShape() {
-        let extraHeader = Base64.urlEncodedWithoutPadding(Array(#"{"alg":"ES256","kid":"K","typ":"JWT"}"#.utf8))
-        let claims = Base64.urlEncodedWithoutPadding(Array(#"{"iss":"T","iat":5}"#.utf8))
-        let signature = Base64.urlEncodedWithoutPadding([UInt8](repeating: 1, count: 64))
+        let extraHeader = Base64.encodeURLNoPadding(Array(#"{"alg":"ES256","kid":"K","typ":"JWT"}"#.utf8))
+        let claims = Base64.encodeURLNoPadding(Array(#"{"iss":"T","iat":5}"#.utf8))
+        let signature = Base64.encodeURLNoPadding([UInt8](repeating: 1, count: 64))
         #expect(APNsMockJWT.parse(authorization: "bearer \(extraHeader).\(claims).\(signature)") == nil)
         let parsed = APNsMockJWT.parse(authorization: Self.jwt)
         #expect(parsed?.teamID == "TEAM123456")

@@ -1,3 +1,4 @@
+import Glibc
 import PushCrypto
 import PushTestSupport
 import Synchronization
@@ -83,6 +84,28 @@ struct HTTP2ClientTests {
     }
 }
 
+@Suite("The I/O thread's wake signal")
+struct WakeSignalTests {
+    static func bytesWaiting(_ wake: WakeSignal) -> Int {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        return max(0, read(wake.descriptor, &buffer, buffer.count))
+    }
+
+    @Test("a burst of signals writes one byte until drained; a signal after draining writes again")
+    func coalesces() throws {
+        let wake = try WakeSignal()
+        #expect(Socket.wait(wake.descriptor, events: Int16(POLLIN), milliseconds: 0) == 0)
+        for _ in 0..<5 { wake.signal() }
+        #expect(Self.bytesWaiting(wake) == 1)
+        wake.signal()
+        #expect(Self.bytesWaiting(wake) == 0)
+        wake.drain()
+        wake.signal()
+        #expect(Socket.wait(wake.descriptor, events: Int16(POLLIN), milliseconds: 0) != 0)
+        #expect(Self.bytesWaiting(wake) == 1)
+    }
+}
+
 @Suite("APNs server URLs and encodings")
 struct APNsServerTests {
     @Test(
@@ -99,22 +122,9 @@ struct APNsServerTests {
         #expect(APNsServer(url: url) == expected)
     }
 
-    @Test("base64url without padding round-trips every length and refuses foreign characters")
-    func base64URL() {
-        for length in 0..<70 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            let text = Base64.urlEncodedWithoutPadding(bytes)
-            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
-            #expect(Base64.urlDecodedWithoutPadding(text) == bytes)
-        }
-        #expect(Base64.urlDecodedWithoutPadding("ab+c") == nil)
-        #expect(Base64.urlDecodedWithoutPadding("abcde") == nil)
-        #expect(Base64.standardEncoded(Array("hello?".utf8)) == "aGVsbG8/")
-        #expect(Base64.standardEncoded([0xFF]) == "/w==")
-    }
-
-    @Test("device tokens are sent as lowercase hex")
+    @Test("device tokens are sent as lowercase hex in the path")
     func lowercaseHex() {
-        #expect(APNsClient.hex([0x00, 0xAB, 0x0F, 0xF0]) == "00ab0ff0")
+        let notification = APNsNotification(deviceToken: [0x00, 0xAB, 0x0F, 0xF0], requestID: "r", expiresAt: 1)
+        #expect(APNsClient.request(for: notification, topic: "t", token: nil).path == "/3/device/00ab0ff0")
     }
 }

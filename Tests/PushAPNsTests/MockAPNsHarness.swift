@@ -18,6 +18,7 @@ struct MockAPNsHarness {
         listenHost: String = "127.0.0.1", script: APNsMockScript = APNsMockScript(),
         maximumConcurrentStreams: UInt32 = 1000,
         alpnProtocols: [String] = ["h2"], recordFile: String? = nil, certificateAuth: Bool = false,
+        tokenVerifier: APNsMockValidator.TokenVerifier? = nil,
         client configuration: HTTP2ClientConfiguration = MockAPNsHarness.fastConfiguration(),
         tokenClock: @escaping ProviderTokenCache.Clock = ProviderTokenCache.systemClock
     ) throws {
@@ -27,7 +28,8 @@ struct MockAPNsHarness {
                 host: listenHost, certificateFile: certificates.serverCertificateFile,
                 keyFile: certificates.serverKeyFile,
                 alpnProtocols: alpnProtocols, maximumConcurrentStreams: maximumConcurrentStreams, script: script,
-                validator: APNsMockValidator(requireProviderToken: !certificateAuth), recordFile: recordFile,
+                validator: APNsMockValidator(requireProviderToken: !certificateAuth, tokenVerifier: tokenVerifier),
+                recordFile: recordFile,
                 clientTrustAnchorsFile: certificateAuth ? certificates.caFile : nil))
         client = try APNsClient(configuration: configuration, tokenClock: tokenClock)
     }
@@ -40,11 +42,13 @@ struct MockAPNsHarness {
             pingInterval: pingInterval)
     }
 
-    func profile(trusting caFile: String? = nil, host: String = "127.0.0.1", topic: String = Self.topic) -> APNsProfile
-    {
+    func profile(
+        trusting caFile: String? = nil, host: String = "127.0.0.1", topic: String = Self.topic,
+        credential: APNsProfile.Credential? = nil
+    ) -> APNsProfile {
         APNsProfile(
             server: APNsServer(host: host, port: server.port), topic: topic,
-            credential: .token(teamID: Self.teamID, keyID: Self.keyID, signer: signer.sign),
+            credential: credential ?? .token(teamID: Self.teamID, keyID: Self.keyID, signer: signer.sign),
             extraTrustAnchorsFile: caFile ?? certificates.caFile)
     }
 

@@ -1,3 +1,4 @@
+import PushCrypto
 import Synchronization
 import Testing
 
@@ -37,12 +38,12 @@ struct ProviderTokenCacheTests {
         let parts = token.jwt.split(separator: ".").map(String.init)
         #expect(parts.count == 3)
         #expect(!token.jwt.contains("=") && !token.jwt.contains("+") && !token.jwt.contains("/"))
-        let header = try #require(Base64.urlDecodedWithoutPadding(parts[0]))
-        let claims = try #require(Base64.urlDecodedWithoutPadding(parts[1]))
+        let header = try #require(Base64.decodeURLNoPadding(parts[0]))
+        let claims = try #require(Base64.decodeURLNoPadding(parts[1]))
         #expect(String(decoding: header, as: UTF8.self) == #"{"alg":"ES256","kid":"KEY1234567"}"#)
         #expect(String(decoding: claims, as: UTF8.self) == #"{"iss":"TEAM123456","iat":1700000000}"#)
         let expectedSignature = try signer.sign(Array("\(parts[0]).\(parts[1])".utf8))
-        #expect(Base64.urlDecodedWithoutPadding(parts[2]) == expectedSignature)
+        #expect(Base64.decodeURLNoPadding(parts[2]) == expectedSignature)
         #expect(token.issuedAt == 1_700_000_000)
     }
 

@@ -1,3 +1,6 @@
+import PushCrypto
+import PushJSON
+
 /// A provider token as `apns-mock` reads it: the shape PROTOCOL.md §8 prescribes, checked
 /// strictly; the ES256 signature itself is left to a pluggable verifier.
 public struct APNsMockJWT: Sendable, Equatable {
@@ -17,15 +20,15 @@ public struct APNsMockJWT: Sendable, Equatable {
         let token = authorization.dropFirst("bearer ".count)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-            let headerBytes = Base64.urlDecodedWithoutPadding(String(parts[0])),
-            let claimBytes = Base64.urlDecodedWithoutPadding(String(parts[1])),
-            let signature = Base64.urlDecodedWithoutPadding(String(parts[2])), signature.count == 64,
-            let header = (try? JSONValue.parse(headerBytes))?.objectMembers,
-            let claims = (try? JSONValue.parse(claimBytes))?.objectMembers,
-            Set(header.keys) == ["alg", "kid"], header["alg"] == .string("ES256"),
-            let keyID = header["kid"]?.stringValue,
-            Set(claims.keys) == ["iss", "iat"], let teamID = claims["iss"]?.stringValue,
-            let issuedAt = claims["iat"]?.integerValue
+            let headerBytes = Base64.decodeURLNoPadding(parts[0]),
+            let claimBytes = Base64.decodeURLNoPadding(parts[1]),
+            let signature = Base64.decodeURLNoPadding(parts[2]), signature.count == 64,
+            let headerValue = try? JSONReader.parse(headerBytes),
+            let header = try? JSONObject.closed(headerValue, keys: ["alg", "kid"]),
+            let claimsValue = try? JSONReader.parse(claimBytes),
+            let claims = try? JSONObject.closed(claimsValue, keys: ["iss", "iat"]),
+            (try? header.string("alg")) == "ES256", let keyID = try? header.string("kid"),
+            let teamID = try? claims.string("iss"), let issuedAt = try? claims.int64("iat")
         else { return nil }
         return APNsMockJWT(
             keyID: keyID, teamID: teamID, issuedAt: issuedAt, signingInput: Array("\(parts[0]).\(parts[1])".utf8),

@@ -1,3 +1,6 @@
+import PushCrypto
+import PushJSON
+
 /// One request `apns-mock` received, as it arrived.
 public struct APNsMockRecord: Sendable, Equatable {
     /// What the mock did with the request.
@@ -34,12 +37,25 @@ public struct APNsMockRecord: Sendable, Equatable {
     /// One JSONL line: `{"connection":N,"client_certificate":"…"|null,"stream":N,"disposition":"…",
     /// "status":N|null,"headers":[["name","value"],…],"body_base64":"…"}`.
     public var jsonLine: String {
-        let headerList = fields.map { "[\(JSONText.quoted($0.name)),\(JSONText.quoted($0.value))]" }.joined(
-            separator: ",")
-        let subject = clientCertificateSubject.map(JSONText.quoted) ?? "null"
-        return
-            #"{"connection":\#(connection),"client_certificate":\#(subject),"stream":\#(streamID),"disposition":"\#(disposition.rawValue)","#
-            + #""status":\#(status.map(String.init) ?? "null"),"headers":[\#(headerList)],"#
-            + #""body_base64":"\#(Base64.standardEncoded(body))"}"#
+        var line = JSONWriter()
+        line.beginObject()
+        line.member("connection", Int64(connection))
+        line.name("client_certificate")
+        if let clientCertificateSubject { line.string(clientCertificateSubject) } else { line.null() }
+        line.member("stream", Int64(streamID))
+        line.member("disposition", disposition.rawValue)
+        line.member("status", status.map(Int64.init))
+        line.name("headers")
+        line.beginArray()
+        for field in fields {
+            line.beginArray()
+            line.string(field.name)
+            line.string(field.value)
+            line.endArray()
+        }
+        line.endArray()
+        line.member("body_base64", Base64.encode(body))
+        line.endObject()
+        return String(decoding: line.bytes, as: UTF8.self)
     }
 }

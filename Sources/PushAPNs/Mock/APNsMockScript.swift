@@ -1,3 +1,5 @@
+import PushJSON
+
 /// How `apns-mock` answers one request that passed validation.
 public struct APNsMockReply: Sendable, Equatable {
     public enum Action: String, Sendable {
@@ -66,11 +68,11 @@ public struct APNsMockScript: Sendable, Equatable {
     /// "goaway_connections":N}` where each reply is `{"action":"respond|stall|refuse|close|goaway",
     /// "status":N,"reason":"…","timestamp":N,"retry_after":"…"|N,"delay_ms":N}` (all optional).
     public static func parse(_ bytes: [UInt8]) throws(FormatError) -> APNsMockScript {
-        guard let value = try? JSONValue.parse(bytes), let members = value.objectMembers else {
+        guard let value = try? JSONReader.parse(bytes), case .object(let members) = value else {
             throw FormatError(description: "the script is not a JSON object")
         }
         var script = APNsMockScript()
-        for (name, member) in members {
+        for (name, member) in members.map({ ($0.name, $0.value) }) {
             switch name {
             case "default": script.defaultReply = try reply(member)
             case "sequence":
@@ -79,10 +81,10 @@ public struct APNsMockScript: Sendable, Equatable {
                 }
                 script.sequence = try elements.map { (element) throws(FormatError) in try reply(element) }
             case "tokens":
-                guard let tokens = member.objectMembers else {
+                guard case .object(let tokens) = member else {
                     throw FormatError(description: "tokens must be an object")
                 }
-                for (token, list) in tokens {
+                for (token, list) in tokens.map({ ($0.name, $0.value) }) {
                     guard case .array(let elements) = list else {
                         throw FormatError(description: "token replies must be an array")
                     }
@@ -91,12 +93,12 @@ public struct APNsMockScript: Sendable, Equatable {
                     }
                 }
             case "goaway_after_streams":
-                guard let count = member.integerValue, count > 0 else {
+                guard case .integer(let count) = member, count > 0 else {
                     throw FormatError(description: "bad goaway_after_streams")
                 }
                 script.goAwayAfterStreams = Int(count)
             case "goaway_connections":
-                guard let count = member.integerValue, count > 0 else {
+                guard case .integer(let count) = member, count > 0 else {
                     throw FormatError(description: "bad goaway_connections")
                 }
                 script.goAwayConnections = Int(count)
@@ -108,36 +110,38 @@ public struct APNsMockScript: Sendable, Equatable {
     }
 
     private static func reply(_ value: JSONValue) throws(FormatError) -> APNsMockReply {
-        guard let members = value.objectMembers else { throw FormatError(description: "a reply must be an object") }
+        guard case .object(let members) = value else { throw FormatError(description: "a reply must be an object") }
         var reply = APNsMockReply()
-        for (name, member) in members {
+        for (name, member) in members.map({ ($0.name, $0.value) }) {
             switch name {
             case "action":
-                guard let text = member.stringValue, let action = APNsMockReply.Action(rawValue: text) else {
+                guard case .string(let text) = member, let action = APNsMockReply.Action(rawValue: text) else {
                     throw FormatError(description: "unknown action")
                 }
                 reply.action = action
             case "status":
-                guard let status = member.integerValue, (100...599).contains(status) else {
+                guard case .integer(let status) = member, (100...599).contains(status) else {
                     throw FormatError(description: "bad status")
                 }
                 reply.status = Int(status)
             case "reason":
-                guard let reason = member.stringValue else { throw FormatError(description: "reason must be a string") }
+                guard case .string(let reason) = member else {
+                    throw FormatError(description: "reason must be a string")
+                }
                 reply.reason = reason
             case "timestamp":
-                guard let timestamp = member.integerValue else { throw FormatError(description: "bad timestamp") }
+                guard case .integer(let timestamp) = member else { throw FormatError(description: "bad timestamp") }
                 reply.timestampMilliseconds = timestamp
             case "retry_after":
-                if let text = member.stringValue {
-                    reply.retryAfter = text
-                } else if case .number(let text) = member {
-                    reply.retryAfter = text
-                } else {
+                switch member {
+                case .string(let text): reply.retryAfter = text
+                case .integer(let number): reply.retryAfter = String(number)
+                case .number(let number): reply.retryAfter = number.text
+                default:
                     throw FormatError(description: "retry_after must be a string or a number")
                 }
             case "delay_ms":
-                guard let delay = member.integerValue, delay >= 0 else {
+                guard case .integer(let delay) = member, delay >= 0 else {
                     throw FormatError(description: "bad delay_ms")
                 }
                 reply.delayMilliseconds = Int(delay)

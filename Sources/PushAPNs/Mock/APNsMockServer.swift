@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushJSON
 import Synchronization
 
 /// A real TLS + HTTP/2 server that speaks the APNs provider API for tests, the local-run README
@@ -227,11 +228,14 @@ public final class APNsMockServer: Sendable {
             method: request.method, path: request.path, headers: request.regularHeaders, body: request.body)
         {
             record(request, state, disposition: .answered, status: rejection.status)
-            let body = Array(#"{"reason":\#(JSONText.quoted(rejection.reason))}"#.utf8)
+            var body = JSONWriter()
+            body.beginObject()
+            body.member("reason", rejection.reason)
+            body.endObject()
             state.scheduled.append(
                 Scheduled(
                     due: .now, streamID: request.streamID, status: rejection.status,
-                    headers: [HTTPHeader("apns-id", apnsID)], body: body))
+                    headers: [HTTPHeader("apns-id", apnsID)], body: body.bytes))
             return true
         }
         let token = String(request.path.dropFirst("/3/device/".count)).lowercased()
@@ -274,16 +278,18 @@ public final class APNsMockServer: Sendable {
     }
 
     private static func responseBody(_ reply: APNsMockReply) -> [UInt8] {
-        guard reply.status != 200 else { return [] }
-        var members: [String] = []
-        if let reason = reply.reason { members.append(#""reason":\#(JSONText.quoted(reason))"#) }
-        if let timestamp = reply.timestampMilliseconds { members.append(#""timestamp":\#(timestamp)"#) }
-        return members.isEmpty ? [] : Array("{\(members.joined(separator: ","))}".utf8)
+        guard reply.status != 200, reply.reason != nil || reply.timestampMilliseconds != nil else { return [] }
+        var body = JSONWriter()
+        body.beginObject()
+        if let reason = reply.reason { body.member("reason", reason) }
+        if let timestamp = reply.timestampMilliseconds { body.member("timestamp", timestamp) }
+        body.endObject()
+        return body.bytes
     }
 
     private static func freshMessageID() -> String {
         let bytes = (try? SecureRandom.bytes(16)) ?? [UInt8](repeating: 0, count: 16)
-        let hex = APNsClient.hex(bytes).uppercased()
+        let hex = Hex.encode(bytes).uppercased()
         let characters = Array(hex)
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
     }

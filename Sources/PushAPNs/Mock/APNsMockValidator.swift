@@ -1,3 +1,5 @@
+import PushCrypto
+
 /// Apple's request checks as `apns-mock` applies them, in Apple's vocabulary ("Handling
 /// notification responses from APNs"): a failed check is the status and `reason` to answer.
 public struct APNsMockValidator: Sendable {
@@ -23,6 +25,12 @@ public struct APNsMockValidator: Sendable {
     public init(requireProviderToken: Bool = true, tokenVerifier: TokenVerifier? = nil) {
         self.requireProviderToken = requireProviderToken
         self.tokenVerifier = tokenVerifier
+    }
+
+    /// Accepts a JWT only when its ES256 signature (raw `r‖s`) over the signing input verifies
+    /// with `publicKey`, the public half of the provider's `.p8` key, as Apple does.
+    public static func signatureVerifier(_ publicKey: P256PublicKey) -> TokenVerifier {
+        { jwt in publicKey.isValidRawSignature(jwt.signature, for: jwt.signingInput) }
     }
 
     /// Checks one request; `headers` excludes pseudo-headers.

@@ -31,8 +31,7 @@ final class HTTP2ServerConnection {
     private let tls: TLSConnection
     private var session: OpaquePointer?
     private var streams: [Int32: Stream] = [:]
-    private var outbound: [UInt8] = []
-    private var outboundOffset = 0
+    private var outbound = HTTP2Outbound()
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     private(set) var wantsWrite = false
     private(set) var closed = false
@@ -99,7 +98,7 @@ final class HTTP2ServerConnection {
 
     var hasPendingOutput: Bool {
         guard let session else { return false }
-        return outboundOffset < outbound.count || nghttp2_session_want_write(session) != 0
+        return outbound.hasPending || nghttp2_session_want_write(session) != 0
     }
 
     func respond(streamID: Int32, status: Int, headers: [HTTPHeader], body: [UInt8]) {
@@ -160,38 +159,15 @@ final class HTTP2ServerConnection {
     /// Writes nghttp2's output until the socket would block; false when the peer is gone.
     func flush() -> Bool {
         guard let session, !closed else { return false }
-        while true {
-            if outboundOffset == outbound.count {
-                outbound.removeAll(keepingCapacity: true)
-                outboundOffset = 0
-                while outbound.count < 65_536 {
-                    var chunk: UnsafePointer<UInt8>?
-                    let length = nghttp2_session_mem_send(session, &chunk)
-                    guard length >= 0 else { return false }
-                    guard length > 0, let chunk else { break }
-                    outbound.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-                }
-                if outbound.isEmpty {
-                    wantsWrite = false
-                    return true
-                }
-            }
-            let result: TLSTransfer
-            do {
-                result = try outbound[outboundOffset...].withUnsafeBytes { bytes throws(TLSError) in
-                    try tls.write(bytes)
-                }
-            } catch {
-                return false
-            }
-            switch result {
-            case .transferred(let count): outboundOffset += count
-            case .wantWrite:
-                wantsWrite = true
-                return true
-            case .wantRead: return true
-            case .closed: return false
-            }
+        switch outbound.flush(session, to: tls) {
+        case .drained:
+            wantsWrite = false
+            return true
+        case .wouldBlockOnWrite:
+            wantsWrite = true
+            return true
+        case .wouldBlockOnRead: return true
+        case .closed, .failed: return false
         }
     }
 

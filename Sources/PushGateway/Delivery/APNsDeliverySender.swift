@@ -1,5 +1,4 @@
 import PushAPNs
-import PushCrypto
 
 /// The production sender: one APNs HTTP/2 client for the process (its connection pools are keyed
 /// by environment and credential, PROTOCOL.md §8) and one `APNsProfile` per configured app profile.
@@ -59,10 +58,12 @@ public final class APNsDeliverySender: DeliverySender {
     private static func credential(for profile: AppProfile) throws -> APNsProfile.Credential {
         switch profile.apnsAuthentication {
         case .token(let privateKeyPEM, let keyID, let teamID):
-            guard let key = try? P256PrivateKey(pem: String(decoding: privateKeyPEM.bytes, as: UTF8.self)) else {
+            do {
+                return try .token(
+                    teamID: teamID, keyID: keyID, privateKeyPEM: String(decoding: privateKeyPEM.bytes, as: UTF8.self))
+            } catch {
                 throw CredentialError(profileID: profile.id)
             }
-            return .token(teamID: teamID, keyID: keyID, signer: { message in try key.es256Signature(for: message) })
         case .certificate(_, let path):
             // One PEM file holds the certificate and its unencrypted key (§12).
             return .certificate(certificateFile: path, keyFile: path)
