@@ -30,7 +30,10 @@ start_apns_mock() {
     local state
     state=$(dirname "$record")
     local arguments=(--listen 127.0.0.1:0 --cert-file "$tls/server.pem" --key-file "$tls/server.key" --record "$record")
-    if "$mock" --help 2>&1 | grep -q -- --provider-public-key; then
+    # The usage text (printed with a non-zero status) names the flag when this mock has it.
+    local usage
+    usage=$("$mock" --help 2>&1 || true)
+    if [[ $usage == *--provider-public-key* ]]; then
         openssl pkey -in "$p8" -pubout -out "$state/apns-provider-public-key.pem"
         arguments+=(--provider-public-key "$state/apns-provider-public-key.pem")
     fi
