@@ -39,6 +39,11 @@ enum OpenAPIPython {
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
         process.environment = environment
+        // schemathesis and hypothesis keep caches under the working directory: not the repository.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        process.currentDirectoryURL = scratch
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
