@@ -38,10 +38,11 @@ final class LifecycleGateway {
     private let admin: PostgresConnection
 
     /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server); `sender` builds
-    /// the APNs sender from the final configuration (default: the unwired placeholder).
+    /// the APNs sender from the final configuration (default: the unwired placeholder); `logger`
+    /// receives the gateway's log lines (default: errors to standard error).
     init(
         clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil,
-        sender: SenderFactory = SenderFactory { _ in UnwiredDeliverySender() },
+        sender: SenderFactory = SenderFactory { _ in UnwiredDeliverySender() }, logger: Logger = Logger(level: .error),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
     ) throws {
         database = try TemporaryDatabase()
@@ -64,7 +65,7 @@ final class LifecycleGateway {
         configuration = try GatewayConfiguration(environment: adjust(environment).variables)
         server = try GatewayServer(
             application: GatewayApplication(
-                configuration: configuration, logger: Logger(level: .error), clock: clock,
+                configuration: configuration, logger: logger, clock: clock,
                 sender: try sender.make(configuration)),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
         try server.start()
