@@ -365,6 +365,9 @@ final class ConnectionLoop {
 
     private func beginDrain() {
         draining = true
+        // Connections the kernel completed but nobody accepted yet would be reset when the listener
+        // closes, losing requests whose first byte has already arrived: take them in first.
+        acceptConnections()
         if let listening = server.listener.rawDescriptor { epoll.remove(listening) }
         server.listener.close()
         let override = server.drainTimeoutOverride.load(ordering: .acquiring)

@@ -30,8 +30,8 @@ struct EndToEndTests {
             $0.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
                 .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
         }
-        var device = try gateway.makeDevice()
-        device.handle = try gateway.enroll(device)
+        let device = try gateway.makeDevice()
+        _ = try gateway.enroll(device)
         let relay = DeliveryTestGateway.randomRelayKey()
         let delegated = try gateway.delegate(device, relay: relay.publicKey.hex, generation: 1)
         #expect(delegated.status == 201)
