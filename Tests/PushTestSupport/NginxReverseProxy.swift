@@ -121,8 +121,7 @@ public final class NginxReverseProxy {
         var text = example
         let replacements: [(Regex<AnyRegexOutput>, String)] = [
             (try Regex(#"server 127\.0\.0\.1:\d+;"#), "server 127.0.0.1:\(upstreamPort);"),
-            // `http2 on;` needs nginx 1.25.1; Debian 12 ships 1.22, which takes it on `listen`.
-            (try Regex(#"listen 443 ssl;\n\s*http2 on;"#), "listen 127.0.0.1:\(port) ssl http2;"),
+            (try Regex(#"listen 443 ssl http2;"#), "listen 127.0.0.1:\(port) ssl http2;"),
             (try Regex(#"server_name [^;]+;"#), "server_name \(serverName);"),
             (try Regex(#"ssl_certificate [^;]+;"#), "ssl_certificate \(certificate);"),
             (try Regex(#"ssl_certificate_key [^;]+;"#), "ssl_certificate_key \(key);"),
