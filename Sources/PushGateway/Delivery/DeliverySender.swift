@@ -41,10 +41,10 @@ public protocol DeliverySender: Sendable {
     func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome
 }
 
-/// WIRING POINT for the APNs client (PROTOCOL.md §8): until the lead engineer passes the real
-/// HTTP/2 sender to `GatewayApplication.init(sender:)`, `serve` uses this placeholder, which sends
-/// nothing and classifies every attempt as missing credentials (`503 configuration_fault`, the
-/// reservation released so the relay can retry the same request id once APNs is wired).
+/// The sender of a gateway built without an APNs client (tests of the routes that never reach
+/// Apple). It sends nothing and classifies every attempt as missing credentials — `503
+/// configuration_fault` with the reservation released — which is exactly what a gateway without
+/// APNs credentials must answer. `serve` always passes `APNsDeliverySender`.
 public struct UnwiredDeliverySender: DeliverySender {
     public init() {}
 

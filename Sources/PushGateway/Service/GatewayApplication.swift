@@ -21,8 +21,8 @@ public final class GatewayApplication: Sendable {
     /// The challenge route's label in access logs and metrics.
     static let challengesLabel = "challenges"
 
-    /// - Parameter sender: the APNs client. The default is the placeholder that sends nothing and
-    ///   answers `configuration_fault` (see `UnwiredDeliverySender`): wire the real client here.
+    /// - Parameter sender: sends admitted deliveries; `serve` passes `APNsDeliverySender`. The
+    ///   default, `UnwiredDeliverySender`, sends nothing and answers `configuration_fault`.
     public init(
         configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
         sender: any DeliverySender = UnwiredDeliverySender()
