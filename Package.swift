@@ -37,6 +37,12 @@ let package = Package(
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
         .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
+        // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
+        .executableTarget(
+            name: "push-fuzz",
+            dependencies: ["PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushGateway"],
+            path: "Fuzz/Sources/push-fuzz"
+        ),
 
         .target(
             name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],
