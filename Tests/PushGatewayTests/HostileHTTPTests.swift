@@ -194,6 +194,11 @@ struct HostileHTTPTests {
             #expect(result.status == 431 && result.body == invalidRequestBody)
             #expect(result.closedAfter)
         }
+        // A flood of empty lines before the request line counts toward the limit too, so it cannot
+        // grow the connection's buffer until the header timeout (found by fuzzing, see docs/reliability.md).
+        let emptyLines: [UInt8] = (0..<(1 << 20)).map { $0 % 2 == 0 ? 0x0D : 0x0A }
+        let flood = try gateway.exchange(emptyLines)
+        #expect(flood.status == 431 && flood.closedAfter)
         // Just under the limit is an ordinary request.
         let fits = "X-Fits: " + String(repeating: "c", count: 15 * 1024) + "\r\n"
         #expect(try gateway.exchange(request(body: #"{"v":1}"#, extraHeaders: fits), checkClose: false).status == 200)
