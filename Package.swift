@@ -43,6 +43,12 @@ let package = Package(
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs"]),
+        // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
+        .executableTarget(
+            name: "push-fuzz",
+            dependencies: ["PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushGateway"],
+            path: "Fuzz/Sources/push-fuzz"
+        ),
 
         .target(
             name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],

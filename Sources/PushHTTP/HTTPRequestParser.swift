@@ -12,8 +12,10 @@ public enum HTTPParseResult: Sendable {
 
 /// Incremental HTTP/1.1 request parser: call `parse` with all unconsumed bytes whenever more arrive.
 /// It remembers how far it scanned, so a head trickling in byte by byte is scanned once.
-/// Limits come from PROTOCOL.md §1: the head (request line + fields) at most `maxHeaderBytes`, and
-/// the body at most `bodyLimit(path)`, checked from `Content-Length` before any body byte is read.
+/// Limits come from PROTOCOL.md §1: the head (request line + fields, and any empty lines before it)
+/// at most `maxHeaderBytes`, and the body at most `bodyLimit(path)`, checked from `Content-Length`
+/// before any body byte is read. The head is searched for only within its limit, so the outcome does
+/// not depend on how the bytes were split into reads.
 public struct HTTPRequestParser: Sendable {
     /// 16 KiB: PROTOCOL.md §1 / issue 2.
     public static let defaultMaxHeaderBytes = 16 * 1024
@@ -56,7 +58,7 @@ public struct HTTPRequestParser: Sendable {
             let end: Int
             switch findEndOfHead(input) {
             case .incomplete:
-                if input.count - skipped > maxHeaderBytes {
+                if input.count > maxHeaderBytes {
                     return fail(HTTPParseError(status: 431, reason: "head too large"))
                 }
                 return .needMoreData
@@ -65,7 +67,6 @@ public struct HTTPRequestParser: Sendable {
             case .found(let found):
                 end = found
             }
-            if end - skipped > maxHeaderBytes { return fail(HTTPParseError(status: 431, reason: "head too large")) }
             let parsed: RequestHead
             do {
                 parsed = try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: input[skipped..<end]))
@@ -113,21 +114,24 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Finds the byte after the CR LF CR LF that ends the head, resuming where the last call stopped.
+    /// Only the first `maxHeaderBytes` are searched: a head that has not ended there is too large
+    /// whatever follows (and a flood of empty lines cannot make the connection buffer grow).
     private mutating func findEndOfHead(_ input: UnsafeRawBufferPointer) -> HeadEnd {
         guard let base = input.baseAddress, !input.isEmpty else { return .incomplete }
+        let window = min(input.count, maxHeaderBytes)
         if scanned <= skipped {
-            while skipped < input.count && input[skipped] == ASCII.carriageReturn {
+            while skipped < window && input[skipped] == ASCII.carriageReturn {
                 // A lone CR at the end may be the start of an empty line: wait for its LF.
-                guard skipped + 1 < input.count else { return .incomplete }
+                guard skipped + 1 < window else { return .incomplete }
                 guard input[skipped + 1] == ASCII.lineFeed else { break }
                 skipped += 2
             }
             scanned = skipped
         }
         var index = scanned
-        while index < input.count {
-            guard let found = memchr(base + index, Int32(ASCII.lineFeed), input.count - index) else {
-                scanned = input.count
+        while index < window {
+            guard let found = memchr(base + index, Int32(ASCII.lineFeed), window - index) else {
+                scanned = window
                 return .incomplete
             }
             let lineFeed = base.distance(to: UnsafeRawPointer(found))
