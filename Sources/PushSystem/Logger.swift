@@ -85,19 +85,7 @@ public final class Logger: Sendable {
         log(.error, message, fields)
     }
 
-    private static let standardErrorSink: Sink = { line in
-        var bytes = Array(line.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { buffer in
-                write(2, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-        bytes.removeAll()
-    }
+    private static let standardErrorSink: Sink = { line in StandardStreams.writeError(line) }
 
     /// RFC 3339 UTC with milliseconds.
     static func timestamp() -> String {

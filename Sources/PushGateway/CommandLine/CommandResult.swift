@@ -1,3 +1,5 @@
+import PushSystem
+
 /// What an in-process command run produced: each subcommand's `execute` returns one for tests to
 /// inspect, and its `run` prints it with `emit()` and exits with its status.
 struct CommandResult: Equatable, Sendable {
