@@ -81,7 +81,7 @@ final class DeliveryTestGateway {
             self.sender = sender
             server = try GatewayServer(
                 application: GatewayApplication(
-                    configuration: configuration, logger: Logger(level: .error), sender: sender),
+                    configuration: configuration, logger: TestLogs.logger(), sender: sender),
                 publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
                 tuning: { configuration in
                     if let requestTimeout { configuration.requestTimeout = requestTimeout }

@@ -16,7 +16,7 @@ final class RunningGateway {
         let environment = adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", databaseURL))
         let configuration = try GatewayConfiguration(environment: environment.variables)
         server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
+            application: GatewayApplication(configuration: configuration, logger: TestLogs.logger()),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
         try server.start()
     }

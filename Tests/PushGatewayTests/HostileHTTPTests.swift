@@ -20,7 +20,7 @@ private final class HostileGateway {
             .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "1000000")
         let configuration = try GatewayConfiguration(environment: environment.variables)
         server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
+            application: GatewayApplication(configuration: configuration, logger: TestLogs.logger()),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
             tuning: {
                 $0.maxConnections = maxConnections

@@ -42,7 +42,7 @@ final class LifecycleGateway {
     /// receives the gateway's log lines (default: errors to standard error).
     init(
         clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil,
-        sender: SenderFactory = SenderFactory { _ in UnwiredDeliverySender() }, logger: Logger = Logger(level: .error),
+        sender: SenderFactory = SenderFactory { _ in UnwiredDeliverySender() }, logger: Logger = TestLogs.logger(),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
     ) throws {
         database = try TemporaryDatabase()

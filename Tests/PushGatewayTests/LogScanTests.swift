@@ -136,4 +136,50 @@ struct LogScanTests {
             #expect(!text.contains(secret), "a log line holds a secret")
         }
     }
+
+    /// scripts/scan-test-logs, which scripts/test runs over every log the suite's gateways wrote.
+    static let scanner = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/scan-test-logs")
+
+    static func scan(_ lines: [String]) throws -> (status: Int32, output: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("log-scan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(lines.joined(separator: "\n").utf8).write(to: directory.appendingPathComponent("gateway.log"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", scanner.path, directory.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test("the whole-suite log scan flags each secret shape without echoing it, and passes real gateway lines")
+    func suiteScannerFlagsSecretShapes() throws {
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        let secrets = [
+            Hex.encode(bytes), try CanonicalUUID.version4().text, Base64.encode(bytes),
+            "Ab1" + Base64.encodeURLNoPadding(bytes), "postgresql://gateway:Pw\(Hex.encode([bytes[0]]))@db/push",
+            "\\\\x" + Hex.encode(Array(bytes[0..<8])),
+        ]
+        for secret in secrets {
+            let result = try Self.scan([#"{"level":"warning","msg":"delivery admission failed","error":"\#(secret)"}"#])
+            #expect(result.status == 1, "not flagged: \(result.output)")
+            #expect(!result.output.contains(secret))
+        }
+        let log = CapturedLog()
+        log.logger.info("request", ["route": .string("deliveries"), "method": .string("POST"), "status": .int(200)])
+        log.logger.warning(
+            "insecure test/development setting in use",
+            [
+                "variable": .string("PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT")
+            ])
+        let clean = try Self.scan(log.text.split(separator: "\n").map(String.init))
+        #expect(clean.status == 0, "\(clean.output)")
+    }
 }

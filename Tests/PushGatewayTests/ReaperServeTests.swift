@@ -41,7 +41,9 @@ struct ReaperServeTests {
             // serve unblocks its shutdown signals itself, so SIGTERM below must still drain it.
             process.executableURL = try Self.executable()
             process.arguments = ["serve"]
-            process.environment = environment.variables
+            var variables = environment.variables
+            TestLogs.capture(process, environment: &variables)
+            process.environment = variables
             try process.run()
             defer { if process.isRunning { process.terminate() } }
 

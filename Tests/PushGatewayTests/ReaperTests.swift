@@ -34,7 +34,7 @@ final class ReaperFixture {
         return Reaper(
             pool: pool, settings: settings,
             metrics: metrics ?? GatewayMetrics(insecureSettingsInUse: false) { pool.statistics },
-            logger: Logger(level: .error))
+            logger: TestLogs.logger())
     }
 
     func count(_ sql: String) throws -> Int64 {
@@ -201,7 +201,7 @@ struct ReaperTests {
         let metrics = GatewayMetrics(insecureSettingsInUse: false) { pool.statistics }
         let reaper = Reaper(
             pool: pool, settings: ReaperSettings(interval: .seconds(60), quotaWindowSeconds: 10), metrics: metrics,
-            logger: Logger(level: .error))
+            logger: TestLogs.logger())
         #expect(reaper.runOnce() == .failed)
         #expect(metrics.reaperRuns.count(.failed) == 1)
     }
