@@ -19,9 +19,9 @@ private struct PostedDelivery: Sendable {
     let answeredAt: ContinuousClock.Instant
 }
 
-/// Several relay threads posting deliveries for one installation without pause between them,
-/// each with a fresh request id and NIP-98 event, until stopped (or, with `stopAtFirstFailure`,
-/// until a request gets no answer).
+/// Several relay threads posting deliveries for one installation, `pauseSeconds` apart, each with
+/// a fresh request id and NIP-98 event, until stopped (or, with `stopAtFirstFailure`, until a
+/// request gets no answer).
 private final class DeliveryLoad: Sendable {
     private let posted = Mutex<[PostedDelivery]>([])
     private let stopping = Atomic<Bool>(false)
