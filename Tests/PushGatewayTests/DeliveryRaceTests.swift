@@ -1,10 +1,7 @@
 import Foundation
 import Glibc
-import PushCrypto
 import PushHTTP
-import PushSystem
 import PushTestSupport
-import Synchronization
 import Testing
 
 @testable import PushGateway
@@ -23,10 +20,10 @@ private func raiseOpenFileLimit(to wanted: rlim_t) -> rlim_t {
 }
 
 /// Requests prepared on open connections with everything but their last byte sent, so that
-/// releasing them together makes every request complete at the same moment (issue 9 races).
+/// releasing them makes every request complete within a few milliseconds (issue 9 races).
 private final class PreparedRequests: @unchecked Sendable {
-    // `@unchecked Sendable`: each connection is touched by one thread only (index `i` by thread `i`)
-    // after `init` returns; the array itself is never mutated again.
+    // `@unchecked Sendable`: after `init` the arrays never change, and each connection is used by
+    // one thread at a time (the releasing loop, then the one reader that owns its index).
     private let connections: [HTTPTestClient]
     private let lastBytes: [UInt8]
 
@@ -48,31 +45,21 @@ private final class PreparedRequests: @unchecked Sendable {
         self.lastBytes = lastBytes
     }
 
-    var count: Int { connections.count }
-
-    /// Every request on its own thread: all wait for one signal, send their last byte and read the answer.
-    func releaseTogether() -> [Result<HTTPTestResponse, any Error>] {
-        let start = CompletionLatch()
-        let ready = Atomic<Int>(0)
-        let results = Mutex<[Int: Result<HTTPTestResponse, any Error>]>([:])
-        let group = DispatchGroup()
-        for index in 0..<connections.count {
-            group.enter()
-            Thread.detachNewThread { [self] in
-                ready.add(1, ordering: .releasing)
-                start.wait()
-                let result = Result {
-                    try connections[index].send([lastBytes[index]])
-                    return try connections[index].readResponse()
-                }
-                results.withLock { $0[index] = result }
-                group.leave()
+    /// Sends every last byte from one tight loop, so all requests are in the gateway at once, then
+    /// reads the answers on `readers` threads (each answer waits in its socket meanwhile).
+    /// A thread per request would release them less tightly and cost a thousand stacks.
+    func release(readers: Int = 16) -> [Result<HTTPTestResponse, any Error>] {
+        let sent = connections.indices.map { index in Result { try connections[index].send([lastBytes[index]]) } }
+        let answers = concurrently(readers) { [self] reader in
+            stride(from: reader, to: connections.count, by: readers).map { index in
+                (index, sent[index].flatMap { Result { try connections[index].readResponse() } })
             }
         }
-        while ready.load(ordering: .acquiring) < connections.count { usleep(1000) }
-        start.open()
-        group.wait()
-        return results.withLock { stored in (0..<connections.count).map { stored[$0]! } }
+        var ordered = [Result<HTTPTestResponse, any Error>?](repeating: nil, count: connections.count)
+        for case .success(let batch) in answers {
+            for (index, answer) in batch { ordered[index] = answer }
+        }
+        return ordered.map { $0! }
     }
 }
 
@@ -80,7 +67,8 @@ private final class PreparedRequests: @unchecked Sendable {
 struct DeliveryRaceTests {
     /// Enough room that no request of a race meets the listener's connection or queue cap (a 503)
     /// or its timeouts (a 408), which are not admission outcomes: the prepared requests' clocks
-    /// start at their first byte, before all the racing threads exist on a busy machine.
+    /// start at their first byte, and the last answer of a 1,000-way race comes seconds later on a
+    /// busy machine.
     private static func roomFor(_ requests: Int) -> (inout HTTPServerConfiguration) -> Void {
         { configuration in
             configuration.maxConnections = max(configuration.maxConnections, requests + 64)
@@ -100,12 +88,16 @@ struct DeliveryRaceTests {
     }
 
     @Test(
-        "1,000 deliveries sharing one request id, each its own NIP-98 event, released at once: exactly one is admitted")
+        "1,000 deliveries sharing one request id, each its own NIP-98 event, completed at once: exactly one is admitted"
+    )
     func thousandShareOneRequestID() throws {
-        // 1,000 client sockets plus the gateway's 1,000 accepted ones live in this one process.
-        let available = raiseOpenFileLimit(to: 4096)
-        try #require(available >= 2400, "needs about 2,400 open files for 1,000 connections; the limit is \(available)")
-        let racers = 1000
+        // 1,000 client sockets plus the gateway's 1,000 accepted ones live in this one process, with
+        // about 400 more for the rest of the suite running alongside. Under a lower hard limit the
+        // race shrinks to what fits, and says so.
+        let available = Int(raiseOpenFileLimit(to: 8192))
+        let racers = min(1000, (available - 400) / 2)
+        try #require(racers >= 100, "the open-file limit \(available) leaves room for only \(racers) racers")
+        if racers < 1000 { print("open-file limit \(available): racing \(racers) deliveries instead of 1,000") }
         let gateway = try DeliveryTestGateway(tuning: Self.roomFor(racers))
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
@@ -122,13 +114,14 @@ struct DeliveryRaceTests {
         }
         let prepared = try PreparedRequests(port: gateway.port, requests: requests)
         let started = ContinuousClock.now
-        let responses = try prepared.releaseTogether().map { try $0.get() }
+        let responses = try prepared.release().map { try $0.get() }
         let elapsed = ContinuousClock.now - started
 
         #expect(responses.count == racers)
         #expect(responses.filter { $0.status == 200 && $0.bodyText == #"{"status":"accepted"}"# }.count == 1)
         #expect(
-            responses.filter { $0.status == 404 && $0.bodyText == #"{"error":"invalid_grant"}"# }.count == 999,
+            responses.filter { $0.status == 404 && $0.bodyText == #"{"error":"invalid_grant"}"# }.count
+                == racers - 1,
             "answers: \(answerCounts(responses))")
         #expect(gateway.sender.callCount == 1)
         #expect(gateway.sender.attempts.map(\.requestID) == [requestID])
@@ -137,7 +130,7 @@ struct DeliveryRaceTests {
         #expect(try Self.rowCount(gateway, "delivery_reservations") == 1)
         let charged = try gateway.admin.query("SELECT admitted_count FROM endpoint_quota_windows")
         #expect(try charged.int64(row: 0, column: 0) == 1)
-        print("1,000-way request-id race: released to last answer in \(elapsed)")
+        print("\(racers)-way request-id race: released to last answer in \(elapsed)")
     }
 
     @Test("the last endpoint quota slot raced by 100 distinct deliveries: exactly one is admitted")
@@ -164,7 +157,7 @@ struct DeliveryRaceTests {
                 key: scenario.relay, url: gateway.directURL, body: body, createdAt: now)
             return (body: body, authorization: header)
         }
-        let responses = try PreparedRequests(port: gateway.port, requests: requests).releaseTogether().map {
+        let responses = try PreparedRequests(port: gateway.port, requests: requests).release().map {
             try $0.get()
         }
 
