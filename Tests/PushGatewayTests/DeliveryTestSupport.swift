@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushHTTP
 import PushNostr
 import PushPostgres
 import PushRelayClient
@@ -69,9 +70,11 @@ final class DeliveryTestGateway {
     init(
         sender: ScriptedSender = ScriptedSender(),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 },
-        requestTimeout: Duration? = nil
+        requestTimeout: Duration? = nil, serverURL: String? = nil,
+        tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
-        database = try TemporaryDatabase()
+        // The shared test server unless the test brings its own (e.g. a PostgresTestServer to stop).
+        database = try serverURL.map { try TemporaryDatabase(serverURL: $0) } ?? TemporaryDatabase()
         do {
             let role = try database.createRole()
             let migrated = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
@@ -85,6 +88,7 @@ final class DeliveryTestGateway {
                 publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
                 tuning: { configuration in
                     if let requestTimeout { configuration.requestTimeout = requestTimeout }
+                    tuning(&configuration)
                 })
             try server.start()
             admin = try database.connect()
