@@ -83,6 +83,8 @@ private final class ServeProcess {
         self.privatePort = privatePort
         process.executableURL = try ReaperServeTests.executable()
         process.arguments = ["serve"]
+        var environment = environment
+        TestLogs.capture(process, environment: &environment)
         process.environment = environment
         try process.run()
     }
