@@ -304,8 +304,9 @@ struct APNsFaultCycleTests {
         // Growth from the end of cycle 2 (connections, pools, caches and malloc arenas warmed up) to
         // the end of cycle 10. Non-socket descriptors (epoll, eventfds, pipes, files) must be equal.
         // Sockets: listeners, up to 16 database sessions and up to 4 APNs connections are pooled, so
-        // the pools may hold a few more or fewer at either instant; a leak of one socket per fault
-        // (≥ 8 per cycle here) would exceed the 4 allowed. Memory: 8 cycles run ~900 deliveries
+        // the pools may hold a few more or fewer at either instant; a socket leaked per dropped APNs
+        // connection (reset, two GOAWAYs: 24 between the samples) would exceed the 4 allowed.
+        // Memory: 8 cycles run 872 deliveries
         // between the two samples; 8 MiB allows glibc's per-thread arenas (32 workers) to settle
         // while a leak of ≥ 10 KiB per delivery, or of a connection's buffers per fault, exceeds it.
         let early = try #require(footprints[1])
