@@ -149,7 +149,7 @@ struct HostileHTTPTests {
         }
         #expect(timedOut > slowClients.count / 2)
         #expect(wellBehavedServed >= 10)
-        #expect(try residentKiB() - before < 64 * 1024)
+        if !AddressSanitizerRun.isActive { #expect(try residentKiB() - before < 64 * 1024) }
     }
 
     @Test("2,000 idle connections: a normal client is still served, memory stays bounded, the excess gets 503")
@@ -166,7 +166,9 @@ struct HostileHTTPTests {
         idle[0].setReceiveTimeout(.milliseconds(200))
         #expect(throws: HTTPTestClientError.timedOut) { try idle[0].isClosedByPeer() }
         let grown = try residentKiB() - before
-        #expect(grown < 128 * 1024, "resident set grew \(grown) KiB with \(idleCount) idle connections")
+        if !AddressSanitizerRun.isActive {
+            #expect(grown < 128 * 1024, "resident set grew \(grown) KiB with \(idleCount) idle connections")
+        }
 
         // Past maxConnections a connection gets a fast 503 and is closed; the rest are served.
         var statuses: [Int?] = []

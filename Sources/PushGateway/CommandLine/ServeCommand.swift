@@ -24,6 +24,7 @@ enum ServeCommand {
         for setting in configuration.insecureSettings {
             logger.warning("insecure test/development setting in use", ["variable": .string(setting)])
         }
+        raiseOpenFileLimit(configuration, logger)
         do {
             // Signals are blocked before any thread starts so every thread inherits the mask.
             let signals = try SignalNotifier()
@@ -52,6 +53,33 @@ enum ServeCommand {
         } catch {
             logger.error("cannot start", ["error": .string("\(error)")])
             return 1
+        }
+    }
+
+    /// Descriptors beyond the public connection cap: the private listener's 64 connections, the
+    /// database pool, the APNs connections, listeners, epoll and event descriptors, with headroom.
+    static let descriptorReserve: UInt64 = 256
+
+    /// Every connection is a descriptor, and the common default soft limit (1024) would stop
+    /// `accept` long before `PUSH_GATEWAY_MAX_CONNECTIONS`: raise the soft limit to the hard limit
+    /// (docs/decisions/0150). Too low a hard limit is a warning, not a refusal to start: past it,
+    /// accepting pauses briefly instead of answering 503.
+    static func raiseOpenFileLimit(_ configuration: GatewayConfiguration, _ logger: Logger) {
+        do {
+            let before = try OpenFileLimit.current()
+            let after = try OpenFileLimit.raiseSoftToHard()
+            if after.soft != before.soft {
+                logger.info(
+                    "raised the open file limit",
+                    ["previous": .int(Int64(clamping: before.soft)), "soft": .int(Int64(clamping: after.soft))])
+            }
+            if after.soft < UInt64(configuration.maxConnections) + descriptorReserve {
+                logger.warning(
+                    "the open file limit is below PUSH_GATEWAY_MAX_CONNECTIONS plus a reserve; raise the hard limit",
+                    ["soft": .int(Int64(clamping: after.soft)), "hard": .int(Int64(clamping: after.hard))])
+            }
+        } catch {
+            logger.warning("cannot raise the open file limit", ["error": .string("\(error)")])
         }
     }
 }

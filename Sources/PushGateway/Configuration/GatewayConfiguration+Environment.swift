@@ -6,6 +6,7 @@ extension GatewayConfiguration {
     static let insecureVariables = [
         "PUSH_GATEWAY_APNS_URL_PRODUCTION", "PUSH_GATEWAY_APNS_URL_SANDBOX", "PUSH_GATEWAY_APNS_CA_FILE",
         "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", "PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT",
+        "PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS",
     ]
 
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
@@ -173,15 +174,17 @@ extension GatewayConfiguration {
         let relayRate = reader.integer("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", in: 1...1_000_000, default: 2000)
         let challengeRate = reader.integer("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
         let reaperInterval = reader.integer("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", in: 1...86_400, default: 60)
+        let maxConnections = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS", in: 1...1_000_000, default: 1024)
         guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate,
-            let reaperInterval
+            let reaperInterval, let maxConnections
         else {
             return nil
         }
         return Limits(
             maxGrantLifetimeSeconds: grant, maxInstallationLifetimeSeconds: installation, endpointQuotaMax: quotaMax,
             endpointQuotaWindowSeconds: quotaWindow, relayRatePerSecond: relayRate,
-            challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval)
+            challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval,
+            maxConnections: Int(maxConnections))
     }
 
     private static func logLevel(_ reader: inout EnvironmentReader) -> LogLevel? {

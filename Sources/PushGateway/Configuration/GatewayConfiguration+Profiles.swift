@@ -172,6 +172,11 @@ extension GatewayConfiguration {
                 reader.fail(rootName, "must hold a PEM certificate")
             }
         }
+        // Only tests want an APNs timeout shorter than §8's 15 s (stalled streams in fault tests).
+        let timeoutName = "PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS"
+        let timeout =
+            reader.environment[timeoutName] == nil
+            ? nil : reader.integer(timeoutName, in: 100...15_000, default: 15_000).map { Duration.milliseconds($0) }
         let allowName = "PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT"
         var allowsUntrusted = false
         if let text = reader.optional(allowName) {
@@ -187,6 +192,7 @@ extension GatewayConfiguration {
         return TestingOverrides(
             apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: caPEM,
             apnsExtraTrustAnchorFile: caPath,
+            apnsRequestTimeout: timeout,
             appAttestRootPEM: rootPEM, allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
     }
 

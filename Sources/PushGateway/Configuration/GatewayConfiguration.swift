@@ -33,6 +33,9 @@ public struct GatewayConfiguration: Sendable {
     public let challengeRatePerMinute: Int64
     /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
     public let reaperIntervalSeconds: Int64
+    /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
+    /// docs/decisions/0150).
+    public let maxConnections: Int
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -46,6 +49,9 @@ public struct GatewayConfiguration: Sendable {
     public let apnsExtraTrustAnchorPEM: [UInt8]?
     /// The file that PEM came from, which the TLS layer loads.
     public let apnsExtraTrustAnchorFile: String?
+    /// A shorter APNs request timeout than PROTOCOL.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
+    /// test only, docs/decisions/0151).
+    public let apnsRequestTimeout: Duration?
     /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
     public let appAttestRootPEM: [UInt8]?
     /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
@@ -82,6 +88,7 @@ public struct GatewayConfiguration: Sendable {
         self.relayRatePerSecond = limits.relayRatePerSecond
         self.challengeRatePerMinute = limits.challengeRatePerMinute
         self.reaperIntervalSeconds = limits.reaperIntervalSeconds
+        self.maxConnections = limits.maxConnections
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
@@ -89,6 +96,7 @@ public struct GatewayConfiguration: Sendable {
         self.apnsSandboxServer = testing.apnsSandboxServer
         self.apnsExtraTrustAnchorPEM = testing.apnsExtraTrustAnchorPEM
         self.apnsExtraTrustAnchorFile = testing.apnsExtraTrustAnchorFile
+        self.apnsRequestTimeout = testing.apnsRequestTimeout
         self.appAttestRootPEM = testing.appAttestRootPEM
         self.allowsUntrustedAppAttestRoot = testing.allowsUntrustedAppAttestRoot
         self.insecureSettings = testing.insecureSettings
@@ -102,6 +110,7 @@ public struct GatewayConfiguration: Sendable {
         var relayRatePerSecond: Int64
         var challengeRatePerMinute: Int64
         var reaperIntervalSeconds: Int64
+        var maxConnections: Int
     }
 
     struct TestingOverrides {
@@ -109,6 +118,7 @@ public struct GatewayConfiguration: Sendable {
         var apnsSandboxServer: APNsServer?
         var apnsExtraTrustAnchorPEM: [UInt8]?
         var apnsExtraTrustAnchorFile: String?
+        var apnsRequestTimeout: Duration?
         var appAttestRootPEM: [UInt8]?
         var allowsUntrustedAppAttestRoot: Bool
         var insecureSettings: [String]

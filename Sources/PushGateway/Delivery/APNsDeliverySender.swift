@@ -22,7 +22,9 @@ public final class APNsDeliverySender: DeliverySender {
                 extraTrustAnchorsFile: configuration.apnsExtraTrustAnchorFile)
         }
         self.profiles = profiles
-        self.client = try APNsClient()
+        var clientConfiguration = HTTP2ClientConfiguration()
+        if let timeout = configuration.apnsRequestTimeout { clientConfiguration.requestTimeout = timeout }
+        self.client = try APNsClient(configuration: clientConfiguration)
     }
 
     deinit { client.shutdown() }

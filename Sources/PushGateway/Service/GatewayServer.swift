@@ -18,6 +18,7 @@ public final class GatewayServer: Sendable {
             listen: publicListen ?? application.configuration.listen.description)
         // Handlers block on PostgreSQL and APNs; more workers than the database pool only queue there.
         publicConfiguration.workerCount = 32
+        publicConfiguration.maxConnections = application.configuration.maxConnections
         tuning(&publicConfiguration)
         var privateConfiguration = HTTPServerConfiguration(
             listen: privateListen ?? application.configuration.healthListen.description)
