@@ -74,41 +74,6 @@ private final class DeliveryLoad: Sendable {
     }
 }
 
-/// `push-gateway serve` as a child process that the test can SIGKILL.
-private final class ServeProcess {
-    private let process = Process()
-    let privatePort: Int
-
-    init(environment: [String: String], privatePort: Int) throws {
-        self.privatePort = privatePort
-        process.executableURL = try ReaperServeTests.executable()
-        process.arguments = ["serve"]
-        var environment = environment
-        TestLogs.capture(process, environment: &environment)
-        process.environment = environment
-        try process.run()
-    }
-
-    /// Whether `GET /_readiness` answers 200 within `seconds`.
-    func becomesReady(within seconds: Double) -> Bool {
-        eventually(within: seconds) {
-            guard let client = try? HTTPTestClient(port: privatePort) else { return false }
-            guard (try? client.send("GET /_readiness HTTP/1.1\r\nHost: gateway\r\n\r\n")) != nil else { return false }
-            return (try? client.readResponse().status) == 200
-        }
-    }
-
-    /// SIGKILL: no drain, no bookkeeping; returns once the process is gone.
-    func kill() -> Bool {
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        return eventually(within: 10) { !process.isRunning }
-    }
-
-    deinit {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-    }
-}
-
 private let accepted = #"{"status":"accepted"}"#
 private let temporarilyUnavailable = #"{"error":"temporarily_unavailable"}"#
 
@@ -236,19 +201,17 @@ struct DeliveryFaultTests {
             .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
             .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
             .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(publicPort)")
-            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(privatePort)")
             .with("PUSH_GATEWAY_LOG_LEVEL", "error")
-        let first = try ServeProcess(environment: environment.variables, privatePort: privatePort)
+        let first = try ServeProcess(environment: environment.variables, ports: (publicPort, privatePort))
         try #require(first.becomesReady(within: 20))
 
         let client = DeliveryClient(port: publicPort)
         let load = DeliveryLoad(threads: 6, client: client, scenario: scenario, stopAtFirstFailure: true)
         #expect(load.wait(for: 30, within: 20) { $0.response?.status == 200 })
-        #expect(first.kill())
+        #expect(first.killAbruptly())
         let posted = try #require(load.finish(within: 30))
 
-        let second = try ServeProcess(environment: environment.variables, privatePort: privatePort)
+        let second = try ServeProcess(environment: environment.variables, ports: (publicPort, privatePort))
         defer { withExtendedLifetime(second) {} }
         let restartedAt = ContinuousClock.now
         try #require(second.becomesReady(within: 20))

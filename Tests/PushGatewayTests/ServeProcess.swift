@@ -13,12 +13,15 @@ final class ServeProcess {
         let description: String
     }
 
-    /// Starts `serve` with `environment` plus its two listen addresses, and waits until the public
-    /// listener accepts connections. With `softOpenFileLimit`, serve starts with that soft
-    /// `RLIMIT_NOFILE` (set by a shell that then execs it, so the pid is serve's).
-    init(environment: [String: String], softOpenFileLimit: Int? = nil) throws {
-        publicPort = try ReaperServeTests.freePort()
-        privatePort = try ReaperServeTests.freePort()
+    /// Starts `serve` with `environment` plus its two listen addresses (free ones, or `ports` to
+    /// restart on the addresses of an earlier process), and waits until the public listener accepts
+    /// connections. With `softOpenFileLimit`, serve starts with that soft `RLIMIT_NOFILE` (set by a
+    /// shell that then execs it, so the pid is serve's).
+    init(
+        environment: [String: String], ports: (public: Int, private: Int)? = nil, softOpenFileLimit: Int? = nil
+    ) throws {
+        publicPort = try ports?.public ?? ReaperServeTests.freePort()
+        privatePort = try ports?.private ?? ReaperServeTests.freePort()
         var variables = environment
         variables["PUSH_GATEWAY_LISTEN"] = "127.0.0.1:\(publicPort)"
         variables["PUSH_GATEWAY_HEALTH_LISTEN"] = "127.0.0.1:\(privatePort)"
@@ -31,10 +34,12 @@ final class ServeProcess {
             process.executableURL = executable
             process.arguments = ["serve"]
         }
-        process.environment = variables
-        // Never a pipe nobody reads: a full pipe would block the gateway's logger.
+        // Never a pipe nobody reads: a full pipe would block the gateway's logger. Its log goes to
+        // the suite's log scan when scripts/test collects one.
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        TestLogs.capture(process, environment: &variables)
+        process.environment = variables
         try process.run()
         let publicPort = publicPort
         guard eventually(within: 15, { (try? HTTPTestClient(port: publicPort)) != nil }) else {
@@ -47,6 +52,22 @@ final class ServeProcess {
 
     var isRunning: Bool { process.isRunning }
     var pid: Int32 { process.processIdentifier }
+
+    /// Whether `GET /_readiness` answers 200 within `seconds`.
+    func becomesReady(within seconds: Double) -> Bool {
+        let privatePort = privatePort
+        return eventually(within: seconds) {
+            guard let client = try? HTTPTestClient(port: privatePort) else { return false }
+            guard (try? client.send("GET /_readiness HTTP/1.1\r\nHost: gateway\r\n\r\n")) != nil else { return false }
+            return (try? client.readResponse().status) == 200
+        }
+    }
+
+    /// SIGKILL: no drain, no bookkeeping; returns once the process is gone.
+    func killAbruptly() -> Bool {
+        kill(process.processIdentifier, SIGKILL)
+        return eventually(within: 10) { !process.isRunning }
+    }
 
     /// SIGTERM (serve drains), SIGKILL after 10 s; returns the exit status when it exited by itself.
     @discardableResult
