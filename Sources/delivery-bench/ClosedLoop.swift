@@ -34,12 +34,12 @@ enum ItemOutcome {
 /// one at a time, until the items run out or `seconds` pass. A worker is one relay connection or
 /// one database client: the next item starts when the previous one has answered.
 enum ClosedLoop {
-    static func run<Worker>(
+    static func run<Worker: Sendable>(
         concurrency: Int, items: Int, seconds: Double, makeWorker: (Int) throws -> Worker,
         perform: @escaping @Sendable (inout Worker, Int) -> ItemOutcome
     ) throws -> RunResult {
         // Workers (connections) are made before the clock starts.
-        let workers = try (0..<concurrency).map { UnsafeSendableBox(try makeWorker($0)) }
+        let workers = try (0..<concurrency).map { try makeWorker($0) }
         let next = Atomic<Int>(0)
         let start = Atomic<UInt64>(0)
         let results = Mutex<(accepted: Int, failures: [String: Int], latencies: [Double], lastEnd: UInt64)>(
@@ -48,9 +48,9 @@ enum ClosedLoop {
         let go = CompletionLatch()
         let deadlineNanoseconds = UInt64(seconds * 1e9)
 
-        let threads = try workers.map { box in
+        let threads = try workers.map { initial in
             try PosixThread.spawn {
-                var worker = box.value
+                var worker = initial
                 var accepted = 0
                 var failures: [String: Int] = [:]
                 var latencies: [Double] = []
@@ -92,11 +92,4 @@ enum ClosedLoop {
                 ranOut: results.accepted + results.failures.values.reduce(0, +) >= items)
         }
     }
-}
-
-/// Hands one worker to exactly one thread. `@unchecked Sendable`: the value is moved into its
-/// thread before the thread starts and never touched by the spawning thread again.
-final class UnsafeSendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
