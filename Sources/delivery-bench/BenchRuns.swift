@@ -33,7 +33,8 @@ func gatewayRun(
             } catch {
                 return .failed("\(error)")
             }
-        })
+        },
+        finish: { connection in connection.close() })
 }
 
 /// `count` admissions of the shape the delivery route builds, round-robin over `installations`,

@@ -32,11 +32,13 @@ enum ItemOutcome {
 
 /// Runs `concurrency` threads; each takes the next prepared item (a shared counter) and runs it,
 /// one at a time, until the items run out or `seconds` pass. A worker is one relay connection or
-/// one database client: the next item starts when the previous one has answered.
+/// one database client: the next item starts when the previous one has answered. `finish` gets each
+/// worker when its thread is done, e.g. to close its connection.
 enum ClosedLoop {
     static func run<Worker: Sendable>(
         concurrency: Int, items: Int, seconds: Double, makeWorker: (Int) throws -> Worker,
-        perform: @escaping @Sendable (inout Worker, Int) -> ItemOutcome
+        perform: @escaping @Sendable (inout Worker, Int) -> ItemOutcome,
+        finish: @escaping @Sendable (Worker) -> Void = { _ in }
     ) throws -> RunResult {
         // Workers (connections) are made before the clock starts.
         let workers = try (0..<concurrency).map { try makeWorker($0) }
@@ -71,6 +73,7 @@ enum ClosedLoop {
                     }
                 }
                 let end = MonotonicInstant.now().nanoseconds
+                finish(worker)
                 results.withLock { results in
                     results.accepted += accepted
                     results.failures.merge(failures, uniquingKeysWith: +)
