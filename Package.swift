@@ -43,6 +43,11 @@ let package = Package(
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs"]),
+        // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
+        .executableTarget(
+            name: "delivery-bench",
+            dependencies: ["PushGateway", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]
+        ),
         // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
         .executableTarget(
             name: "push-fuzz",
@@ -68,7 +73,8 @@ let package = Package(
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
-            name: "PushGatewayTests", dependencies: ["PushGateway", "PushTestSupport", "push-gateway-demo"]),
+            name: "PushGatewayTests",
+            dependencies: ["PushGateway", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

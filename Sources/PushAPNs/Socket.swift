@@ -162,10 +162,13 @@ final class WakeSignal: Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    /// Call before taking the queued commands: a signal that arrives after the reset writes again.
+    /// Call before taking the queued commands. The pipe is emptied before the flag is cleared: a
+    /// signal that skipped its write saw the flag still set, so its command is taken after this
+    /// drain; clearing first would let the read swallow the byte of a signal that set the flag
+    /// again, leaving the flag set over an empty pipe and every later signal unheard.
     func drain() {
-        pending.store(false, ordering: .sequentiallyConsistent)
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(descriptor, &buffer, buffer.count) > 0 {}
+        pending.store(false, ordering: .sequentiallyConsistent)
     }
 }

@@ -1,7 +1,8 @@
 import PushPostgres
 
 /// Everything the admission transaction needs to know about one authenticated delivery request.
-struct AdmissionRequest: Sendable {
+/// `package`: the delivery benchmark runs the same admission directly on PostgreSQL.
+package struct AdmissionRequest: Sendable {
     let grant: EndpointGrant
     /// The NIP-98 signer, already checked to equal the grant's relay.
     let relayPublicKey: [UInt8]
@@ -11,10 +12,23 @@ struct AdmissionRequest: Sendable {
     let requestExpiresAt: Int64
     /// The gateway's Unix time in seconds for every time comparison of this request.
     let now: Int64
+
+    package init(
+        grant: EndpointGrant, relayPublicKey: [UInt8], authEventID: [UInt8], authEventCreatedAt: Int64,
+        requestID: CanonicalUUID, requestExpiresAt: Int64, now: Int64
+    ) {
+        self.grant = grant
+        self.relayPublicKey = relayPublicKey
+        self.authEventID = authEventID
+        self.authEventCreatedAt = authEventCreatedAt
+        self.requestID = requestID
+        self.requestExpiresAt = requestExpiresAt
+        self.now = now
+    }
 }
 
 /// What the admission transaction decided (PROTOCOL.md §4.7).
-enum AdmissionDecision: Sendable, Equatable {
+package enum AdmissionDecision: Sendable, Equatable {
     /// Any authority, replay, reservation or quota failure; nothing was written.
     case refused
     /// Step 5: the epoch's endpoint is dead. The event id is burned and the request id reserved
@@ -25,7 +39,7 @@ enum AdmissionDecision: Sendable, Equatable {
 }
 
 /// An admitted delivery: what the send and the bookkeeping after it need.
-struct AdmittedDelivery: Sendable, Equatable {
+package struct AdmittedDelivery: Sendable, Equatable {
     let installationHandle: String
     /// The token custody envelope as stored (`<key id>.<base64url>` text bytes).
     let sealedToken: [UInt8]
@@ -33,10 +47,16 @@ struct AdmittedDelivery: Sendable, Equatable {
 
 /// The delivery rows of the shared database (docs/decisions/0030-schema.md): admission in one
 /// transaction, and the bookkeeping after the APNs answer.
-struct DeliveryLedger: Sendable {
+package struct DeliveryLedger: Sendable {
     let pool: PostgresPool
     let quotaMaximum: Int64
     let quotaWindowSeconds: Int64
+
+    package init(pool: PostgresPool, quotaMaximum: Int64, quotaWindowSeconds: Int64) {
+        self.pool = pool
+        self.quotaMaximum = quotaMaximum
+        self.quotaWindowSeconds = quotaWindowSeconds
+    }
 
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
@@ -44,7 +64,7 @@ struct DeliveryLedger: Sendable {
     /// PROTOCOL.md §4.7 admission: one READ COMMITTED transaction whose row locks (installation, then
     /// delegation) serialize it against revocations and rotations, which lock in the same order.
     /// Its commit is the instant the send begins. Throws only for storage failures (→ 503).
-    func admit(_ request: AdmissionRequest) throws -> AdmissionDecision {
+    package func admit(_ request: AdmissionRequest) throws -> AdmissionDecision {
         try pool.withConnection { connection in
             do {
                 return try connection.withTransaction(isolation: .readCommitted) { transaction in

@@ -1,0 +1,48 @@
+import PushCrypto
+import PushGateway
+import PushJSON
+import PushNostr
+
+/// Builds complete `POST /v1/deliveries/apns` HTTP/1.1 requests as a relay sends them (PROTOCOL.md
+/// §4.7): each with its own request id and its own signed NIP-98 event, ready to write to a socket.
+struct DeliveryRequestBuilder: Sendable {
+    static let path = "/v1/deliveries/apns"
+
+    /// The `Host` the requests carry; the NIP-98 `u` tag is `http://<host><path>`, the URL the
+    /// gateway reconstructs for a direct (not proxied) plain-HTTP request (PROTOCOL.md §2).
+    let host: String
+    /// Seconds after signing that each request's `expires_at` lies.
+    var requestLifetime: Int64 = 300
+
+    var signedURL: String { "http://\(host)\(Self.path)" }
+
+    /// The §4.7 body, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.
+    static func body(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 256)
+        writer.beginObject()
+        writer.member("v", 1)
+        writer.member("endpoint_grant", grant)
+        writer.member("request_id", requestID.text)
+        writer.member("expires_at", expiresAt)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// One request for `installation`, signed at `now`.
+    func request(for installation: BenchInstallation, now: Int64) throws -> [UInt8] {
+        let body = Self.body(
+            grant: installation.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + requestLifetime)
+        let event = NIP98Signer.event(
+            url: signedURL, method: "POST", body: body, createdAt: now, key: installation.relay,
+            auxiliaryRandomness: try SecureRandom.bytes(32))
+        let head =
+            "POST \(Self.path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.count)\r\nAuthorization: \(NIP98Signer.authorizationHeader(for: event))\r\n\r\n"
+        return Array(head.utf8) + body
+    }
+
+    /// `count` requests, round-robin over `installations`.
+    func requests(count: Int, installations: [BenchInstallation], now: Int64) throws -> [[UInt8]] {
+        try (0..<count).map { index in try request(for: installations[index % installations.count], now: now) }
+    }
+}

@@ -1,0 +1,165 @@
+// delivery-bench: deliveries per second and latency through a running `push-gateway serve` (real APNs
+// client → apns-mock), side by side with the same admission transaction run directly on
+// PostgreSQL, at several concurrencies; the gateway's CPU per delivery, peak RSS and RSS with many
+// idle keep-alive connections. scripts/bench-deliveries prepares everything and runs it; the
+// gateway's configuration comes from the same environment `serve` got (docs/performance.md).
+import Foundation
+import PushCrypto
+import PushGateway
+import PushPostgres
+
+let usage = """
+    usage: delivery-bench --port PORT --gateway-pid PID [--host HOST] [--seconds S] [--concurrency 1,8,32,128]
+                          [--idle-connections N]
+    Reads the gateway configuration (DATABASE_URL as the runtime role, keys, profiles) from the environment.
+
+    """
+
+struct Options {
+    var port = 0
+    var gatewayPID: Int32 = 0
+    var host = "localhost"
+    var seconds = 10.0
+    var concurrencies = [1, 8, 32, 128]
+    var idleConnections = 1000
+
+    init(_ arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            guard let value = remaining.popFirst() else { throw BenchError("\(flag) needs a value") }
+            switch flag {
+            case "--port": port = Int(value) ?? 0
+            case "--gateway-pid": gatewayPID = Int32(value) ?? 0
+            case "--host": host = value
+            case "--seconds": seconds = Double(value) ?? 0
+            case "--concurrency": concurrencies = value.split(separator: ",").compactMap { Int($0) }
+            case "--idle-connections": idleConnections = Int(value) ?? -1
+            default: throw BenchError("unknown flag \(flag)")
+            }
+        }
+        guard port > 0, gatewayPID > 0, seconds > 0, !concurrencies.isEmpty, concurrencies.allSatisfy({ $0 > 0 }),
+            idleConnections >= 0
+        else { throw BenchError("missing or invalid flags") }
+    }
+}
+
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+func format(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
+
+func failureText(_ result: RunResult) -> String {
+    result.failures.isEmpty
+        ? ""
+        : " (" + result.failures.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            + ")"
+}
+
+func main() throws {
+    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    raiseDescriptorLimit()
+    let configuration = try GatewayConfiguration(environment: ProcessInfo.processInfo.environment)
+    let gateway = ProcessStatistics(pid: options.gatewayPID)
+    let postgres = PostgresConfiguration(connectionString: configuration.databaseURL.value)
+    let loadAtStart = loadAverage()
+
+    let installations = try BenchEnrollment.enroll(
+        count: options.concurrencies.max()!, configuration: configuration,
+        connection: try PostgresConnection(configuration: postgres), now: unixNow())
+    let ledger = DeliveryLedger(
+        pool: PostgresPool(
+            configuration: postgres, options: PostgresPool.Options(maximumConnections: gatewayPoolConnections)),
+        quotaMaximum: configuration.endpointQuotaMax, quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
+
+    // Warm-up: APNs connection, database sessions, first-touch allocations; its rates size the runs.
+    let warmUpSeconds = min(2, options.seconds)
+    var gatewayRate = try gatewayRun(
+        concurrency: 8, items: 20_000, seconds: warmUpSeconds, port: options.port, host: options.host,
+        installations: installations
+    ).perSecond
+    var directRate = try directRun(
+        concurrency: 8, seconds: warmUpSeconds, ledger: ledger,
+        admissions: prepareAdmissions(count: 20_000, installations: installations)
+    ).perSecond
+
+    // CPU per accepted item: the gateway process per delivery, and this process (the database
+    // client side of the admission transaction) per direct admission.
+    var rows: [(gateway: RunResult, direct: RunResult, cpuPerDelivery: Double, directCPUPerAdmission: Double)] = []
+    for concurrency in options.concurrencies {
+        let cpuBefore = try gateway.cpuSeconds()
+        let throughGateway = try gatewayRun(
+            concurrency: concurrency, items: itemBudget(rate: gatewayRate, seconds: options.seconds),
+            seconds: options.seconds, port: options.port, host: options.host, installations: installations)
+        let cpu = try gateway.cpuSeconds() - cpuBefore
+        let admissions = try prepareAdmissions(
+            count: itemBudget(rate: directRate, seconds: options.seconds), installations: installations)
+        let ownCPUBefore = try ProcessStatistics(pid: getpid()).cpuSeconds()
+        let direct = try directRun(
+            concurrency: concurrency, seconds: options.seconds, ledger: ledger, admissions: admissions)
+        let directCPU = try ProcessStatistics(pid: getpid()).cpuSeconds() - ownCPUBefore
+        gatewayRate = max(gatewayRate, throughGateway.perSecond)
+        directRate = max(directRate, direct.perSecond)
+        rows.append(
+            (
+                throughGateway, direct, cpu / Double(max(throughGateway.accepted, 1)),
+                directCPU / Double(max(direct.accepted, 1))
+            ))
+    }
+    let peakRSS = try gateway.statusMebibytes("VmHWM")
+    let loadAfterRuns = loadAverage()
+
+    let rssBeforeIdle = try gateway.statusMebibytes("VmRSS")
+    let idle = try openIdleConnections(options.idleConnections, port: options.port, host: options.host)
+    sleep(2)
+    let rssWithIdle = try gateway.statusMebibytes("VmRSS")
+    // A connection the gateway answered with `Connection: close` was closed on our side.
+    let stillOpen = idle.filter { $0.descriptor >= 0 }
+    for connection in stillOpen { connection.close() }
+
+    print("Deliveries through the gateway (→ apns-mock, 200) vs the admission transaction directly on PostgreSQL")
+    print(
+        "\(Int(options.seconds)) s per run; direct runs use a pool of \(gatewayPoolConnections) sessions like the gateway"
+    )
+    print("")
+    print(
+        "| connections | gateway deliveries/s | p50 ms | p99 ms | direct admissions/s | p50 ms | p99 ms | gateway ÷ direct | gateway CPU µs/delivery | direct client CPU µs/admission |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for row in rows {
+        let cells = [
+            "\(row.gateway.concurrency)", format(row.gateway.perSecond, 0) + (row.gateway.ranOut ? "*" : ""),
+            format(row.gateway.percentile(0.5), 2), format(row.gateway.percentile(0.99), 2),
+            format(row.direct.perSecond, 0) + (row.direct.ranOut ? "*" : ""), format(row.direct.percentile(0.5), 2),
+            format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
+            format(row.cpuPerDelivery * 1e6, 0), format(row.directCPUPerAdmission * 1e6, 0),
+        ]
+        print("| " + cells.joined(separator: " | ") + " |")
+    }
+    for row in rows where !row.gateway.failures.isEmpty || !row.direct.failures.isEmpty {
+        print(
+            "\(row.gateway.concurrency) connections: gateway failures\(failureText(row.gateway)), direct\(failureText(row.direct))"
+        )
+    }
+    if rows.contains(where: { $0.gateway.ranOut || $0.direct.ranOut }) {
+        print("* the prepared requests ran out before the time did; the rate is over the shorter run")
+    }
+    print("")
+    print("gateway peak RSS (VmHWM) after the runs: \(format(peakRSS, 1)) MiB")
+    print(
+        "gateway RSS: \(format(rssBeforeIdle, 1)) MiB before, \(format(rssWithIdle, 1)) MiB with "
+            + "\(stillOpen.count) idle keep-alive connections open")
+    print(
+        "\(ProcessInfo.processInfo.activeProcessorCount) CPUs; load average \(loadAtStart) at start, \(loadAfterRuns) after the runs"
+    )
+}
+
+do {
+    try main()
+} catch {
+    FileHandle.standardError.write(Data("delivery-bench: \(error)\n\(usage)".utf8))
+    exit(1)
+}
