@@ -46,7 +46,9 @@ let package = Package(
         // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "delivery-bench",
-            dependencies: ["PushGateway", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]
+            dependencies: [
+                "PushGateway", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+            ]
         ),
         // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
         .executableTarget(
