@@ -34,19 +34,20 @@ public struct ChallengeAuthority: Sendable {
     /// The challenge keyring's keys, prepared for HMAC once: the first tags new challenges, all verify.
     private let keys: [HMACSHA256.Key]
 
+    /// Randomness for ids and challenges, drawn from the DRBG in blocks (decision 0130).
+    private let randomness = SecureRandomPool()
+
     public init(keyring: Keyring) {
         keys = keyring.keys.map { HMACSHA256.Key($0.bytes) }
     }
 
     /// Issues a challenge at `unixMilliseconds`; fails only when randomness fails (→ 503).
     public func issue(unixMilliseconds: Int64) throws(SecureRandom.Failure) -> IssuedChallenge {
-        // One draw for both the id's random bits and the challenge's random bytes: each RAND_bytes
-        // call has a fixed cost (the DRBG's lock and its CTR_DRBG_Update after every generate, NIST
-        // SP 800-90A §10.2.1.5) well above that of 16 more bytes.
-        let randomness = try SecureRandom.bytes(CanonicalUUID.byteCount + Self.randomByteCount)
+        // One piece for both the id's random bits and the challenge's random bytes.
+        let drawn = try randomness.bytes(CanonicalUUID.byteCount + Self.randomByteCount)
         let challengeID = CanonicalUUID.version7(
-            unixMilliseconds: UInt64(unixMilliseconds), randomBytes: randomness[..<CanonicalUUID.byteCount])
-        let random = Array(randomness[CanonicalUUID.byteCount...])
+            unixMilliseconds: UInt64(unixMilliseconds), randomBytes: drawn[..<CanonicalUUID.byteCount])
+        let random = Array(drawn[CanonicalUUID.byteCount...])
         let challenge = random + Self.tag(key: keys[0], challengeID: challengeID, random: random)
         let issuedSeconds = unixMilliseconds / 1000
         return IssuedChallenge(
