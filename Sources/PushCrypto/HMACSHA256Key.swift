@@ -7,7 +7,7 @@ extension HMACSHA256 {
     /// `authenticationCode(key:message:)` fetches the HMAC implementation, parses its parameters
     /// and hashes the padded key on every call. A `Key` does that once: it keeps an `EVP_MAC_CTX`
     /// already initialized with the key (inner and outer hash states computed) and each message
-    /// works on a duplicate of it, so a tag costs only the hashing of the message itself.
+    /// works on a duplicate of it, so a tag costs the hashing of the message and one context copy.
     public final class Key: Sendable {
         /// The keyed template context. Duplicating reads it; the lock makes concurrent callers
         /// (the event loop and worker threads) safe without relying on OpenSSL's read-only rules.

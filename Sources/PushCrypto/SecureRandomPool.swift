@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Every `RAND_bytes` call has a fixed cost (thread-local DRBG lookup, reseed check, and the
 /// CTR_DRBG_Update re-key after every generate, NIST SP 800-90A §10.2.1.5) far above that of a few
-/// more bytes: for a 32-byte challenge it was an eighth of the route's CPU. A pool makes one call
+/// more bytes: for a 32-byte challenge it was an eighth of the request's instructions. A pool makes one call
 /// per `capacity` bytes. The bytes are the same DRBG output, only drawn earlier; each piece is
 /// wiped from the pool as it is handed out. Not for processes that fork after drawing (the child
 /// would repeat the parent's bytes); the gateway never forks.
