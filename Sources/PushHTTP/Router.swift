@@ -80,16 +80,19 @@ public struct Router: Sendable {
     /// Exactly one `Content-Type` whose media type is `application/json` (any case); parameters such
     /// as `; charset=utf-8` are allowed (PROTOCOL.md §1, RFC 9110 §8.3.1).
     static func isJSONContentType(_ headers: HTTPHeaders) -> Bool {
-        let values = headers.values("content-type")
-        guard values.count == 1 else { return false }
-        let mediaType = values[0].split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let trimmed = mediaType.trimmingPrefix(while: { $0 == " " || $0 == "\t" })
-        var end = trimmed.endIndex
-        while end > trimmed.startIndex,
-            trimmed[trimmed.index(before: end)] == " " || trimmed[trimmed.index(before: end)] == "\t"
-        {
-            end = trimmed.index(before: end)
+        // Byte-level on the received header bytes: this runs on every JSON request, and splitting,
+        // trimming and lowercasing Strings cost more than the rest of the routing.
+        var contentType: HTTPHeaders.Field? = nil
+        for field in headers.fields where headers.matches(field, "content-type") {
+            guard contentType == nil else { return false }
+            contentType = field
         }
-        return trimmed[..<end].lowercased() == "application/json"
+        guard let contentType else { return false }
+        let value = headers.storage[Int(contentType.valueStart)..<Int(contentType.valueEnd)]
+        var start = value.startIndex
+        var end = value.firstIndex(of: UInt8(ascii: ";")) ?? value.endIndex
+        while start < end && (value[start] == ASCII.space || value[start] == ASCII.tab) { start += 1 }
+        while end > start && (value[end - 1] == ASCII.space || value[end - 1] == ASCII.tab) { end -= 1 }
+        return value[start..<end].withUnsafeBytes { ASCII.equalsIgnoringCase($0, "application/json") }
     }
 }

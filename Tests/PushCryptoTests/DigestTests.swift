@@ -61,6 +61,59 @@ struct DigestTests {
         #expect(Hex.encode(HMACSHA256.authenticationCode(key: testCase.key, message: testCase.data)) == testCase.tagHex)
     }
 
+    @Test("a prepared HMAC-SHA-256 key matches RFC 4231", arguments: rfc4231)
+    func preparedKeyKnownAnswers(testCase: HMACCase) {
+        let key = HMACSHA256.Key(testCase.key)
+        #expect(Hex.encode(key.authenticationCode(testCase.data)) == testCase.tagHex)
+        // A second message under the same key starts from the keyed state again, not from the first message's.
+        #expect(Hex.encode(key.authenticationCode(testCase.data)) == testCase.tagHex)
+    }
+
+    @Test("a prepared key tags each message independently, whatever came before")
+    func preparedKeyReuse() {
+        let key = HMACSHA256.Key(Array("Jefe".utf8))
+        let first = key.authenticationCode(Array("what do ya want ".utf8))
+        let whole = key.authenticationCode(Array("what do ya want for nothing?".utf8))
+        #expect(Hex.encode(whole) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            first == HMACSHA256.authenticationCode(key: Array("Jefe".utf8), message: Array("what do ya want ".utf8)))
+        // A non-contiguous collection is tagged like its bytes.
+        let message = Array("what do ya want for nothing?".utf8)
+        #expect(key.authenticationCode(message.reversed().reversed()) == whole)
+    }
+
+    @Test("a prepared key accepts an empty key and an empty message")
+    func preparedKeyEmptyInputs() {
+        // Known answer computed with Python's hmac module: hmac.new(b"", b"", sha256).
+        #expect(
+            Hex.encode(HMACSHA256.Key([UInt8]()).authenticationCode([UInt8]()))
+                == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+    }
+
+    @Test("one prepared key shared by concurrent tasks gives every task the one-shot tag")
+    func preparedKeyConcurrency() async {
+        let keyBytes = (0..<32).map { UInt8($0) }
+        let key = HMACSHA256.Key(keyBytes)
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<16 {
+                group.addTask {
+                    var mismatches = 0
+                    for index in 0..<200 {
+                        let message = Array("task \(task) message \(index)".utf8)
+                        if key.authenticationCode(message)
+                            != HMACSHA256.authenticationCode(key: keyBytes, message: message)
+                        {
+                            mismatches += 1
+                        }
+                    }
+                    return mismatches
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test("HMAC-SHA-256 accepts an empty key and an empty message")
     func hmacEmptyInputs() {
         // Known answer computed with Python's hmac module: hmac.new(b"", b"", sha256).

@@ -35,6 +35,15 @@ struct CanonicalUUIDTests {
         #expect(CanonicalUUID(uuid.text) == uuid)
     }
 
+    @Test("version 7 from given random bytes keeps them outside the timestamp, version and variant")
+    func version7FromRandomBytes() {
+        let random = [UInt8](repeating: 0xff, count: 16)
+        let uuid = CanonicalUUID.version7(unixMilliseconds: 0x0102_0304_0506, randomBytes: random[...])
+        #expect(uuid.text == "01020304-0506-7fff-bfff-ffffffffffff")
+        let zeros = CanonicalUUID.version7(unixMilliseconds: 0, randomBytes: [UInt8](repeating: 0, count: 16))
+        #expect(zeros.text == "00000000-0000-7000-8000-000000000000")
+    }
+
     @Test("version 4 identifiers are random and well-formed")
     func version4() throws {
         let first = try CanonicalUUID.version4()

@@ -35,6 +35,41 @@ struct ChallengeAuthorityTests {
         #expect(Array(issued.challenge[16...]) == Array(expected))
     }
 
+    @Test("the id's random bits and the challenge's random bytes are different bytes of one draw")
+    func independentRandomParts() throws {
+        let authority = Self.authority(Self.currentKey)
+        let issued = try authority.issue(unixMilliseconds: Self.now)
+        // Were both taken from the same bytes, they would agree where the id keeps its random bits.
+        #expect(Array(issued.challenge[9..<16]) != Array(issued.challengeID.bytes[9..<16]))
+        let next = try authority.issue(unixMilliseconds: Self.now)
+        #expect(next.challengeID != issued.challengeID && next.challenge[..<16] != issued.challenge[..<16])
+    }
+
+    @Test("one authority issues and verifies from many tasks at once")
+    func concurrentIssueAndVerify() async {
+        let authority = Self.authority(Self.currentKey, Self.previousKey)
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    var failures = 0
+                    for _ in 0..<100 {
+                        do {
+                            let issued = try authority.issue(unixMilliseconds: Self.now)
+                            try authority.verify(
+                                challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: Self.now
+                            )
+                        } catch {
+                            failures += 1
+                        }
+                    }
+                    return failures
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+    }
+
     @Test("a challenge sealed by a predecessor key still verifies; one under a removed key is forged")
     func keyRotation() throws {
         let old = try Self.authority(Self.previousKey).issue(unixMilliseconds: Self.now)

@@ -36,7 +36,12 @@ struct ConfigurationParsersTests {
     func ipv4() {
         #expect(IPAddressLiteral.parseIPv4("0.0.0.0") == [0, 0, 0, 0])
         #expect(IPAddressLiteral.parseIPv4("255.255.255.255") == [255, 255, 255, 255])
-        for text in ["256.0.0.0", "1.2.3", "1.2.3.4.5", "01.2.3.4", "1..3.4", "1.2.3.4 ", "+1.2.3.4", "0x1.2.3.4", ""] {
+        #expect(IPAddressLiteral.parseIPv4("192.0.2.109") == [192, 0, 2, 109])
+        #expect(IPAddressLiteral.parseIPv4("10.200.0.7") == [10, 200, 0, 7])
+        for text in [
+            "256.0.0.0", "1.2.3", "1.2.3.4.5", "01.2.3.4", "1..3.4", "1.2.3.4 ", "+1.2.3.4", "0x1.2.3.4", "",
+            "1.2.3.04", "1.2.3.00", "1.2.3.", ".1.2.3", "1.2.3.4.", "1.2.3.1000", "1.2.3.260", "\u{661}.2.3.4",
+        ] {
             #expect(IPAddressLiteral.parseIPv4(Substring(text)) == nil, "\(text)")
         }
     }

@@ -47,7 +47,7 @@ struct RouterTests {
         "JSON routes accept application/json with parameters in any case",
         arguments: [
             "application/json", "Application/JSON; charset=utf-8", "application/json ;charset=UTF-8",
-            "application/json\t",
+            "application/json\t", "APPLICATION/JSON;", "application/json \t; charset=utf-8",
         ]
     )
     func jsonAccepted(_ contentType: String) throws {
@@ -62,6 +62,8 @@ struct RouterTests {
             "", "Content-Type: text/plain\r\n", "Content-Type: application/jsonx\r\n",
             "Content-Type: application/json-seq\r\n",
             "Content-Type: application/json\r\nContent-Type: application/json\r\n", "Content-Type: \r\n",
+            "Content-Type: ; application/json\r\n", "Content-Type: application/js\r\n",
+            "Content-Type: application/ json\r\n",
         ]
     )
     func jsonRejected(_ field: String) throws {

@@ -31,18 +31,24 @@ public struct ChallengeAuthority: Sendable {
     static let tagByteCount = 16
     static let domain = Array("push-gateway challenge v1".utf8) + [0]
 
-    /// The challenge keyring: the first key tags new challenges, all verify.
-    private let keyring: Keyring
+    /// The challenge keyring's keys, prepared for HMAC once: the first tags new challenges, all verify.
+    private let keys: [HMACSHA256.Key]
+
+    /// Randomness for ids and challenges, drawn from the DRBG in blocks (decision 0130).
+    private let randomness = SecureRandomPool()
 
     public init(keyring: Keyring) {
-        self.keyring = keyring
+        keys = keyring.keys.map { HMACSHA256.Key($0.bytes) }
     }
 
     /// Issues a challenge at `unixMilliseconds`; fails only when randomness fails (→ 503).
     public func issue(unixMilliseconds: Int64) throws(SecureRandom.Failure) -> IssuedChallenge {
-        let challengeID = try CanonicalUUID.version7(unixMilliseconds: UInt64(unixMilliseconds))
-        let random = try SecureRandom.bytes(Self.randomByteCount)
-        let challenge = random + Self.tag(key: keyring.sealingKey.bytes, challengeID: challengeID, random: random)
+        // One piece for both the id's random bits and the challenge's random bytes.
+        let drawn = try randomness.bytes(CanonicalUUID.byteCount + Self.randomByteCount)
+        let challengeID = CanonicalUUID.version7(
+            unixMilliseconds: UInt64(unixMilliseconds), randomBytes: drawn[..<CanonicalUUID.byteCount])
+        let random = Array(drawn[CanonicalUUID.byteCount...])
+        let challenge = random + Self.tag(key: keys[0], challengeID: challengeID, random: random)
         let issuedSeconds = unixMilliseconds / 1000
         return IssuedChallenge(
             challengeID: challengeID, challenge: challenge,
@@ -62,10 +68,10 @@ public struct ChallengeAuthority: Sendable {
         let random = challenge[..<Self.randomByteCount]
         let presentedTag = challenge[Self.randomByteCount...]
         var matched = false
-        for key in keyring.keys {
+        for key in keys {
             // Every key is tried so the time taken does not tell which key (if any) matched.
             matched =
-                ConstantTime.equals(Self.tag(key: key.bytes, challengeID: challengeID, random: random), presentedTag)
+                ConstantTime.equals(Self.tag(key: key, challengeID: challengeID, random: random), presentedTag)
                 || matched
         }
         guard matched else { throw .forged }
@@ -74,8 +80,8 @@ public struct ChallengeAuthority: Sendable {
         guard unixMilliseconds - issuedAt <= Self.lifetimeMilliseconds else { throw .expired }
     }
 
-    static func tag(key: [UInt8], challengeID: CanonicalUUID, random: some Collection<UInt8>) -> [UInt8] {
+    static func tag(key: HMACSHA256.Key, challengeID: CanonicalUUID, random: some Collection<UInt8>) -> [UInt8] {
         let message = domain + challengeID.bytes + random
-        return Array(HMACSHA256.authenticationCode(key: key, message: message).prefix(tagByteCount))
+        return Array(key.authenticationCode(message).prefix(tagByteCount))
     }
 }

@@ -2,14 +2,31 @@
 public enum IPAddressLiteral {
     /// Dotted-quad IPv4 (`192.0.2.1`): four decimal parts 0..255 without leading zeros.
     public static func parseIPv4(_ text: Substring) -> [UInt8]? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
+        // Byte by byte: the challenge route parses its peer's address on every request.
         var bytes: [UInt8] = []
-        for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            guard part.count == 1 || part.first != "0", let value = UInt8(part) else { return nil }
-            bytes.append(value)
+        bytes.reserveCapacity(4)
+        var value = 0
+        var digits = 0
+        var leadingZero = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard !leadingZero, digits < 3 else { return nil }
+                leadingZero = digits == 0 && byte == UInt8(ascii: "0")
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            case UInt8(ascii: "."):
+                guard digits > 0, value <= 255, bytes.count < 3 else { return nil }
+                bytes.append(UInt8(value))
+                value = 0
+                digits = 0
+                leadingZero = false
+            default:
+                return nil
+            }
         }
+        guard digits > 0, value <= 255, bytes.count == 3 else { return nil }
+        bytes.append(UInt8(value))
         return bytes
     }
 
@@ -33,7 +50,7 @@ public enum IPAddressLiteral {
 
     /// Either form; 4 or 16 bytes.
     public static func parse(_ text: Substring) -> [UInt8]? {
-        text.contains(":") ? parseIPv6(text) : parseIPv4(text)
+        text.utf8.contains(UInt8(ascii: ":")) ? parseIPv6(text) : parseIPv4(text)
     }
 
     private static func groups(_ text: Substring, allowsIPv4Tail: Bool) -> [UInt8]? {
@@ -41,7 +58,7 @@ public enum IPAddressLiteral {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         var bytes: [UInt8] = []
         for (index, part) in parts.enumerated() {
-            if part.contains(".") {
+            if part.utf8.contains(UInt8(ascii: ".")) {
                 guard allowsIPv4Tail, index == parts.count - 1, let ipv4 = parseIPv4(part) else { return nil }
                 bytes += ipv4
                 continue

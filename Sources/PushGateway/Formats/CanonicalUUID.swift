@@ -46,9 +46,19 @@ public struct CanonicalUUID: Hashable, Sendable {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Length of a UUID in bytes.
+    public static let byteCount = 16
+
     /// A version 7 UUID (RFC 9562 §5.7): 48-bit Unix time in milliseconds, then random bits.
     public static func version7(unixMilliseconds: UInt64) throws(SecureRandom.Failure) -> CanonicalUUID {
-        var bytes = try SecureRandom.bytes(16)
+        version7(unixMilliseconds: unixMilliseconds, randomBytes: try SecureRandom.bytes(byteCount))
+    }
+
+    /// A version 7 UUID whose random bits come from `randomBytes` (16 bytes from a secure source;
+    /// the first six and the version and variant bits are overwritten).
+    public static func version7(unixMilliseconds: UInt64, randomBytes: some Collection<UInt8>) -> CanonicalUUID {
+        precondition(randomBytes.count == byteCount, "a UUID needs 16 random bytes")
+        var bytes = Array(randomBytes)
         for position in 0..<6 {
             bytes[position] = UInt8(truncatingIfNeeded: unixMilliseconds >> (8 * (5 - position)))
         }

@@ -3,9 +3,12 @@
 /// it is the one the trusted proxy itself appended; earlier hops are whatever the client wrote.
 /// The result is the address's raw bytes (4 or 16), used only as a bucket key.
 enum ClientSource {
-    static func address(peer: String, forwardedFor: [String], trustedProxies: TrustedProxies) -> [UInt8] {
+    /// `forwardedFor` (the `X-Forwarded-For` values) is read only when the peer is a trusted proxy.
+    static func address(
+        peer: String, forwardedFor: @autoclosure () -> [String], trustedProxies: TrustedProxies
+    ) -> [UInt8] {
         let peerBytes = IPAddressLiteral.parse(peer[...]) ?? Array(peer.utf8)
-        guard trustedProxies.contains(peerBytes), let lastHeader = forwardedFor.last,
+        guard trustedProxies.contains(peerBytes), let lastHeader = forwardedFor().last,
             let lastHop = lastHeader.split(separator: ",", omittingEmptySubsequences: false).last
         else { return peerBytes }
         let hop = lastHop.trimmingPrefix(while: { $0 == " " || $0 == "\t" }).prefix(while: { $0 != " " && $0 != "\t" })

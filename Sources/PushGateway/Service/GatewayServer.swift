@@ -53,13 +53,16 @@ public final class GatewayServer: Sendable {
         let logger = application.logger
         let metrics = application.metrics
         return { entry in
-            logger.info(
-                "request",
-                [
-                    "route": .string(entry.route), "method": .string(entry.method),
-                    "status": .int(Int64(entry.status)),
-                    "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
-                ])
+            // Checked first so that a disabled access log does not build its fields on every request.
+            if logger.isEnabled(.info) {
+                logger.info(
+                    "request",
+                    [
+                        "route": .string(entry.route), "method": .string(entry.method),
+                        "status": .int(Int64(entry.status)),
+                        "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
+                    ])
+            }
             metrics.recordRequest(
                 listener: listener, route: entry.route, status: entry.status,
                 durationSeconds: entry.durationMilliseconds / 1000)
