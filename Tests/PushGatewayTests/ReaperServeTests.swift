@@ -48,13 +48,16 @@ struct ReaperServeTests {
             defer { if process.isRunning { process.terminate() } }
 
             #expect(try eventually(within: 15) { try fixture.count("SELECT count(*) FROM consumed_challenges") == 0 })
-            let scraped = try ScrapedMetrics(
-                try {
-                    let client = try HTTPTestClient(port: privatePort)
-                    try client.send("GET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n")
-                    return try client.readResponse().bodyText
-                }())
-            #expect((scraped.samples[#"push_gateway_reaper_runs_total{result="ok"}"#] ?? 0) >= 1)
+            let scrape = {
+                let client = try HTTPTestClient(port: privatePort)
+                try client.send("GET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n")
+                return try ScrapedMetrics(client.readResponse().bodyText)
+            }
+            // The pass counts itself once all its tables are done, a moment after the row's
+            // deletion committed.
+            let runs = #"push_gateway_reaper_runs_total{result="ok"}"#
+            #expect(try eventually(within: 10) { (try scrape().samples[runs] ?? 0) >= 1 })
+            let scraped = try scrape()
             #expect(scraped.samples[#"push_gateway_reaper_deleted_rows_total{table="consumed_challenges"}"#] == 1)
 
             process.terminate()
