@@ -80,6 +80,17 @@ struct HexTests {
         #expect(Hex.decode("") == [])
     }
 
+    @Test("arrays, slices and other sequences encode every byte value alike")
+    func encodesEveryByteValueFromAnySequence() {
+        let everyByte = (0...255).map { UInt8($0) }
+        let expected = everyByte.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        #expect(Hex.encode(everyByte) == expected)
+        #expect(Hex.encode(everyByte[16..<32]) == expected.dropFirst(32).prefix(32))
+        #expect(Hex.encode(everyByte.lazy.map { $0 }) == expected)
+        #expect(Hex.encode(everyByte.reversed()) == everyByte.reversed().map { Hex.encode([$0]) }.joined())
+        #expect(Hex.encode([UInt8]()).isEmpty)
+    }
+
     @Test("refuses odd lengths, non-hex characters and, when asked, upper case", arguments: ["0", "0g", "+1", " 01"])
     func refusesMalformed(text: String) {
         #expect(Hex.decode(text) == nil)
