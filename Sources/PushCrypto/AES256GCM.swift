@@ -27,7 +27,7 @@ public enum AES256GCM {
             throw CryptoError(.invalidInput)
         }
         let context = try CipherContext()
-        guard EVP_EncryptInit_ex(context.pointer, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+        guard EVP_EncryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce) == 1,
             try update(context, additionalData: additionalData, encrypting: true)
         else { throw CryptoError.capturing(.operationFailed) }
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
@@ -54,7 +54,7 @@ public enum AES256GCM {
             additionalData.count < Int32.max
         else { throw CryptoError(.authenticationFailed) }
         let context = try CipherContext()
-        guard EVP_DecryptInit_ex(context.pointer, EVP_aes_256_gcm(), nil, key, nonce) == 1,
+        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce) == 1,
             try update(context, additionalData: additionalData, encrypting: false)
         else { throw CryptoError.capturing(.operationFailed) }
         var plaintext = [UInt8](repeating: 0, count: box.ciphertext.count)

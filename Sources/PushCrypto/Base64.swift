@@ -67,35 +67,44 @@ public enum Base64 {
 
     private static func decodeUnpadded(_ symbols: [UInt8], url: Bool) -> [UInt8]? {
         guard symbols.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(symbols.count * 3 / 4)
+        let table = url ? urlSextets : standardSextets
+        var valid = true
         var accumulator: UInt32 = 0
-        var bitCount = 0
-        for symbol in symbols {
-            guard let value = sextet(symbol, url: url) else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bitCount += 6
-            if bitCount >= 8 {
-                bitCount -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount)))
-                accumulator &= (1 << UInt32(bitCount)) - 1
+        // Every 4 symbols give 3 bytes and a 2- or 3-symbol tail gives 1 or 2: ⌊6n / 8⌋ bytes in all.
+        let output = [UInt8](unsafeUninitializedCapacity: symbols.count * 3 / 4) { buffer, initializedCount in
+            var bitCount = 0
+            var written = 0
+            for symbol in symbols {
+                let value = table[Int(symbol)]
+                guard value != invalidSymbol else {
+                    valid = false
+                    break
+                }
+                accumulator = accumulator << 6 | UInt32(value)
+                bitCount += 6
+                if bitCount >= 8 {
+                    bitCount -= 8
+                    buffer[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount))
+                    written += 1
+                    accumulator &= (1 << UInt32(bitCount)) - 1
+                }
             }
+            initializedCount = written
         }
         // Leftover bits must be zero so that the encoding is canonical.
-        guard accumulator == 0 else { return nil }
+        guard valid, accumulator == 0 else { return nil }
         return output
     }
 
-    private static func sextet(_ symbol: UInt8, url: Bool) -> UInt8? {
-        switch symbol {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return symbol - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return symbol - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return symbol - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "+") where !url: return 62
-        case UInt8(ascii: "/") where !url: return 63
-        case UInt8(ascii: "-") where url: return 62
-        case UInt8(ascii: "_") where url: return 63
-        default: return nil
-        }
+    /// Marks a byte outside the alphabet in the lookup tables below.
+    private static let invalidSymbol: UInt8 = 0xff
+    /// Sextet value of every byte (`invalidSymbol` outside the alphabet): one table load per symbol.
+    private static let standardSextets = sextetTable(standardAlphabet)
+    private static let urlSextets = sextetTable(urlAlphabet)
+
+    private static func sextetTable(_ alphabet: [UInt8]) -> [UInt8] {
+        var table = [UInt8](repeating: invalidSymbol, count: 256)
+        for (value, symbol) in alphabet.enumerated() { table[Int(symbol)] = UInt8(value) }
+        return table
     }
 }

@@ -7,15 +7,21 @@ public enum SHA256 {
 
     /// The SHA-256 digest of `bytes`.
     public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        let input = Array(bytes)
         var digest = [UInt8](repeating: 0, count: byteCount)
         var length: UInt32 = 0
-        let status = input.withUnsafeBytes { inputPointer in
-            EVP_Digest(inputPointer.baseAddress, inputPointer.count, &digest, &length, EVP_sha256(), nil)
-        }
+        // Contiguous input (arrays, slices) is hashed in place; anything else is copied once.
+        let status =
+            bytes.withContiguousStorageIfAvailable { digestInto(&digest, &length, $0) }
+            ?? Array(bytes).withUnsafeBufferPointer { digestInto(&digest, &length, $0) }
         // EVP_Digest with a built-in algorithm fails only when memory is exhausted.
         precondition(status == 1 && length == UInt32(byteCount), "EVP_Digest(SHA-256) failed")
         return digest
+    }
+
+    private static func digestInto(
+        _ digest: inout [UInt8], _ length: inout UInt32, _ input: UnsafeBufferPointer<UInt8>
+    ) -> Int32 {
+        EVP_Digest(input.baseAddress, input.count, &digest, &length, FetchedAlgorithms.shared.sha256, nil)
     }
 }
 

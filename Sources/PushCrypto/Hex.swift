@@ -4,6 +4,9 @@ public enum Hex {
 
     /// Lowercase hexadecimal text of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        // Arrays and slices (every caller on the request path) are encoded straight into the
+        // string's storage; the generic byte loop below costs a witness call per byte.
+        if let encoded = bytes.withContiguousStorageIfAvailable(encodeContiguous) { return encoded }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
@@ -11,6 +14,16 @@ public enum Hex {
             output.append(lowercaseDigits[Int(byte & 0x0f)])
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func encodeContiguous(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            for (index, byte) in bytes.enumerated() {
+                output[2 * index] = lowercaseDigits[Int(byte >> 4)]
+                output[2 * index + 1] = lowercaseDigits[Int(byte & 0x0f)]
+            }
+            return bytes.count * 2
+        }
     }
 
     /// Decodes hexadecimal text of even length; `nil` on any other character or an odd length.

@@ -85,6 +85,12 @@ public struct JSONObject: Sendable, Equatable {
 
     /// Byte equality of two names; the O(1) length check rejects most pairs before any byte is read.
     static func sameName(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count && lhs.utf8.elementsEqual(rhs.utf8)
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        // Native strings expose their UTF-8 bytes contiguously: comparing the two buffers avoids the
+        // generic per-byte iteration of `String.UTF8View`; other strings take that path.
+        let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        }
+        return compared.flatMap { $0 } ?? lhs.utf8.elementsEqual(rhs.utf8)
     }
 }

@@ -28,6 +28,28 @@ struct AES256GCMTests {
         #expect(try AES256GCM.open(box, key: key, nonce: nonce, additionalData: additionalData) == plaintext)
     }
 
+    @Test("the one fetched AES-256-GCM gives every concurrent task test case 16 both ways")
+    func concurrentKnownAnswers() async {
+        let (key, nonce, plaintext, additionalData, ciphertext, tag) =
+            (key, nonce, plaintext, additionalData, ciphertext, tag)
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    (0..<100).filter { _ in
+                        let box = try? AES256GCM.seal(
+                            key: key, nonce: nonce, plaintext: plaintext, additionalData: additionalData)
+                        let opened = try? AES256GCM.open(
+                            AES256GCM.SealedBox(ciphertext: ciphertext, tag: tag), key: key, nonce: nonce,
+                            additionalData: additionalData)
+                        return box != AES256GCM.SealedBox(ciphertext: ciphertext, tag: tag) || opened != plaintext
+                    }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test("empty plaintext and empty AAD match test case 13")
     func emptyKnownAnswer() throws {
         let box = try AES256GCM.seal(

@@ -64,6 +64,28 @@ struct Base64Tests {
         #expect(Base64.decodeURLNoPadding(text) == nil)
     }
 
+    @Test("every byte outside the alphabet is refused at the first and the last position, in both alphabets")
+    func everyForeignByteIsRefused() {
+        let standard = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let url = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var wronglyAccepted: [UInt8] = []
+        for byte in (0...255).map({ UInt8($0) }) {
+            // "AAAA" decodes to three zero bytes; a foreign byte must spoil it wherever it sits.
+            let first = [byte] + Array("AAA".utf8)
+            let last = Array("AAA".utf8) + [byte]
+            let standardAccepts = Base64.decode(first) != nil || Base64.decode(last) != nil
+            let urlAccepts =
+                Base64.decodeURLNoPadding(String(decoding: first, as: UTF8.self)) != nil
+                || Base64.decodeURLNoPadding(String(decoding: last, as: UTF8.self)) != nil
+            if standardAccepts != standard.contains(byte) && byte != UInt8(ascii: "=")
+                || urlAccepts != url.contains(byte)
+            {
+                wronglyAccepted.append(byte)
+            }
+        }
+        #expect(wronglyAccepted.isEmpty)
+    }
+
     @Test("the 32-byte challenge of the transcript vectors is 43 base64url characters")
     func challengeLength() {
         let challenge = (0..<32).map { UInt8($0) }
@@ -78,6 +100,17 @@ struct HexTests {
         #expect(Hex.encode([0x00, 0xab, 0xff, 0x10]) == "00abff10")
         #expect(Hex.decode("00ABff10") == [0x00, 0xab, 0xff, 0x10])
         #expect(Hex.decode("") == [])
+    }
+
+    @Test("arrays, slices and other sequences encode every byte value alike")
+    func encodesEveryByteValueFromAnySequence() {
+        let everyByte = (0...255).map { UInt8($0) }
+        let expected = everyByte.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        #expect(Hex.encode(everyByte) == expected)
+        #expect(Hex.encode(everyByte[16..<32]) == expected.dropFirst(32).prefix(32))
+        #expect(Hex.encode(everyByte.lazy.map { $0 }) == expected)
+        #expect(Hex.encode(everyByte.reversed()) == everyByte.reversed().map { Hex.encode([$0]) }.joined())
+        #expect(Hex.encode([UInt8]()).isEmpty)
     }
 
     @Test("refuses odd lengths, non-hex characters and, when asked, upper case", arguments: ["0", "0g", "+1", " 01"])

@@ -22,6 +22,33 @@ struct DigestTests {
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
+    @Test("SHA-256 of a slice and of a non-contiguous collection hashes exactly their elements")
+    func sha256OfSlicesAndSequences() {
+        let framed = Array("xxabcyy".utf8)
+        #expect(
+            Hex.encode(SHA256.hash(framed[2..<5]))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            Hex.encode(SHA256.hash("abc".utf8))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test("the one fetched SHA-256 gives every concurrent task the FIPS 180-4 digest")
+    func sha256Concurrency() async {
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    (0..<200).filter { _ in
+                        Hex.encode(SHA256.hash(Array("abc".utf8)))
+                            != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+                    }.count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     struct HMACCase: Sendable, CustomTestStringConvertible {
         let name: String
         let key: [UInt8]

@@ -55,6 +55,16 @@ struct JSONReaderTests {
         #expect(members.count == 2)
     }
 
+    @Test("names of equal length that differ in one byte, short or long, are distinct members")
+    func equalLengthNamesAreDistinct() {
+        let long = String(repeating: "n", count: 40)
+        #expect(code(of: #"{"ab":1,"ac":2}"#) == nil)
+        #expect(code(of: #"{"ab":1,"ab":2}"#) == .duplicateMember)
+        #expect(code(of: "{\"\(long)a\":1,\"\(long)b\":2}") == nil)
+        #expect(code(of: "{\"\(long)a\":1,\"\(long)a\":2}") == .duplicateMember)
+        #expect(code(of: "{\"é\":1,\"è\":2}") == nil)
+    }
+
     @Test("duplicates are found in objects with many members")
     func duplicateInLargeObject() {
         let members = (0..<40).map { "\"m\($0)\":\($0)" }

@@ -102,4 +102,16 @@ struct SchnorrTests {
         #expect(XOnlyPublicKey(hex: generatorX + "00") == nil)
         #expect(XOnlyPublicKey(hex: "eefdea4cdb677750a420fee807eacf21eb9898ae79b9768766e4faa04a2d4a34") == nil)
     }
+
+    @Test("x-only keys are equal and hash alike exactly when their bytes are")
+    func publicKeyIdentityIsItsBytes() throws {
+        let generatorX = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+        let first = try #require(XOnlyPublicKey(hex: generatorX))
+        let again = try #require(XOnlyPublicKey(bytes: first.bytes))
+        let other = try #require(SchnorrSigningKey(secretKey: [UInt8](repeating: 0, count: 31) + [2])).publicKey
+        #expect(first == again)
+        #expect(first != other)
+        #expect(Set([first, again, other]).count == 2)
+        #expect(first.hashValue == again.hashValue)
+    }
 }

@@ -45,9 +45,13 @@ public struct SealedEnvelope: Sendable {
 
     /// Opens an envelope; nil for an unknown key id, bad encoding, or any tampering.
     public func open(_ envelope: String) -> [UInt8]? {
-        let parts = envelope.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 2, let keyID = String(parts[0]), let key = keyring.key(id: keyID[...]),
-            let sealed = String(parts[1]).flatMap(Base64.decodeURLNoPadding),
+        // `<key id>.<base64url>` with exactly one dot; found by index rather than by splitting into
+        // an array of parts (this runs twice per delivery).
+        let text = envelope.utf8
+        guard let dot = text.firstIndex(of: UInt8(ascii: ".")),
+            !text[text.index(after: dot)...].contains(UInt8(ascii: ".")),
+            let keyID = String(text[..<dot]), let key = keyring.key(id: keyID[...]),
+            let sealed = String(text[text.index(after: dot)...]).flatMap(Base64.decodeURLNoPadding),
             sealed.count >= AES256GCM.nonceByteCount + AES256GCM.tagByteCount
         else { return nil }
         let nonce = Array(sealed[..<AES256GCM.nonceByteCount])
