@@ -92,7 +92,9 @@ struct MetricsFormatTests {
         metrics.apnsOutcomes.increment(.accepted)
         metrics.stageDurations.observe(.admissionTransaction, seconds: 0.003)
         metrics.reaperDeletedRows.increment(.installations, by: 5)
-        metrics.recordRequest(listener: .publicListener, route: "never-registered", status: 404, durationSeconds: 0.01)
+        let recorder = metrics.registerRoutes(listener: .publicListener, labels: ["/registered"])
+        recorder.record(route: "never-registered", status: 404, durationSeconds: 0.01)
+        recorder.record(route: "/registered", status: 503, durationSeconds: 0.01)
         let scraped = try ScrapedMetrics(metrics.render())
         for result in DeliveryAdmissionResult.allCases {
             let expected: Double = result == .invalidGrant ? 2 : 0
@@ -112,6 +114,12 @@ struct MetricsFormatTests {
         #expect(scraped.samples[#"push_gateway_db_pool_connections{state="idle"}"#] == 1)
         #expect(
             scraped.samples[#"push_gateway_http_requests_total{listener="public",route="unknown",status_class="4xx"}"#]
+                == 1)
+        #expect(
+            scraped.samples[
+                #"push_gateway_http_requests_total{listener="public",route="/registered",status_class="5xx"}"#] == 1)
+        #expect(
+            scraped.samples[#"push_gateway_http_request_duration_seconds_count{listener="public",route="unknown"}"#]
                 == 1)
         #expect(!metrics.render().contains("never-registered"))
     }
