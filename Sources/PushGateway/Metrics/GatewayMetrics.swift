@@ -125,7 +125,7 @@ public final class GatewayMetrics: Sendable {
             labels.flatMap { label in HTTPStatusClass.allCases.map { [listener.rawValue, label, $0.rawValue] } })
         httpRequestDurations.register(labels.map { [listener.rawValue, $0] })
         var seriesByRoute: [String: RequestRecorder.RouteSeries] = [:]
-        for label in labels + [Router.unknownLabel] {
+        for label in labels {
             seriesByRoute[label] = resolveSeries(listener: listener, route: label)
         }
         return RequestRecorder(
