@@ -41,12 +41,14 @@ public struct CanonicalUUID: Hashable, Sendable {
 
     /// Appends the canonical lowercase text's 36 bytes to `output` (response bodies written as bytes).
     public func appendText(to output: inout [UInt8]) {
+        // Read once: each access to a static goes through its lazy-initialisation check.
+        let digits = Self.lowercaseHexDigits
         for (position, byte) in bytes.enumerated() {
             if position == 4 || position == 6 || position == 8 || position == 10 {
                 output.append(UInt8(ascii: "-"))
             }
-            output.append(Self.lowercaseHexDigits[Int(byte >> 4)])
-            output.append(Self.lowercaseHexDigits[Int(byte & 0x0f)])
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0f)])
         }
     }
 
