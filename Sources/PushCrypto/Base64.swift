@@ -17,6 +17,12 @@ public enum Base64 {
         encode(Array(bytes), alphabet: urlAlphabet, padded: false)
     }
 
+    /// Appends the base64url encoding of `bytes`, without padding, to `output` (response bodies
+    /// written as bytes).
+    public static func appendURLNoPadding(_ bytes: [UInt8], to output: inout [UInt8]) {
+        append(bytes, alphabet: urlAlphabet, padded: false, to: &output)
+    }
+
     /// Standard alphabet, padded or unpadded (PROTOCOL.md §1); `nil` unless strictly valid.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         decode(text.utf8)
@@ -41,6 +47,11 @@ public enum Base64 {
     private static func encode(_ bytes: [UInt8], alphabet: [UInt8], padded: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        append(bytes, alphabet: alphabet, padded: padded, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func append(_ bytes: [UInt8], alphabet: [UInt8], padded: Bool, to output: inout [UInt8]) {
         var index = 0
         while index < bytes.count {
             let remaining = bytes.count - index
@@ -62,7 +73,6 @@ public enum Base64 {
             }
             index += 3
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     private static func decodeUnpadded(_ symbols: [UInt8], url: Bool) -> [UInt8]? {

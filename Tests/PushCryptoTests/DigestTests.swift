@@ -109,6 +109,17 @@ struct DigestTests {
         #expect(key.authenticationCode(message.reversed().reversed()) == whole)
     }
 
+    @Test("a prepared key's reused contexts tag a long run of messages of every length like the one-shot function")
+    func preparedKeyRunOfMessages() {
+        let keyBytes = Array("a key whose contexts are restarted, not duplicated".utf8)
+        let key = HMACSHA256.Key(keyBytes)
+        var generator = SystemRandomNumberGenerator()
+        for length in (0..<150).shuffled(using: &generator) {
+            let message = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            #expect(key.authenticationCode(message) == HMACSHA256.authenticationCode(key: keyBytes, message: message))
+        }
+    }
+
     @Test("a prepared key accepts an empty key and an empty message")
     func preparedKeyEmptyInputs() {
         // Known answer computed with Python's hmac module: hmac.new(b"", b"", sha256).

@@ -1,4 +1,5 @@
 import Foundation
+import PushHTTP
 import PushPostgres
 import PushTestSupport
 import Testing
@@ -92,7 +93,9 @@ struct MetricsFormatTests {
         metrics.apnsOutcomes.increment(.accepted)
         metrics.stageDurations.observe(.admissionTransaction, seconds: 0.003)
         metrics.reaperDeletedRows.increment(.installations, by: 5)
-        metrics.recordRequest(listener: .publicListener, route: "never-registered", status: 404, durationSeconds: 0.01)
+        let recorder = metrics.registerRoutes(listener: .publicListener, labels: ["/registered"])
+        recorder.record(route: "never-registered", status: 404, durationSeconds: 0.01)
+        recorder.record(route: "/registered", status: 503, durationSeconds: 0.01)
         let scraped = try ScrapedMetrics(metrics.render())
         for result in DeliveryAdmissionResult.allCases {
             let expected: Double = result == .invalidGrant ? 2 : 0
@@ -113,7 +116,40 @@ struct MetricsFormatTests {
         #expect(
             scraped.samples[#"push_gateway_http_requests_total{listener="public",route="unknown",status_class="4xx"}"#]
                 == 1)
+        #expect(
+            scraped.samples[
+                #"push_gateway_http_requests_total{listener="public",route="/registered",status_class="5xx"}"#] == 1)
+        #expect(
+            scraped.samples[#"push_gateway_http_request_duration_seconds_count{listener="public",route="unknown"}"#]
+                == 1)
         #expect(!metrics.render().contains("never-registered"))
+    }
+
+    @Test("requests counted through a route's resolved series render the same text as counting by label values")
+    func recorderMatchesLabelValues() throws {
+        let resolved = GatewayMetrics(insecureSettingsInUse: false) { PostgresPool.Statistics(open: 0, idle: 0) }
+        let byLabels = GatewayMetrics(insecureSettingsInUse: false) { PostgresPool.Statistics(open: 0, idle: 0) }
+        let routes = ["/v1/installations/challenges", "/v1/deliveries", "/_liveness"]
+        let publicRecorder = resolved.registerRoutes(listener: .publicListener, labels: routes)
+        let privateRecorder = resolved.registerRoutes(listener: .privateListener, labels: ["/metrics"])
+        byLabels.registerRoutes(listener: .publicListener, labels: routes)
+        byLabels.registerRoutes(listener: .privateListener, labels: ["/metrics"])
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let isPublic = Bool.random(using: &generator)
+            let known = isPublic ? routes : ["/metrics"]
+            let route = try #require(
+                (known + [Router.unknownLabel, "never-registered"]).randomElement(using: &generator))
+            let status = try #require([200, 204, 301, 400, 404, 429, 500, 503, 599].randomElement(using: &generator))
+            let seconds = Double.random(in: 0...25, using: &generator)
+            (isPublic ? publicRecorder : privateRecorder).record(route: route, status: status, durationSeconds: seconds)
+            let listener = (isPublic ? HTTPListener.publicListener : .privateListener).rawValue
+            let label = known.contains(route) ? route : Router.unknownLabel
+            byLabels.httpRequests.add(
+                1, labelValues: [listener, label, HTTPStatusClass(status: status).rawValue])
+            byLabels.httpRequestDurations.observe(seconds, labelValues: [listener, label])
+        }
+        #expect(resolved.render() == byLabels.render())
     }
 }
 

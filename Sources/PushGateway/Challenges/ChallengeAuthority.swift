@@ -47,8 +47,12 @@ public struct ChallengeAuthority: Sendable {
         let drawn = try randomness.bytes(CanonicalUUID.byteCount + Self.randomByteCount)
         let challengeID = CanonicalUUID.version7(
             unixMilliseconds: UInt64(unixMilliseconds), randomBytes: drawn[..<CanonicalUUID.byteCount])
-        let random = Array(drawn[CanonicalUUID.byteCount...])
-        let challenge = random + Self.tag(key: keys[0], challengeID: challengeID, random: random)
+        // The random part, then the tag over it, in one buffer of the final size.
+        var challenge: [UInt8] = []
+        challenge.reserveCapacity(Self.randomByteCount + Self.tagByteCount)
+        challenge.append(contentsOf: drawn[CanonicalUUID.byteCount...])
+        let tag = Self.tag(key: keys[0], challengeID: challengeID, random: challenge)
+        challenge.append(contentsOf: tag)
         let issuedSeconds = unixMilliseconds / 1000
         return IssuedChallenge(
             challengeID: challengeID, challenge: challenge,
@@ -80,8 +84,16 @@ public struct ChallengeAuthority: Sendable {
         guard unixMilliseconds - issuedAt <= Self.lifetimeMilliseconds else { throw .expired }
     }
 
-    static func tag(key: HMACSHA256.Key, challengeID: CanonicalUUID, random: some Collection<UInt8>) -> [UInt8] {
-        let message = domain + challengeID.bytes + random
-        return Array(key.authenticationCode(message).prefix(tagByteCount))
+    /// The first 16 bytes of HMAC-SHA-256 over the domain, the raw id and the random part.
+    static func tag(
+        key: HMACSHA256.Key, challengeID: CanonicalUUID, random: some Collection<UInt8>
+    ) -> ArraySlice<UInt8> {
+        // The tagged message in one buffer of its exact size (58 bytes), not three concatenations.
+        var message: [UInt8] = []
+        message.reserveCapacity(domain.count + CanonicalUUID.byteCount + randomByteCount)
+        message.append(contentsOf: domain)
+        message.append(contentsOf: challengeID.bytes)
+        message.append(contentsOf: random)
+        return key.authenticationCode(message).prefix(tagByteCount)
     }
 }

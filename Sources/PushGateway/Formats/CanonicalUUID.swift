@@ -33,9 +33,16 @@ public struct CanonicalUUID: Hashable, Sendable {
 
     /// The canonical lowercase text.
     public var text: String {
-        let digits = Array("0123456789abcdef".utf8)
         var output: [UInt8] = []
         output.reserveCapacity(36)
+        appendText(to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the canonical lowercase text's 36 bytes to `output` (response bodies written as bytes).
+    public func appendText(to output: inout [UInt8]) {
+        // Read once: each access to a static goes through its lazy-initialisation check.
+        let digits = Self.lowercaseHexDigits
         for (position, byte) in bytes.enumerated() {
             if position == 4 || position == 6 || position == 8 || position == 10 {
                 output.append(UInt8(ascii: "-"))
@@ -43,8 +50,9 @@ public struct CanonicalUUID: Hashable, Sendable {
             output.append(digits[Int(byte >> 4)])
             output.append(digits[Int(byte & 0x0f)])
         }
-        return String(decoding: output, as: UTF8.self)
     }
+
+    private static let lowercaseHexDigits = Array("0123456789abcdef".utf8)
 
     /// Length of a UUID in bytes.
     public static let byteCount = 16

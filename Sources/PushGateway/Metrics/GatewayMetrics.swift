@@ -117,25 +117,40 @@ public final class GatewayMetrics: Sendable {
         registerRoutes(listener: .privateListener, labels: [Router.unknownLabel])
     }
 
-    /// Registers a listener's route labels (the closed label set of its route table).
-    public func registerRoutes(listener: HTTPListener, labels: [String]) {
+    /// Registers a listener's route labels (the closed label set of its route table) and returns
+    /// the recorder of that listener's requests, its series resolved here once.
+    @discardableResult
+    public func registerRoutes(listener: HTTPListener, labels: [String]) -> RequestRecorder {
         httpRequests.register(
             labels.flatMap { label in HTTPStatusClass.allCases.map { [listener.rawValue, label, $0.rawValue] } })
         httpRequestDurations.register(labels.map { [listener.rawValue, $0] })
+        var seriesByRoute: [String: RequestRecorder.RouteSeries] = [:]
+        for label in labels {
+            seriesByRoute[label] = resolveSeries(listener: listener, route: label)
+        }
+        return RequestRecorder(
+            responses: httpRequests, durations: httpRequestDurations, seriesByRoute: seriesByRoute,
+            unknown: resolveSeries(listener: listener, route: Router.unknownLabel))
+    }
+
+    /// The series indices of a registered route (the unknown label's are registered in `init`).
+    private func resolveSeries(listener: HTTPListener, route: String) -> RequestRecorder.RouteSeries {
+        func response(_ statusClass: HTTPStatusClass) -> Int {
+            guard let index = httpRequests.seriesIndex(labelValues: [listener.rawValue, route, statusClass.rawValue])
+            else { preconditionFailure("request series resolved before registration") }
+            return index
+        }
+        guard let duration = httpRequestDurations.seriesIndex(labelValues: [listener.rawValue, route]) else {
+            preconditionFailure("request series resolved before registration")
+        }
+        return RequestRecorder.RouteSeries(
+            success: response(.success), redirection: response(.redirection), clientError: response(.clientError),
+            serverError: response(.serverError), duration: duration)
     }
 
     /// Registers how to read a listener's queue length at scrape time.
     public func registerQueue(listener: HTTPListener, queuedRequests: @escaping @Sendable () -> Int) {
         queuedRequestSources.withLock { $0.append((listener, queuedRequests)) }
-    }
-
-    /// Counts one answered request. A route label that was not registered counts as `unknown`.
-    public func recordRequest(listener: HTTPListener, route: String, status: Int, durationSeconds: Double) {
-        let statusClass = HTTPStatusClass(status: status).rawValue
-        let known = httpRequestDurations.count(labelValues: [listener.rawValue, route]) != nil
-        let label = known ? route : Router.unknownLabel
-        httpRequests.add(1, labelValues: [listener.rawValue, label, statusClass])
-        httpRequestDurations.observe(durationSeconds, labelValues: [listener.rawValue, label])
     }
 
     /// Counts one challenge request refused by the per-source bucket.
@@ -159,5 +174,41 @@ public final class GatewayMetrics: Sendable {
         reaperDeletedRows.family.render(into: &output)
         insecureSettings.render(into: &output)
         return output
+    }
+}
+
+/// Counts one listener's answered requests in `push_gateway_http_requests_total` and
+/// `push_gateway_http_request_duration_seconds`. The series of each route were looked up when the
+/// routes were registered, so a request costs one lookup of its route label, not the hashing of
+/// label arrays.
+public struct RequestRecorder: Sendable {
+    /// Where one route's series are kept in the two families.
+    struct RouteSeries: Sendable {
+        let success: Int
+        let redirection: Int
+        let clientError: Int
+        let serverError: Int
+        let duration: Int
+
+        func response(_ statusClass: HTTPStatusClass) -> Int {
+            switch statusClass {
+            case .success: success
+            case .redirection: redirection
+            case .clientError: clientError
+            case .serverError: serverError
+            }
+        }
+    }
+
+    let responses: CounterFamily
+    let durations: HistogramFamily
+    let seriesByRoute: [String: RouteSeries]
+    let unknown: RouteSeries
+
+    /// Counts one answered request. A route label that was not registered counts as `unknown`.
+    public func record(route: String, status: Int, durationSeconds: Double) {
+        let series = seriesByRoute[route] ?? unknown
+        responses.add(1, seriesIndex: series.response(HTTPStatusClass(status: status)))
+        durations.observe(durationSeconds, seriesIndex: series.duration)
     }
 }

@@ -27,6 +27,17 @@ public final class CounterFamily: Sendable {
         state.withLock { table in table.update(labelValues) { $0 &+= amount } }
     }
 
+    /// Where the series with these label values is kept, for `add(_:seriesIndex:)` (nil when it is
+    /// not registered). Series are never removed, so an index stays valid.
+    func seriesIndex(labelValues: [String]) -> Int? {
+        state.withLock { $0.index(labelValues) }
+    }
+
+    /// Adds `amount` to the series at `seriesIndex` (from `seriesIndex(labelValues:)`).
+    func add(_ amount: UInt64, seriesIndex: Int) {
+        state.withLock { table in table.update(at: seriesIndex) { $0 &+= amount } }
+    }
+
     /// The current value of one series (nil when it is not registered).
     func value(labelValues: [String]) -> UInt64? {
         state.withLock { $0.value(labelValues) }
@@ -97,13 +108,19 @@ public final class HistogramFamily: Sendable {
     /// Records one observation in the series with these label values, if it is registered.
     func observe(_ value: Double, labelValues: [String]) {
         let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
-        state.withLock { table in
-            table.update(labelValues) { counts in
-                counts.buckets[bucket] &+= 1
-                counts.sum += value
-                counts.count &+= 1
-            }
-        }
+        state.withLock { table in table.update(labelValues) { $0.record(value, bucket: bucket) } }
+    }
+
+    /// Where the series with these label values is kept, for `observe(_:seriesIndex:)` (nil when it
+    /// is not registered). Series are never removed, so an index stays valid.
+    func seriesIndex(labelValues: [String]) -> Int? {
+        state.withLock { $0.index(labelValues) }
+    }
+
+    /// Records one observation in the series at `seriesIndex` (from `seriesIndex(labelValues:)`).
+    func observe(_ value: Double, seriesIndex: Int) {
+        let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
+        state.withLock { table in table.update(at: seriesIndex) { $0.record(value, bucket: bucket) } }
     }
 
     /// The observation count of one series (nil when it is not registered).
@@ -143,6 +160,12 @@ struct HistogramCounts: Sendable {
     init(bucketCount: Int) {
         buckets = Array(repeating: 0, count: bucketCount + 1)
     }
+
+    mutating func record(_ value: Double, bucket: Int) {
+        buckets[bucket] &+= 1
+        sum += value
+        count &+= 1
+    }
 }
 
 /// Series values keyed by label values, kept in registration order for stable output.
@@ -164,6 +187,14 @@ struct SeriesTable<Value: Sendable>: Sendable {
     mutating func update(_ labelValues: [String], _ change: (inout Value) -> Void) {
         guard let index = indexByLabels[labelValues] else { return }
         change(&entries[index].value)
+    }
+
+    mutating func update(at index: Int, _ change: (inout Value) -> Void) {
+        change(&entries[index].value)
+    }
+
+    func index(_ labelValues: [String]) -> Int? {
+        indexByLabels[labelValues]
     }
 
     func value(_ labelValues: [String]) -> Value? {

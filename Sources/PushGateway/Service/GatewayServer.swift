@@ -27,14 +27,16 @@ public final class GatewayServer: Sendable {
         privateConfiguration.maxQueuedRequests = 32
         let publicRoutes = application.publicRoutes()
         let privateRoutes = application.privateRoutes()
-        application.metrics.registerRoutes(listener: .publicListener, labels: publicRoutes.map(\.label))
-        application.metrics.registerRoutes(listener: .privateListener, labels: privateRoutes.map(\.label))
+        let publicRecorder = application.metrics.registerRoutes(
+            listener: .publicListener, labels: publicRoutes.map(\.label))
+        let privateRecorder = application.metrics.registerRoutes(
+            listener: .privateListener, labels: privateRoutes.map(\.label))
         publicServer = try HTTPServer(
             configuration: publicConfiguration, router: Router(publicRoutes), logger: application.logger,
-            accessLog: Self.accessLog(.publicListener, application))
+            accessLog: Self.accessLog(.publicListener, publicRecorder, application))
         privateServer = try HTTPServer(
             configuration: privateConfiguration, router: Router(privateRoutes), logger: application.logger,
-            accessLog: Self.accessLog(.privateListener, application))
+            accessLog: Self.accessLog(.privateListener, privateRecorder, application))
         // Weak: the servers' access-log hooks already hold the metrics.
         let publicServer = publicServer
         let privateServer = privateServer
@@ -49,7 +51,9 @@ public final class GatewayServer: Sendable {
     /// One JSON access-log line per response (route, method, status, duration: PROTOCOL.md §11)
     /// and the request metrics. A 429 on the challenge route can only come from its per-source
     /// bucket, so it is counted as a challenge rate-limit rejection here.
-    private static func accessLog(_ listener: HTTPListener, _ application: GatewayApplication) -> HTTPServer.AccessLog {
+    private static func accessLog(
+        _ listener: HTTPListener, _ recorder: RequestRecorder, _ application: GatewayApplication
+    ) -> HTTPServer.AccessLog {
         let logger = application.logger
         let metrics = application.metrics
         return { entry in
@@ -63,10 +67,10 @@ public final class GatewayServer: Sendable {
                         "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
                     ])
             }
-            metrics.recordRequest(
-                listener: listener, route: entry.route, status: entry.status,
-                durationSeconds: entry.durationMilliseconds / 1000)
-            if listener == .publicListener && entry.route == GatewayApplication.challengesLabel && entry.status == 429 {
+            recorder.record(
+                route: entry.route, status: entry.status, durationSeconds: entry.durationMilliseconds / 1000)
+            // The status first: comparing it is cheaper than comparing the route label.
+            if entry.status == 429 && listener == .publicListener && entry.route == GatewayApplication.challengesLabel {
                 metrics.recordChallengeRateLimited()
             }
         }
