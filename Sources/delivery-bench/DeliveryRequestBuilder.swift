@@ -1,6 +1,5 @@
 import PushCrypto
 import PushGateway
-import PushJSON
 import PushNostr
 
 /// Builds complete `POST /v1/deliveries/apns` HTTP/1.1 requests as a relay sends them (PROTOCOL.md
@@ -16,16 +15,9 @@ struct DeliveryRequestBuilder: Sendable {
 
     var signedURL: String { "http://\(host)\(Self.path)" }
 
-    /// The §4.7 body, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.
+    /// The §4.7 body, exactly as `push-gateway deliver` writes it.
     static func body(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 256)
-        writer.beginObject()
-        writer.member("v", 1)
-        writer.member("endpoint_grant", grant)
-        writer.member("request_id", requestID.text)
-        writer.member("expires_at", expiresAt)
-        writer.endObject()
-        return writer.bytes
+        DeliverCommand.requestBody(grant: grant, requestID: requestID, expiresAt: expiresAt)
     }
 
     /// One request for `installation`, signed at `now`.

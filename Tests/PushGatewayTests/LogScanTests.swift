@@ -147,16 +147,7 @@ struct LogScanTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(lines.joined(separator: "\n").utf8).write(to: directory.appendingPathComponent("gateway.log"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scanner.path, directory.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        return try OpenAPIPython.run([scanner.path, directory.path])
     }
 
     @Test("the whole-suite log scan flags each secret shape without echoing it, and passes real gateway lines")

@@ -7,6 +7,7 @@ import Testing
 /// Runs Python with the PyPI packages of Tests/requirements.txt: `openapi-spec-validator` checks the
 /// document against the OpenAPI 3.1 meta-schema, `schemathesis` sends generated requests (valid and
 /// deliberately invalid ones) to a live gateway and checks every answer against the document.
+/// LogScanTests runs scripts/scan-test-logs through `run` too.
 enum OpenAPIPython {
     static let document = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -9,7 +9,7 @@ import PushRelayClient
 /// exact URL and body, posts once, prints the HTTP status on the first line and the body on the
 /// second; exit 0 for a 2xx, 1 for any other answer or a transport failure, 2 for usage errors
 /// (docs/decisions/0084).
-enum DeliverCommand: InProcessCommand {
+package enum DeliverCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway deliver --url URL --relay-key-file FILE --grant GRANT [--request-id UUID] \
         [--expires-in SECONDS]
@@ -76,7 +76,7 @@ enum DeliverCommand: InProcessCommand {
     }
 
     /// The body of PROTOCOL.md §4.7, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.
-    static func requestBody(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
+    package static func requestBody(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         writer.member("v", 1)
