@@ -70,7 +70,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
-            name: "PushNostrTests", dependencies: ["PushNostr", "PushCrypto", "PushJSON"],
+            name: "PushNostrTests", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),

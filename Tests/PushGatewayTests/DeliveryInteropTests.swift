@@ -30,17 +30,10 @@ enum PythonNIP98Signer {
         """#
 
     static func authorization(secretKey: [UInt8], url: String, body: [UInt8], createdAt: Int64) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, Hex.encode(secretKey), url, Hex.encode(body), String(createdAt)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestSupportError("python signer failed") }
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .newlines)
+        let result = try PythonProcess.run(
+            ["-c", script, Hex.encode(secretKey), url, Hex.encode(body), String(createdAt)], standardError: .discarded)
+        guard result.status == 0 else { throw TestSupportError("python signer failed") }
+        return String(decoding: result.output, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
@@ -19,18 +20,12 @@ struct HelmChartTests {
 
     /// Runs helm/tools/validate-chart.py (Helm's engine via helm-python-sdk, kubernetes-validate).
     static func runValidation() throws -> (exitCode: Int32, output: Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", repository.appendingPathComponent("helm/tools/validate-chart.py").path,
-            repository.appendingPathComponent("helm/push-gateway").path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, data)
+        let result = try PythonProcess.run(
+            [
+                repository.appendingPathComponent("helm/tools/validate-chart.py").path,
+                repository.appendingPathComponent("helm/push-gateway").path,
+            ], standardError: .inherited)
+        return (result.status, result.output)
     }
 
     @Test("every value set renders and validates strictly; the chart's own rules hold; bad values fail to render")

@@ -147,7 +147,8 @@ struct LogScanTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(lines.joined(separator: "\n").utf8).write(to: directory.appendingPathComponent("gateway.log"))
-        return try OpenAPIPython.run([scanner.path, directory.path])
+        let result = try PythonProcess.run([scanner.path, directory.path], standardError: .mergedIntoOutput)
+        return (result.status, String(decoding: result.output, as: UTF8.self))
     }
 
     @Test("the whole-suite log scan flags each secret shape without echoing it, and passes real gateway lines")

@@ -7,7 +7,6 @@ import Testing
 /// Runs Python with the PyPI packages of Tests/requirements.txt: `openapi-spec-validator` checks the
 /// document against the OpenAPI 3.1 meta-schema, `schemathesis` sends generated requests (valid and
 /// deliberately invalid ones) to a live gateway and checks every answer against the document.
-/// LogScanTests runs scripts/scan-test-logs through `run` too.
 enum OpenAPIPython {
     static let document = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -34,24 +33,13 @@ enum OpenAPIPython {
         """
 
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["NO_COLOR"] = "1"
-        process.environment = environment
         // schemathesis and hypothesis keep caches under the working directory: not the repository.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        process.currentDirectoryURL = scratch
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let result = try PythonProcess.run(
+            arguments, standardError: .mergedIntoOutput, environment: ["NO_COLOR": "1"], workingDirectory: scratch)
+        return (result.status, String(decoding: result.output, as: UTF8.self))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
@@ -40,16 +41,8 @@ enum PythonNostr {
         """#
 
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let result = try PythonProcess.run(arguments, standardError: .discarded)
+        return (result.status, String(decoding: result.output, as: UTF8.self))
     }
 }
 
