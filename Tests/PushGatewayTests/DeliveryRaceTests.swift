@@ -1,23 +1,11 @@
 import Foundation
 import Glibc
 import PushHTTP
+import PushSystem
 import PushTestSupport
 import Testing
 
 @testable import PushGateway
-
-/// Raises the soft open-file limit towards `wanted` (never above the hard limit) and returns what
-/// the process may now open.
-private func raiseOpenFileLimit(to wanted: rlim_t) -> rlim_t {
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    if limit.rlim_cur < wanted {
-        limit.rlim_cur = min(wanted, limit.rlim_max)
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-    return limit.rlim_cur
-}
 
 /// Requests prepared on open connections with everything but their last byte sent, so that
 /// releasing them makes every request complete within a few milliseconds (issue 9 races).
@@ -94,7 +82,7 @@ struct DeliveryRaceTests {
         // 1,000 client sockets plus the gateway's 1,000 accepted ones live in this one process, with
         // about 400 more for the rest of the suite running alongside. Under a lower hard limit the
         // race shrinks to what fits, and says so.
-        let available = Int(raiseOpenFileLimit(to: 8192))
+        let available = Int(clamping: try OpenFileLimit.raiseSoftToHard().soft)
         let racers = min(1000, (available - 400) / 2)
         try #require(racers >= 100, "the open-file limit \(available) leaves room for only \(racers) racers")
         if racers < 1000 { print("open-file limit \(available): racing \(racers) deliveries instead of 1,000") }

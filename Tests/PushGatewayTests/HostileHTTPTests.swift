@@ -100,17 +100,6 @@ private func residentKiB() throws -> Int {
     return kibibytes
 }
 
-/// Raises the soft open-file limit to at least `wanted` (within the hard limit) for the idle test.
-private func ensureOpenFileLimit(_ wanted: rlim_t) -> rlim_t {
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    if limit.rlim_cur < wanted {
-        limit.rlim_cur = min(wanted, limit.rlim_max)
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-    return limit.rlim_cur
-}
-
 private let invalidRequestBody = #"{"error":"invalid_request"}"#
 
 @Suite("Hostile HTTP against a live gateway: it answers as specified or closes, and keeps serving others")
@@ -155,7 +144,7 @@ struct HostileHTTPTests {
     @Test("2,000 idle connections: a normal client is still served, memory stays bounded, the excess gets 503")
     func idleConnections() throws {
         let idleCount = 2000
-        #expect(ensureOpenFileLimit(rlim_t(4 * idleCount + 1024)) >= rlim_t(2 * idleCount + 256))
+        #expect(try OpenFileLimit.raiseSoftToHard().soft >= UInt64(2 * idleCount + 256))
         let gateway = try HostileGateway(maxConnections: idleCount + 48)
         let before = try residentKiB()
         var idle: [HTTPTestClient] = []

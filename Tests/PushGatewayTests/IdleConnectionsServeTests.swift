@@ -4,19 +4,6 @@ import PushSystem
 import PushTestSupport
 import Testing
 
-/// Raises this process's soft open-file limit to its hard limit (tests share the process, so it is
-/// never lowered) and returns the limits in force.
-private func raiseSoftOpenFileLimit() -> rlimit {
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    if limit.rlim_cur < limit.rlim_max {
-        limit.rlim_cur = limit.rlim_max
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-    return limit
-}
-
 /// The soft and hard "Max open files" of another process, from /proc/<pid>/limits.
 private func openFileLimits(of pid: Int32) throws -> (soft: String, hard: String) {
     let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
@@ -37,11 +24,12 @@ struct IdleConnectionsServeTests {
 
     @Test("a normal client is served promptly, the gateway's memory stays bounded, and closing them returns the fds")
     func tenThousandIdleConnections() throws {
-        let limit = raiseSoftOpenFileLimit()
-        let hard = limit.rlim_max
-        let needed = rlim_t(Self.idleCount + 512)
+        // Tests share this process, so the limit is raised to the hard limit and never lowered.
+        let limit = try OpenFileLimit.raiseSoftToHard()
+        let hard = limit.hard
+        let needed = UInt64(Self.idleCount + 512)
         try #require(
-            limit.rlim_cur >= needed,
+            limit.soft >= needed,
             """
             the hard open-file limit (ulimit -Hn) is \(hard); this test needs \(needed) descriptors in \
             the test process and in the gateway for \(Self.idleCount) idle connections. Raise the hard \
