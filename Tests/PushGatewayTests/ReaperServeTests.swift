@@ -29,23 +29,13 @@ struct ReaperServeTests {
         try TemporaryDatabase.with { database in
             let fixture = try ReaperFixture(database)
             try fixture.replayRows(expiresIn: "-1 hour")
-            let privatePort = try Self.freePort()
             let environment = try ConfigurationTestEnvironment()
                 .with("DATABASE_URL", database.url(for: fixture.role))
-                .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try Self.freePort())")
-                .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(privatePort)")
                 .with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", "1")
-                .with("PUSH_GATEWAY_LOG_LEVEL", "error")
-            let process = Process()
             // Foundation's Process passes on the test thread's signal mask, which blocks SIGTERM;
             // serve unblocks its shutdown signals itself, so SIGTERM below must still drain it.
-            process.executableURL = try Self.executable()
-            process.arguments = ["serve"]
-            var variables = environment.variables
-            TestLogs.capture(process, environment: &variables)
-            process.environment = variables
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
+            let gateway = try ServeProcess(environment: environment.variables)
+            let privatePort = gateway.privatePort
 
             #expect(try eventually(within: 15) { try fixture.count("SELECT count(*) FROM consumed_challenges") == 0 })
             let scrape = {
@@ -60,9 +50,7 @@ struct ReaperServeTests {
             let scraped = try scrape()
             #expect(scraped.samples[#"push_gateway_reaper_deleted_rows_total{table="consumed_challenges"}"#] == 1)
 
-            process.terminate()
-            #expect(eventually(within: 10) { !process.isRunning })
-            #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+            #expect(gateway.stop() == 0)
         }
     }
 }
