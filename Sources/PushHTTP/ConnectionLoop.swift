@@ -2,7 +2,9 @@ import Glibc
 import PushSystem
 
 /// The event loop of one `HTTPServer`: runs on its own thread and owns every connection. Workers
-/// talk to it only through the server's completion list and wake-up eventfd.
+/// talk to it only through the server's completion list and wake-up eventfd. What happens to a
+/// connection is decided by its `HTTPConnectionStateMachine`; this loop only carries out the
+/// actions (socket calls, epoll interest, parsing, routing, the access log).
 final class ConnectionLoop {
     private static let listenerID: UInt64 = 0
     private static let wakeupID: UInt64 = 1
@@ -16,6 +18,7 @@ final class ConnectionLoop {
     private static let standardMethods: Set<String> = [
         "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE",
     ]
+    private typealias Action = HTTPConnectionStateMachine.Action
 
     private let server: HTTPServer
     private let configuration: HTTPServerConfiguration
@@ -29,6 +32,8 @@ final class ConnectionLoop {
     private var draining = false
     private var drainDeadline: MonotonicInstant? = nil
     private var acceptPausedUntil: MonotonicInstant? = nil
+    private var admission: ConnectionAdmission
+    private let timeouts: HTTPConnectionStateMachine.Timeouts
     private let parserTemplate: HTTPRequestParser
 
     init(server: HTTPServer) throws(SystemError) {
@@ -44,6 +49,9 @@ final class ConnectionLoop {
         ].min()!
         sweepInterval = min(max(shortest / 10, .milliseconds(5)), .milliseconds(250))
         nextSweep = now.advanced(by: sweepInterval)
+        admission = ConnectionAdmission(
+            maxConnections: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerPeer)
+        timeouts = HTTPConnectionStateMachine.Timeouts(configuration)
         let router = server.router
         parserTemplate = HTTPRequestParser(maxHeaderBytes: configuration.maxHeaderBytes) {
             router.bodyLimit(forPath: $0)
@@ -92,7 +100,7 @@ final class ConnectionLoop {
                 return
             }
             guard let socket = accepted else { return }
-            if connections.count >= configuration.maxConnections {
+            guard admission.admit(peer: peer, isExempt: configuration.isExemptFromPeerLimit) == .accept else {
                 rejectOverCapacity(socket)
                 continue
             }
@@ -101,18 +109,21 @@ final class ConnectionLoop {
             nextConnectionID += 1
             let raw = socket.rawValue
             let connection = Connection(
-                id: id, socket: socket, peer: peer, parser: parserTemplate, now: now,
+                id: id, socket: socket, peer: peer, parser: parserTemplate,
+                machine: HTTPConnectionStateMachine(acceptedAt: now, timeouts: timeouts),
                 interest: ConnectionLoop.readInterest)
             do {
                 try epoll.add(raw, id: id, events: ConnectionLoop.readInterest)
             } catch {
+                admission.release(peer: peer)
                 continue
             }
             connections[id] = connection
         }
     }
 
-    /// Over the connection cap: answer 503 at once without reading a request (PROTOCOL.md §1).
+    /// Over the connection cap or the peer's cap: answer 503 at once without reading a request
+    /// (docs/protocol.md §1).
     private func rejectOverCapacity(_ socket: consuming FileDescriptor) {
         // Bytes the client already sent are read first: closing with unread data would reset the
         // connection and could destroy the 503 before the client reads it.
@@ -131,6 +142,46 @@ final class ConnectionLoop {
         server.logger.warning("http accept paused: out of file descriptors")
     }
 
+    // MARK: carrying out the state machine's actions
+
+    /// Carries out `action` for `connection`; `response` is the one that came with the event.
+    private func perform(_ action: Action, _ connection: Connection, response: Response? = nil) {
+        switch action {
+        case .wait, .dropLateResponse:
+            return
+        case .read:
+            read(connection)
+        case .parse:
+            advance(connection)
+        case .sendContinue:
+            sendContinue(connection)
+        case .dispatch:
+            // Only `advance(_:)` receives this action: it holds the parsed request.
+            return
+        case .writeResponse(let close):
+            if let response { write(connection, response, close: close) }
+        case .writeRequestTimeout:
+            write(connection, .error(408, .requestTimeout), close: true)
+        case .awaitWritable:
+            setInterest(connection, [.writable])
+        case .stopReading:
+            setInterest(connection, [])
+        case .resumeReading:
+            setInterest(connection, ConnectionLoop.readInterest)
+        case .linger:
+            // Half-closes and discards what the client still sends, so the response is not lost to
+            // a TCP reset (RFC 9112 §9.6).
+            connection.socket.shutdownWrite()
+            connection.input = []
+            connection.inputStart = 0
+            setInterest(connection, ConnectionLoop.readInterest)
+        case .discardInput:
+            discardInput(connection)
+        case .close:
+            close(connection)
+        }
+    }
+
     // MARK: reading and parsing
 
     private func handle(_ id: UInt64, _ events: EpollEvents) {
@@ -142,22 +193,12 @@ final class ConnectionLoop {
         guard !connection.isClosed, !events.isDisjoint(with: [.readable, .readHangup, .hangup, .error]) else {
             return
         }
-        switch connection.phase {
-        case .processing, .writing:
-            // Not reading while a request is in progress: pipelined bytes wait in the kernel. Read
-            // interest is dropped only now that such bytes exist, which saves two epoll_ctl calls
-            // per request in the usual one-request-at-a-time case. Only a dead socket matters now.
-            if !events.isDisjoint(with: [.hangup, .error]) {
-                close(connection)
-            } else if case .writing = connection.phase {
-                setInterest(connection, [.writable])
-            } else {
-                setInterest(connection, [])
-            }
-        case .lingering:
-            discardInput(connection)
-        case .idle, .readingHead, .readingBody:
-            read(connection)
+        // Read interest stays on while a request is answered and is dropped only once pipelined
+        // bytes exist, which saves two epoll_ctl calls per request in the usual case.
+        if !events.isDisjoint(with: [.hangup, .error]) {
+            perform(connection.machine.peerClosed(), connection)
+        } else {
+            perform(connection.machine.socketReadable(), connection)
         }
     }
 
@@ -166,13 +207,13 @@ final class ConnectionLoop {
         do {
             result = try connection.socket.receive(into: readBuffer)
         } catch {
-            close(connection)
+            perform(connection.machine.peerClosed(), connection)
             return
         }
         guard case .value(let count) = result else { return }
         guard count > 0 else {
             // End of stream: an idle client left, or a client abandoned its request.
-            close(connection)
+            perform(connection.machine.peerClosed(), connection)
             return
         }
         connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
@@ -184,35 +225,27 @@ final class ConnectionLoop {
         switch result {
         case .value(let count) where count > 0: return
         case .wouldBlock: return
-        default: close(connection)
+        default: perform(connection.machine.peerClosed(), connection)
         }
     }
 
-    /// Parses and dispatches as many buffered requests as possible, one at a time and in order.
+    /// Parses and dispatches as many buffered requests as the machine allows, one at a time and in order.
     private func advance(_ connection: Connection) {
-        while !connection.isClosed {
-            switch connection.phase {
-            case .idle:
-                guard connection.inputStart < connection.input.count else { return }
-                connection.beginRequest(at: now)
-            case .readingHead, .readingBody:
-                break
-            case .processing, .writing, .lingering:
-                return
-            }
+        while !connection.isClosed && connection.hasBufferedInput {
+            guard connection.machine.inputBuffered(at: now) == .parse else { return }
             let start = connection.inputStart
             let result = connection.input.withUnsafeBytes { buffer in
                 connection.parser.parse(UnsafeRawBufferPointer(rebasing: buffer[start...]))
             }
             switch result {
             case .needMoreData:
-                if connection.parser.isHeadComplete, case .readingHead = connection.phase {
-                    connection.phase = .readingBody
-                    if connection.parser.expectsContinue { sendContinue(connection) }
+                if connection.parser.isHeadComplete {
+                    perform(
+                        connection.machine.headComplete(expectsContinue: connection.parser.expectsContinue), connection)
                 }
                 return
             case .failure(let error):
-                respond(connection, .error(error.status, .invalidRequest), close: true)
+                perform(connection.machine.parseFailed(at: now), connection, response: .error(error.status, .invalidRequest))
                 return
             case .request(let head, let body, let consumed):
                 connection.inputStart += consumed
@@ -228,34 +261,38 @@ final class ConnectionLoop {
         let sent = ConnectionLoop.continueResponse.withUnsafeBytes { try? connection.socket.send($0) }
         // Nothing else has been written on this request, so the 25 bytes fit unless the socket is dead.
         guard case .value(ConnectionLoop.continueResponse.count) = sent else {
-            close(connection)
+            perform(connection.machine.peerClosed(), connection)
             return
         }
     }
 
     private func dispatch(_ connection: Connection, head: RequestHead, body: [UInt8]) {
-        connection.serial &+= 1
-        connection.keepAlive = head.keepAlive
         connection.isHTTP10 = head.version == .http10
         connection.methodLabel = ConnectionLoop.standardMethods.contains(head.method) ? head.method : "other"
+        let action = connection.machine.requestParsed(keepAlive: head.keepAlive)
+        guard case .dispatch(let serial, let deadline) = action else {
+            perform(action, connection)
+            return
+        }
         switch server.router.decide(head) {
         case .reject(let response, let label):
             connection.routeLabel = label
-            respond(connection, response, close: false)
+            perform(connection.machine.responseReady(serial: serial, at: now), connection, response: response)
         case .handle(let route):
             connection.routeLabel = route.label
             let request = Request(
-                head: head, body: body, peerAddress: connection.peer, firstByteAt: connection.firstByteAt)
+                head: head, body: body, peerAddress: connection.peer, firstByteAt: connection.machine.requestStart,
+                deadline: deadline)
             if route.runsOnEventLoop {
-                respond(connection, route.handler(request), close: false)
+                let response = route.handler(request)
+                perform(connection.machine.responseReady(serial: serial, at: now), connection, response: response)
                 return
             }
-            let item = WorkItem(
-                connectionID: connection.id, serial: connection.serial, request: request, handler: route.handler)
-            if server.queue.tryEnqueue(item) {
-                connection.phase = .processing
-            } else {
-                respond(connection, .error(503, .temporarilyUnavailable), close: true)
+            let item = WorkItem(connectionID: connection.id, serial: serial, request: request, handler: route.handler)
+            if !server.queue.tryEnqueue(item) {
+                perform(
+                    connection.machine.responseReady(serial: serial, mustClose: true, at: now), connection,
+                    response: .error(503, .temporarilyUnavailable))
             }
         }
     }
@@ -270,32 +307,31 @@ final class ConnectionLoop {
             return batch
         }
         for completion in batch {
-            // A connection that timed out, closed or moved on drops the late response (PROTOCOL.md §1).
-            guard let connection = connections[completion.connectionID], connection.serial == completion.serial,
-                case .processing = connection.phase
-            else { continue }
-            respond(connection, completion.response, close: false)
+            // Connection ids are never reused: a closed connection's response is dropped here, a
+            // timed-out request's by its machine (docs/protocol.md §1).
+            guard let connection = connections[completion.connectionID] else { continue }
+            perform(
+                connection.machine.responseReady(serial: completion.serial, at: now), connection,
+                response: completion.response)
             advance(connection)
         }
     }
 
-    /// Encodes `response`, logs it, and starts writing. The connection closes afterwards when asked,
-    /// when the client did not ask for keep-alive, or while draining (PROTOCOL.md §9).
-    private func respond(_ connection: Connection, _ response: Response, close: Bool) {
-        let closing = close || !connection.keepAlive || draining
+    /// Encodes `response`, logs it, and starts writing.
+    private func write(_ connection: Connection, _ response: Response, close: Bool) {
         ResponseEncoder.encode(
-            response, close: closing, keepAliveHTTP10: !closing && connection.isHTTP10, into: &connection.output)
+            response, close: close, keepAliveHTTP10: !close && connection.isHTTP10, into: &connection.output)
         server.accessLog(
             AccessLogEntry(
                 route: connection.routeLabel, method: connection.methodLabel, status: response.status,
-                durationMilliseconds: connection.firstByteAt.duration(to: now).milliseconds))
-        connection.closeAfterWrite = closing
-        connection.phase = .writing(since: now)
+                durationMilliseconds: connection.machine.requestStart.duration(to: now).milliseconds))
+        connection.routeLabel = Router.unknownLabel
+        connection.methodLabel = "unknown"
         flush(connection)
     }
 
     private func flush(_ connection: Connection) {
-        guard case .writing = connection.phase else { return }
+        guard !connection.output.isEmpty else { return }
         while connection.outputStart < connection.output.count {
             let start = connection.outputStart
             let result = connection.output.withUnsafeBytes { buffer in
@@ -307,31 +343,16 @@ final class ConnectionLoop {
             case .success(.value(let count)):
                 connection.outputStart += count
             case .success(.wouldBlock):
-                setInterest(connection, [.writable])
+                perform(connection.machine.writePartial(), connection)
                 return
             case .failure:
-                close(connection)
+                perform(connection.machine.peerClosed(), connection)
                 return
             }
         }
         connection.output.removeAll(keepingCapacity: true)
         connection.outputStart = 0
-        if connection.closeAfterWrite {
-            startLingering(connection)
-        } else {
-            connection.phase = .idle(since: now)
-            setInterest(connection, ConnectionLoop.readInterest)
-        }
-    }
-
-    /// Half-closes after a closing response and discards what the client still sends, so the
-    /// response is not lost to a TCP reset (RFC 9112 §9.6).
-    private func startLingering(_ connection: Connection) {
-        connection.socket.shutdownWrite()
-        connection.phase = .lingering(until: now.advanced(by: configuration.lingerTimeout))
-        connection.input = []
-        connection.inputStart = 0
-        setInterest(connection, ConnectionLoop.readInterest)
+        perform(connection.machine.writeCompleted(at: now), connection)
     }
 
     // MARK: timeouts, drain, closing
@@ -343,24 +364,10 @@ final class ConnectionLoop {
             try? epoll.modify(listening, id: ConnectionLoop.listenerID, events: .readable)
         }
         if let deadline = drainDeadline, now >= deadline {
-            for connection in connections.values { close(connection) }
+            for connection in connections.values { perform(connection.machine.drainDeadlinePassed(), connection) }
             return
         }
-        for connection in connections.values {
-            let decision = connection.phase.timeoutDecision(
-                firstByteAt: connection.firstByteAt, now: now, draining: draining, configuration: configuration)
-            switch decision {
-            case .keep: break
-            case .close: close(connection)
-            case .requestTimeout: timeOut(connection)
-            }
-        }
-    }
-
-    /// PROTOCOL.md §1: 408 `request_timeout`, then close. A handler still running finishes in the
-    /// background; its response is dropped because the phase no longer is `.processing`.
-    private func timeOut(_ connection: Connection) {
-        respond(connection, .error(408, .requestTimeout), close: true)
+        for connection in connections.values { perform(connection.machine.tick(at: now), connection) }
     }
 
     private func beginDrain() {
@@ -374,11 +381,9 @@ final class ConnectionLoop {
         let timeout = override >= 0 ? Duration.nanoseconds(override) : configuration.drainTimeout
         drainDeadline = now.advanced(by: timeout)
         for connection in connections.values {
-            guard case .idle = connection.phase else { continue }
-            // Bytes already in the kernel count as an arrived first byte (PROTOCOL.md §9): read them
-            // before deciding that the connection is idle.
-            read(connection)
-            if case .idle = connection.phase, connection.inputStart == connection.input.count { close(connection) }
+            perform(connection.machine.drainBegun(), connection)
+            // Still idle after reading what the kernel held: closed at once (docs/protocol.md §9).
+            perform(connection.machine.tick(at: now), connection)
         }
         if drainDeadline! <= now { sweep() }
     }
@@ -389,14 +394,13 @@ final class ConnectionLoop {
             try epoll.modify(connection.socket.rawValue, id: connection.id, events: interest)
             connection.interest = interest
         } catch {
-            close(connection)
+            perform(connection.machine.peerClosed(), connection)
         }
     }
 
     private func close(_ connection: Connection) {
-        guard !connection.isClosed else { return }
-        connection.isClosed = true
         epoll.remove(connection.socket.rawValue)
         connections[connection.id] = nil
+        admission.release(peer: connection.peer)
     }
 }

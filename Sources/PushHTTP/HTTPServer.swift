@@ -160,10 +160,10 @@ public final class HTTPServer: Sendable {
 
     private func runWorker() {
         while let item = queue.dequeue() {
-            let response = item.handler(item.request)
+            guard let completion = item.run(at: .now()) else { continue }
             let wasEmpty = completions.withLock { pending in
                 let wasEmpty = pending.isEmpty
-                pending.append(WorkCompletion(connectionID: item.connectionID, serial: item.serial, response: response))
+                pending.append(completion)
                 return wasEmpty
             }
             // One wake-up per batch: the loop drains the whole list each time it is woken.
@@ -178,6 +178,14 @@ struct WorkItem: Sendable {
     let serial: UInt64
     let request: Request
     let handler: @Sendable (Request) -> Response
+
+    /// Runs the handler, unless the request's 408 has already fired: work not begun when the 408
+    /// goes out never begins (docs/protocol.md §1). A dropped item has no completion; the loop
+    /// answers it with the 408.
+    func run(at now: MonotonicInstant) -> WorkCompletion? {
+        guard !request.isPastDeadline(at: now) else { return nil }
+        return WorkCompletion(connectionID: connectionID, serial: serial, response: handler(request))
+    }
 }
 
 /// A handler's response on its way back to the event loop.

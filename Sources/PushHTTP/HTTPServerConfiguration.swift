@@ -6,11 +6,17 @@ public struct HTTPServerConfiguration: Sendable {
     public var workerCount: Int = 16
     /// Open connections beyond this get a fast 503 `temporarily_unavailable` and are closed.
     public var maxConnections: Int = 1024
+    /// Open connections from one peer address beyond this get the same 503 (docs/protocol.md §1).
+    public var maxConnectionsPerPeer: Int = 256
+    /// Peers exempt from `maxConnectionsPerPeer` (trusted proxies), given the numeric peer address.
+    /// Asked only when a peer is at its limit.
+    public var isExemptFromPeerLimit: @Sendable (_ peerAddress: String) -> Bool = { _ in false }
     /// Complete requests waiting for a worker; when full, further requests get the same 503.
     public var maxQueuedRequests: Int = 256
     /// Request line plus header fields (PROTOCOL.md §1: 16 KiB); over it → 431.
     public var maxHeaderBytes: Int = HTTPRequestParser.defaultMaxHeaderBytes
-    /// Head not complete this long after the request's first byte → 408 and close.
+    /// Head not complete this long after the request's first byte (for the first request on a
+    /// connection: after accept, so a silent connection is closed too) → 408 and close.
     public var headerTimeout: Duration = .seconds(10)
     /// Head and body not read, or the handler not finished, this long after the first byte → 408 and close.
     public var requestTimeout: Duration = .seconds(20)

@@ -9,16 +9,24 @@ public struct Request: Sendable {
     public let peerAddress: String
     /// When the first byte of this request arrived; PROTOCOL.md §1 measures timeouts from here.
     public let firstByteAt: MonotonicInstant
+    /// When this request's 408 fires. Work not begun by then must never begin (docs/protocol.md §1):
+    /// handlers check it right before committing anything.
+    public let deadline: MonotonicInstant
 
+    /// `deadline` defaults to the standard 20 s request timeout after `firstByteAt`.
     public init(
         head: RequestHead, body: [UInt8] = [], peerAddress: String = "127.0.0.1",
-        firstByteAt: MonotonicInstant = .now()
+        firstByteAt: MonotonicInstant = .now(), deadline: MonotonicInstant? = nil
     ) {
         self.head = head
         self.body = body
         self.peerAddress = peerAddress
         self.firstByteAt = firstByteAt
+        self.deadline = deadline ?? firstByteAt.advanced(by: .seconds(20))
     }
+
+    /// Whether the 408 of this request has fired by `now`.
+    public func isPastDeadline(at now: MonotonicInstant = .now()) -> Bool { now >= deadline }
 
     public var method: String { head.method }
     public var path: String { head.path }

@@ -103,7 +103,7 @@ def main():
     everything["serviceMonitor"]["enabled"] = True
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
-    everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096}
+    everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512}
     everything["profiles"].append({
         "id": "example-ios-sandbox", "appId": "ABCDE12345.com.example.app", "apnsTopic": "com.example.app",
         "apnsEnvironment": "sandbox", "appAttestEnvironment": "development", "auth": "certificate"})

@@ -175,8 +175,9 @@ extension GatewayConfiguration {
         let challengeRate = reader.integer("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
         let reaperInterval = reader.integer("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", in: 1...86_400, default: 60)
         let maxConnections = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS", in: 1...1_000_000, default: 1024)
+        let perPeer = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER", in: 1...1_000_000, default: 256)
         guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate,
-            let reaperInterval, let maxConnections
+            let reaperInterval, let maxConnections, let perPeer
         else {
             return nil
         }
@@ -184,7 +185,7 @@ extension GatewayConfiguration {
             maxGrantLifetimeSeconds: grant, maxInstallationLifetimeSeconds: installation, endpointQuotaMax: quotaMax,
             endpointQuotaWindowSeconds: quotaWindow, relayRatePerSecond: relayRate,
             challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval,
-            maxConnections: Int(maxConnections))
+            maxConnections: Int(maxConnections), maxConnectionsPerPeer: Int(perPeer))
     }
 
     private static func logLevel(_ reader: inout EnvironmentReader) -> LogLevel? {

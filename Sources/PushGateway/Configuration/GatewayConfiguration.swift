@@ -36,6 +36,9 @@ public struct GatewayConfiguration: Sendable {
     /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
     /// docs/decisions/0150).
     public let maxConnections: Int
+    /// Open connections from one peer address before answering 503; trusted proxies are exempt
+    /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
+    public let maxConnectionsPerPeer: Int
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -89,6 +92,7 @@ public struct GatewayConfiguration: Sendable {
         self.challengeRatePerMinute = limits.challengeRatePerMinute
         self.reaperIntervalSeconds = limits.reaperIntervalSeconds
         self.maxConnections = limits.maxConnections
+        self.maxConnectionsPerPeer = limits.maxConnectionsPerPeer
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
@@ -111,6 +115,7 @@ public struct GatewayConfiguration: Sendable {
         var challengeRatePerMinute: Int64
         var reaperIntervalSeconds: Int64
         var maxConnections: Int
+        var maxConnectionsPerPeer: Int
     }
 
     struct TestingOverrides {

@@ -61,6 +61,8 @@ struct DeliveryRoute: Sendable {
             grant: grant, relayPublicKey: relay, authEventID: authorization.eventID,
             authEventCreatedAt: authorization.createdAt, requestID: delivery.requestID,
             requestExpiresAt: delivery.expiresAt, now: now)
+        // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
+        guard !request.isPastDeadline() else { return .error(408, .requestTimeout) }
         let decision: AdmissionDecision
         do {
             decision = try ledger.admit(admission)

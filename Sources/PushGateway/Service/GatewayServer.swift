@@ -19,6 +19,11 @@ public final class GatewayServer: Sendable {
         // Handlers block on PostgreSQL and APNs; more workers than the database pool only queue there.
         publicConfiguration.workerCount = 32
         publicConfiguration.maxConnections = application.configuration.maxConnections
+        publicConfiguration.maxConnectionsPerPeer = application.configuration.maxConnectionsPerPeer
+        let trustedProxies = application.configuration.trustedProxies
+        publicConfiguration.isExemptFromPeerLimit = { peer in
+            trustedProxies.contains(IPAddressLiteral.parse(peer[...]) ?? [])
+        }
         tuning(&publicConfiguration)
         var privateConfiguration = HTTPServerConfiguration(
             listen: privateListen ?? application.configuration.healthListen.description)
