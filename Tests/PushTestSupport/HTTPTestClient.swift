@@ -34,11 +34,25 @@ public final class HTTPTestClient {
     private let socket: FileDescriptor
     private var buffer: [UInt8] = []
 
-    /// Connects to `127.0.0.1:port`; reads time out after `timeout`.
-    public init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(5)) throws(HTTPTestClientError) {
+    /// Connects to `host:port` (IPv4); reads time out after `timeout`. With `source`, the socket is
+    /// first bound to that local address (e.g. `127.0.0.2`, a second loopback peer).
+    public init(
+        port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = .seconds(5)
+    ) throws(HTTPTestClientError) {
         let raw = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard raw >= 0 else { throw .system(SystemError(function: "socket", code: errno)) }
         socket = FileDescriptor(owning: raw)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(raw, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw .system(SystemError(function: "bind", code: errno)) }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

@@ -1,0 +1,150 @@
+import Glibc
+import PushHTTP
+import PushSystem
+import PushTestSupport
+import Testing
+
+/// Reads the one response a rejected or timed-out connection gets, then checks that it was closed.
+private func finalStatus(_ client: HTTPTestClient) -> Int? {
+    guard let response = try? client.readResponse() else { return nil }
+    guard (try? client.isClosedByPeer()) == true else { return nil }
+    return response.status
+}
+
+private func servesHello(_ client: HTTPTestClient) throws -> Bool {
+    try client.send(getHello)
+    return try client.readResponse().status == 200
+}
+
+@Suite("Connection limits and timeouts from accept, live (security findings 2 and 3)", .serialized)
+struct ConnectionLimitsLiveTests {
+    @Test("a connection that never sends a byte gets 408 at the header timeout after accept and is closed")
+    func silentConnectionTimedFromAccept() throws {
+        let live = try LiveServer { $0.headerTimeout = .milliseconds(500) }
+        let start = MonotonicInstant.now()
+        let silent = try live.client()
+        let response = try silent.readResponse()
+        let waited = elapsed(since: start)
+        #expect(response.status == 408)
+        #expect(response.bodyText == "{\"error\":\"request_timeout\"}")
+        #expect(response.header("connection") == "close")
+        #expect(waited >= .milliseconds(500) && waited < .seconds(2), "closed after \(waited)")
+        #expect(try silent.isClosedByPeer())
+    }
+
+    @Test("a first request trickling in is timed from accept, not from its first byte")
+    func firstRequestTimedFromAccept() throws {
+        let live = try LiveServer { $0.headerTimeout = .milliseconds(600) }
+        let start = MonotonicInstant.now()
+        let client = try live.client()
+        var pause = timespec(tv_sec: 0, tv_nsec: 400_000_000)
+        nanosleep(&pause, nil)
+        try client.send("GET /hello HTTP/1.1\r\n")
+        let response = try client.readResponse()
+        let waited = elapsed(since: start)
+        #expect(response.status == 408)
+        // From the first byte it would have been 1 s.
+        #expect(waited >= .milliseconds(600) && waited < .milliseconds(950), "408 after \(waited)")
+    }
+
+    @Test("silent connections holding the connection cap give it back at the header timeout")
+    func silentConnectionsFreeTheCap() throws {
+        let live = try LiveServer {
+            $0.maxConnections = 50
+            $0.headerTimeout = .milliseconds(800)
+        }
+        let start = MonotonicInstant.now()
+        var silent = try (0..<50).map { _ in try live.client() }
+        // Accepted after the 50 (the kernel's accept queue is in order): the cap is full.
+        #expect(finalStatus(try HTTPTestClient(port: live.port, source: "127.0.0.2")) == 503)
+        #expect(silent.allSatisfy { finalStatus($0) == 408 })
+        #expect(elapsed(since: start) >= .milliseconds(800) && elapsed(since: start) < .seconds(3))
+        // Their side closed, the gateway ends its linger at once.
+        silent.removeAll()
+        #expect(eventually { (try? servesHello(HTTPTestClient(port: live.port, source: "127.0.0.2"))) == true })
+    }
+
+    @Test(
+        "2,000 silent connections from 127.0.0.1 do not stop a client on 127.0.0.2 from being served, and are all closed at the header timeout after accept"
+    )
+    func twoThousandSilentConnections() throws {
+        let count = 2000
+        #expect(try OpenFileLimit.raiseSoftToHard().soft >= UInt64(2 * count + 256))
+        let headerTimeout = Duration.seconds(2)
+        let live = try LiveServer { $0.headerTimeout = headerTimeout }
+        var silent: [(client: HTTPTestClient, connectedAt: MonotonicInstant)] = []
+        silent.reserveCapacity(count)
+        for _ in 0..<count { silent.append((try live.client(), .now())) }
+        let lastConnect = MonotonicInstant.now()
+
+        let other = try HTTPTestClient(port: live.port, source: "127.0.0.2")
+        #expect(try servesHello(other))
+
+        var statuses: [Int: Int] = [:]
+        for (client, connectedAt) in silent {
+            let status = finalStatus(client)
+            statuses[status ?? 0, default: 0] += 1
+            if status == 408 {
+                #expect(elapsed(since: connectedAt) >= headerTimeout)
+            }
+        }
+        // The first 256 (the per-peer cap) were held until their header timeout; the rest got a fast 503.
+        #expect(statuses == [408: 256, 503: count - 256], "\(statuses)")
+        #expect(elapsed(since: lastConnect) < headerTimeout + .seconds(2))
+        #expect(try servesHello(other))
+    }
+
+    @Test("the 257th connection from one peer gets 503 and is closed; another peer is still served")
+    func perPeerCap() throws {
+        let live = try LiveServer()
+        let held = try (0..<256).map { _ in try live.client() }
+        let rejected = try live.client()
+        let response = try rejected.readResponse()
+        #expect(response.status == 503)
+        #expect(response.bodyText == "{\"error\":\"temporarily_unavailable\"}")
+        #expect(response.header("connection") == "close")
+        #expect(try rejected.isClosedByPeer())
+        #expect(try servesHello(HTTPTestClient(port: live.port, source: "127.0.0.2")))
+        // The held connections are served as usual, and closing one frees a slot for its peer.
+        #expect(try servesHello(held[255]))
+        held[0].shutdown()
+        #expect(eventually { (try? servesHello(live.client())) == true })
+    }
+
+    @Test("a peer exempt from the per-peer cap (a trusted proxy) is not limited by it")
+    func exemptPeer() throws {
+        let live = try LiveServer {
+            $0.maxConnectionsPerPeer = 8
+            $0.isExemptFromPeerLimit = { $0 == "127.0.0.3" }
+        }
+        let proxied = try (0..<20).map { _ in try HTTPTestClient(port: live.port, source: "127.0.0.3") }
+        #expect(try proxied.allSatisfy { try servesHello($0) })
+        let limited = try (0..<9).map { _ in try live.client() }
+        #expect(finalStatus(limited[8]) == 503)
+        #expect(try servesHello(limited[7]))
+    }
+
+    @Test("a queued request whose 408 went out never runs (finding 3)")
+    func queuedPastDeadlineNeverRuns() throws {
+        let live = try LiveServer {
+            $0.workerCount = 1
+            $0.requestTimeout = .milliseconds(500)
+        }
+        let running = try live.client()
+        try running.send(post("/slow", "{}"))
+        live.slow.started.wait()
+        let queued = try live.client()
+        try queued.send(post("/slow", "{}"))
+        #expect(eventually { live.server.queuedRequestCount == 1 })
+        #expect(try running.readResponse().status == 408)
+        #expect(try queued.readResponse().status == 408)
+        live.slow.gate.open()
+        live.slow.finished.wait()
+        // The worker is free now; the queued item must be dropped, not run.
+        #expect(eventually { live.server.queuedRequestCount == 0 })
+        var pause = timespec(tv_sec: 0, tv_nsec: 200_000_000)
+        nanosleep(&pause, nil)
+        #expect(live.slow.starts == 1)
+        #expect(live.accessLog.all.map(\.status) == [408, 408])
+    }
+}

@@ -1,0 +1,433 @@
+import PushSystem
+import Synchronization
+import Testing
+
+@testable import PushHTTP
+
+typealias Machine = HTTPConnectionStateMachine
+typealias MachineState = HTTPConnectionStateMachine.State
+typealias MachineAction = HTTPConnectionStateMachine.Action
+
+/// Accept happens at t0; everything else is given in seconds after it.
+private let t0 = MonotonicInstant(nanoseconds: 1_000_000_000_000)
+private func at(_ seconds: Double) -> MonotonicInstant { t0.advanced(by: .milliseconds(Int64(seconds * 1000))) }
+private let timeouts = Machine.Timeouts(header: .seconds(10), request: .seconds(20), idle: .seconds(60), linger: .seconds(2))
+
+/// Every state a connection can be in, each reached through the events that lead there.
+enum MachineFixture: String, CaseIterable, CustomStringConvertible {
+    case idleBeforeFirstRequest, readingHead, readingBody, processing, writingKeepAlive, idleAfterResponse
+    case writingClose, lingering, closed
+
+    var description: String { rawValue }
+
+    /// Instants used on the way: the first byte at 1 s, the response at 2 s, written at 3 s.
+    var machine: Machine {
+        var machine = Machine(acceptedAt: t0, timeouts: timeouts)
+        if self == .idleBeforeFirstRequest { return machine }
+        if self == .closed {
+            _ = machine.peerClosed()
+            return machine
+        }
+        _ = machine.inputBuffered(at: at(1))
+        if self == .readingHead { return machine }
+        _ = machine.headComplete(expectsContinue: false)
+        if self == .readingBody { return machine }
+        let closing = self == .writingClose || self == .lingering
+        _ = machine.requestParsed(keepAlive: !closing)
+        if self == .processing { return machine }
+        _ = machine.responseReady(serial: 1, at: at(2))
+        if self == .writingKeepAlive || self == .writingClose { return machine }
+        _ = machine.writeCompleted(at: at(3))
+        return machine
+    }
+
+    var state: MachineState {
+        switch self {
+        case .idleBeforeFirstRequest: .idle(since: t0, firstRequest: true)
+        case .readingHead: .readingHead(start: t0)
+        case .readingBody: .readingBody(start: t0)
+        case .processing: .processing(start: t0, serial: 1, keepAlive: true)
+        case .writingKeepAlive: .writing(since: at(2), closeAfter: false)
+        case .idleAfterResponse: .idle(since: at(3), firstRequest: false)
+        case .writingClose: .writing(since: at(2), closeAfter: true)
+        case .lingering: .lingering(until: at(5))
+        case .closed: .closed
+        }
+    }
+}
+
+/// Applies `event` to a fresh machine in `fixture`'s state and checks the action and the next state.
+private func expectTransition(
+    _ fixture: MachineFixture, _ event: (inout Machine) -> MachineAction, _ action: MachineAction, _ state: MachineState? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    var machine = fixture.machine
+    let performed = event(&machine)
+    #expect(performed == action, "\(fixture)", sourceLocation: sourceLocation)
+    #expect(machine.state == (state ?? fixture.state), "\(fixture)", sourceLocation: sourceLocation)
+}
+
+private let writingTimeout: MachineState = .writing(since: at(30), closeAfter: true)
+
+@Suite("HTTP/1.1 connection state machine (pure, every event in every state)")
+struct HTTPConnectionStateMachineTests {
+    @Test("each fixture is the state its events lead to", arguments: MachineFixture.allCases)
+    func fixtures(_ fixture: MachineFixture) {
+        #expect(fixture.machine.state == fixture.state)
+    }
+
+    @Test("a readable socket is read while a request is awaited or read, and otherwise not", arguments: MachineFixture.allCases)
+    func socketReadable(_ fixture: MachineFixture) {
+        let expected: MachineAction =
+            switch fixture {
+            case .idleBeforeFirstRequest, .idleAfterResponse, .readingHead, .readingBody: .read
+            case .processing: .stopReading
+            case .writingKeepAlive, .writingClose: .awaitWritable
+            case .lingering: .discardInput
+            case .closed: .wait
+            }
+        expectTransition(fixture, { $0.socketReadable() }, expected)
+    }
+
+    // MARK: idle, and the first request timed from accept (finding 2)
+
+    @Test("the first request's clock starts at accept, not at its first byte")
+    func firstRequestTimedFromAccept() {
+        expectTransition(.idleBeforeFirstRequest, { $0.inputBuffered(at: at(7)) }, .parse, .readingHead(start: t0))
+        var machine = MachineFixture.idleBeforeFirstRequest.machine
+        _ = machine.inputBuffered(at: at(7))
+        #expect(machine.requestStart == t0)
+        #expect(machine.tick(at: at(9.999)) == .wait)
+        #expect(machine.tick(at: at(10)) == .writeRequestTimeout)
+    }
+
+    @Test("a later request's clock starts at its first byte")
+    func keepAliveRequestTimedFromFirstByte() {
+        expectTransition(.idleAfterResponse, { $0.inputBuffered(at: at(50)) }, .parse, .readingHead(start: at(50)))
+        var machine = MachineFixture.idleAfterResponse.machine
+        _ = machine.inputBuffered(at: at(50))
+        #expect(machine.requestStart == at(50))
+        #expect(machine.tick(at: at(59.999)) == .wait)
+        #expect(machine.tick(at: at(60)) == .writeRequestTimeout)
+    }
+
+    @Test("a connection that never sends a byte gets 408 at the header timeout after accept")
+    func silentConnectionTimesOut() {
+        expectTransition(.idleBeforeFirstRequest, { $0.tick(at: at(9.999)) }, .wait)
+        expectTransition(.idleBeforeFirstRequest, { $0.tick(at: at(10)) }, .writeRequestTimeout, .writing(since: at(10), closeAfter: true))
+    }
+
+    @Test("an idle keep-alive connection closes silently at the idle timeout, not at the header timeout")
+    func idleKeepAliveCloses() {
+        expectTransition(.idleAfterResponse, { $0.tick(at: at(62.999)) }, .wait)
+        expectTransition(.idleAfterResponse, { $0.tick(at: at(63)) }, .close, .closed)
+    }
+
+    @Test("events that belong to a request in progress change nothing on an idle connection")
+    func idleIgnoresRequestEvents() {
+        for fixture in [MachineFixture.idleBeforeFirstRequest, .idleAfterResponse] {
+            expectTransition(fixture, { $0.headComplete(expectsContinue: true) }, .wait)
+            expectTransition(fixture, { $0.parseFailed(at: at(4)) }, .wait)
+            expectTransition(fixture, { $0.requestParsed(keepAlive: true) }, .wait)
+            expectTransition(fixture, { $0.writeCompleted(at: at(4)) }, .wait)
+            expectTransition(fixture, { $0.writePartial() }, .wait)
+        }
+    }
+
+    // MARK: reading head and body
+
+    @Test("a complete head moves to the body and asks for 100 Continue only when the client expects it")
+    func headComplete() {
+        expectTransition(.readingHead, { $0.headComplete(expectsContinue: true) }, .sendContinue, .readingBody(start: t0))
+        expectTransition(.readingHead, { $0.headComplete(expectsContinue: false) }, .wait, .readingBody(start: t0))
+        // The parser reports the complete head again with every body byte: 100 Continue goes out once.
+        expectTransition(.readingBody, { $0.headComplete(expectsContinue: true) }, .wait)
+    }
+
+    @Test("more input while reading is parsed, without restarting the request's clock")
+    func inputWhileReading() {
+        expectTransition(.readingHead, { $0.inputBuffered(at: at(4)) }, .parse)
+        expectTransition(.readingBody, { $0.inputBuffered(at: at(4)) }, .parse)
+    }
+
+    @Test("the head must be complete at the header timeout, head and body at the request timeout")
+    func readingTimeouts() {
+        expectTransition(.readingHead, { $0.tick(at: at(9.999)) }, .wait)
+        expectTransition(.readingHead, { $0.tick(at: at(10)) }, .writeRequestTimeout, .writing(since: at(10), closeAfter: true))
+        expectTransition(.readingBody, { $0.tick(at: at(19.999)) }, .wait)
+        expectTransition(.readingBody, { $0.tick(at: at(30)) }, .writeRequestTimeout, writingTimeout)
+    }
+
+    @Test("a parse error while reading is answered and closes the connection")
+    func parseFailed() {
+        for fixture in [MachineFixture.readingHead, .readingBody] {
+            expectTransition(fixture, { $0.parseFailed(at: at(4)) }, .writeResponse(close: true), .writing(since: at(4), closeAfter: true))
+        }
+    }
+
+    @Test("a parsed request is dispatched with a new serial and the 408 instant as its deadline")
+    func requestParsed() {
+        expectTransition(
+            .readingHead, { $0.requestParsed(keepAlive: true) }, .dispatch(serial: 1, deadline: at(20)),
+            .processing(start: t0, serial: 1, keepAlive: true))
+        expectTransition(
+            .readingBody, { $0.requestParsed(keepAlive: false) }, .dispatch(serial: 1, deadline: at(20)),
+            .processing(start: t0, serial: 1, keepAlive: false))
+    }
+
+    @Test("a second request on the connection gets the next serial and its own deadline")
+    func secondRequestSerial() {
+        var machine = MachineFixture.idleAfterResponse.machine
+        #expect(machine.inputBuffered(at: at(40)) == .parse)
+        #expect(machine.requestParsed(keepAlive: true) == .dispatch(serial: 2, deadline: at(60)))
+        // The first request's response, arriving now, belongs to nobody.
+        #expect(machine.responseReady(serial: 1, at: at(41)) == .dropLateResponse)
+        #expect(machine.responseReady(serial: 2, at: at(41)) == .writeResponse(close: false))
+    }
+
+    // MARK: processing and the late response
+
+    @Test("a response in time is written; the connection stays unless the client or the queue says otherwise")
+    func responseInTime() {
+        expectTransition(
+            .processing, { $0.responseReady(serial: 1, at: at(19.9)) }, .writeResponse(close: false),
+            .writing(since: at(19.9), closeAfter: false))
+        expectTransition(
+            .processing, { $0.responseReady(serial: 1, mustClose: true, at: at(2)) }, .writeResponse(close: true),
+            .writing(since: at(2), closeAfter: true))
+        var closing = MachineFixture.readingBody.machine
+        _ = closing.requestParsed(keepAlive: false)
+        #expect(closing.responseReady(serial: 1, at: at(2)) == .writeResponse(close: true))
+    }
+
+    @Test("a request still being answered at the request timeout gets 408")
+    func processingTimesOut() {
+        expectTransition(.processing, { $0.tick(at: at(19.999)) }, .wait)
+        expectTransition(.processing, { $0.tick(at: at(30)) }, .writeRequestTimeout, writingTimeout)
+    }
+
+    @Test("a worker response arriving after the 408 is dropped")
+    func lateResponseAfter408IsDropped() {
+        var machine = MachineFixture.processing.machine
+        #expect(machine.tick(at: at(20)) == .writeRequestTimeout)
+        #expect(machine.responseReady(serial: 1, at: at(20.1)) == .dropLateResponse)
+        #expect(machine.state == .writing(since: at(20), closeAfter: true))
+        #expect(machine.writeCompleted(at: at(20.2)) == .linger(until: at(22.2)))
+        #expect(machine.responseReady(serial: 1, at: at(21)) == .dropLateResponse)
+        #expect(machine.state == .lingering(until: at(22.2)))
+    }
+
+    @Test("a response ready past its deadline becomes the 408 even before the sweep has noticed")
+    func responsePastDeadlineBecomes408() {
+        expectTransition(
+            .processing, { $0.responseReady(serial: 1, at: at(20)) }, .writeRequestTimeout,
+            .writing(since: at(20), closeAfter: true))
+    }
+
+    @Test("a response for another serial is dropped in every state and changes nothing", arguments: MachineFixture.allCases)
+    func staleSerialDropped(_ fixture: MachineFixture) {
+        expectTransition(fixture, { $0.responseReady(serial: 7, at: at(4)) }, .dropLateResponse)
+    }
+
+    @Test("a response for the current serial outside processing is dropped", arguments: MachineFixture.allCases)
+    func currentSerialOutsideProcessing(_ fixture: MachineFixture) {
+        guard fixture != .processing else { return }
+        expectTransition(fixture, { $0.responseReady(serial: 1, at: at(4)) }, .dropLateResponse)
+    }
+
+    @Test("while a request is answered, more input waits and reading events change nothing")
+    func processingIgnoresReading() {
+        expectTransition(.processing, { $0.inputBuffered(at: at(4)) }, .wait)
+        expectTransition(.processing, { $0.headComplete(expectsContinue: true) }, .wait)
+        expectTransition(.processing, { $0.parseFailed(at: at(4)) }, .wait)
+        expectTransition(.processing, { $0.requestParsed(keepAlive: true) }, .wait)
+        expectTransition(.processing, { $0.writeCompleted(at: at(4)) }, .wait)
+        expectTransition(.processing, { $0.writePartial() }, .wait)
+    }
+
+    // MARK: writing and lingering
+
+    @Test("a written keep-alive response returns to idle and reads again: pipelined input is parsed next")
+    func writeCompletedKeepAlive() {
+        expectTransition(.writingKeepAlive, { $0.writeCompleted(at: at(3)) }, .resumeReading, .idle(since: at(3), firstRequest: false))
+        var machine = MachineFixture.writingKeepAlive.machine
+        _ = machine.writeCompleted(at: at(3))
+        #expect(machine.inputBuffered(at: at(3)) == .parse)
+        #expect(machine.state == .readingHead(start: at(3)))
+    }
+
+    @Test("a written closing response lingers for the linger timeout, then closes")
+    func writeCompletedClosing() {
+        expectTransition(.writingClose, { $0.writeCompleted(at: at(3)) }, .linger(until: at(5)), .lingering(until: at(5)))
+        expectTransition(.lingering, { $0.tick(at: at(4.999)) }, .wait)
+        expectTransition(.lingering, { $0.tick(at: at(5)) }, .close, .closed)
+    }
+
+    @Test("a partial write waits for writability; a stalled reader is closed at the request timeout")
+    func writingStalls() {
+        for fixture in [MachineFixture.writingKeepAlive, .writingClose] {
+            expectTransition(fixture, { $0.writePartial() }, .awaitWritable)
+            expectTransition(fixture, { $0.tick(at: at(21.999)) }, .wait)
+            expectTransition(fixture, { $0.tick(at: at(22)) }, .close, .closed)
+        }
+    }
+
+    @Test("while writing or lingering, input and request events change nothing")
+    func writingAndLingeringIgnoreRequestEvents() {
+        for fixture in [MachineFixture.writingKeepAlive, .writingClose, .lingering] {
+            expectTransition(fixture, { $0.inputBuffered(at: at(4)) }, .wait)
+            expectTransition(fixture, { $0.headComplete(expectsContinue: true) }, .wait)
+            expectTransition(fixture, { $0.parseFailed(at: at(4)) }, .wait)
+            expectTransition(fixture, { $0.requestParsed(keepAlive: true) }, .wait)
+        }
+        expectTransition(.lingering, { $0.writeCompleted(at: at(4)) }, .wait)
+        expectTransition(.lingering, { $0.writePartial() }, .wait)
+    }
+
+    // MARK: closing
+
+    @Test("the peer leaving closes the connection in every state, once", arguments: MachineFixture.allCases)
+    func peerClosed(_ fixture: MachineFixture) {
+        expectTransition(fixture, { $0.peerClosed() }, fixture == .closed ? .wait : .close, .closed)
+    }
+
+    @Test("a closed connection does nothing on any event")
+    func closedIsFinal() {
+        expectTransition(.closed, { $0.inputBuffered(at: at(4)) }, .wait)
+        expectTransition(.closed, { $0.headComplete(expectsContinue: true) }, .wait)
+        expectTransition(.closed, { $0.parseFailed(at: at(4)) }, .wait)
+        expectTransition(.closed, { $0.requestParsed(keepAlive: true) }, .wait)
+        expectTransition(.closed, { $0.writeCompleted(at: at(4)) }, .wait)
+        expectTransition(.closed, { $0.writePartial() }, .wait)
+        expectTransition(.closed, { $0.tick(at: at(1000)) }, .wait)
+        expectTransition(.closed, { $0.drainBegun() }, .wait)
+        expectTransition(.closed, { $0.drainDeadlinePassed() }, .wait)
+    }
+
+    // MARK: drain
+
+    @Test("drain closes idle connections at once, after one last read for bytes already in the kernel")
+    func drainClosesIdleAtOnce() {
+        for fixture in [MachineFixture.idleBeforeFirstRequest, .idleAfterResponse] {
+            var machine = fixture.machine
+            #expect(machine.drainBegun() == .read, "\(fixture)")
+            #expect(machine.tick(at: at(3)) == .close, "\(fixture)")
+            #expect(machine.state == .closed, "\(fixture)")
+        }
+    }
+
+    @Test("drain lets a request whose first byte arrived finish, and closes after its response")
+    func drainFinishesRequestInFlight() {
+        var reading = MachineFixture.idleAfterResponse.machine
+        _ = reading.drainBegun()
+        // The last read found a request.
+        #expect(reading.inputBuffered(at: at(3)) == .parse)
+        #expect(reading.tick(at: at(3)) == .wait)
+        #expect(reading.requestParsed(keepAlive: true) == .dispatch(serial: 2, deadline: at(23)))
+        #expect(reading.responseReady(serial: 2, at: at(4)) == .writeResponse(close: true))
+        for fixture in [MachineFixture.readingHead, .readingBody, .processing, .writingKeepAlive, .lingering] {
+            expectTransition(fixture, { $0.drainBegun() }, .wait)
+            var machine = fixture.machine
+            _ = machine.drainBegun()
+            #expect(machine.tick(at: at(3)) == .wait, "\(fixture)")
+        }
+        var processing = MachineFixture.processing.machine
+        _ = processing.drainBegun()
+        #expect(processing.responseReady(serial: 1, at: at(4)) == .writeResponse(close: true))
+    }
+
+    @Test("at the drain deadline every open connection closes without a response", arguments: MachineFixture.allCases)
+    func drainDeadline(_ fixture: MachineFixture) {
+        expectTransition(fixture, { $0.drainDeadlinePassed() }, fixture == .closed ? .wait : .close, .closed)
+    }
+}
+
+@Suite("Connection admission: the connection cap and the per-peer cap (pure)")
+struct ConnectionAdmissionTests {
+    @Test("the connection over the per-peer cap is refused while another peer is admitted")
+    func perPeerCap() {
+        var admission = ConnectionAdmission(maxConnections: 1024, maxPerPeer: 256)
+        for _ in 0..<256 { #expect(admission.admit(peer: "127.0.0.1", isExempt: { _ in false }) == .accept) }
+        #expect(admission.admit(peer: "127.0.0.1", isExempt: { _ in false }) == .reject)
+        #expect(admission.admit(peer: "127.0.0.2", isExempt: { _ in false }) == .accept)
+        #expect(admission.openCount == 257)
+        #expect(admission.openCount(from: "127.0.0.1") == 256)
+    }
+
+    @Test("a closed connection frees its peer's slot and the listener's")
+    func releaseFreesSlot() {
+        var admission = ConnectionAdmission(maxConnections: 2, maxPerPeer: 1)
+        #expect(admission.admit(peer: "10.0.0.1", isExempt: { _ in false }) == .accept)
+        #expect(admission.admit(peer: "10.0.0.1", isExempt: { _ in false }) == .reject)
+        admission.release(peer: "10.0.0.1")
+        #expect(admission.openCount == 0)
+        #expect(admission.openCount(from: "10.0.0.1") == 0)
+        #expect(admission.admit(peer: "10.0.0.1", isExempt: { _ in false }) == .accept)
+        // Releasing a peer that holds nothing changes nothing.
+        admission.release(peer: "10.9.9.9")
+        #expect(admission.openCount == 1)
+    }
+
+    @Test("an exempt peer (a trusted proxy) passes the per-peer cap but not the connection cap")
+    func exemptPeer() {
+        var admission = ConnectionAdmission(maxConnections: 3, maxPerPeer: 1)
+        var asked: [String] = []
+        let isProxy: (String) -> Bool = { peer in
+            asked.append(peer)
+            return peer == "10.0.0.9"
+        }
+        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .accept)
+        #expect(asked.isEmpty, "the predicate is asked only at the limit")
+        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .accept)
+        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .accept)
+        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .reject)
+        #expect(admission.admit(peer: "10.0.0.1", isExempt: isProxy) == .reject)
+    }
+}
+
+@Suite("Work items past their deadline (pure)")
+struct WorkItemDeadlineTests {
+    @Test("a queued item whose 408 has fired is dropped and its handler never runs")
+    func droppedItemNeverRuns() {
+        let runs = RunCounter()
+        let request = Request(
+            head: RequestHead(method: "POST", target: "/x"), firstByteAt: t0, deadline: at(20))
+        let item = WorkItem(connectionID: 5, serial: 3, request: request) { _ in
+            runs.increment()
+            return .json(status: 200, "{}")
+        }
+        #expect(item.run(at: at(20)) == nil)
+        #expect(item.run(at: at(25)) == nil)
+        #expect(runs.count == 0)
+        let completion = item.run(at: at(19.999))
+        #expect(completion?.connectionID == 5 && completion?.serial == 3 && completion?.response.status == 200)
+        #expect(runs.count == 1)
+    }
+
+    @Test("a request's deadline defaults to the 20 s request timeout after its first byte")
+    func defaultDeadline() {
+        let request = Request(head: RequestHead(method: "GET", target: "/"), firstByteAt: t0)
+        #expect(request.deadline == at(20))
+        #expect(!request.isPastDeadline(at: at(19.999)))
+        #expect(request.isPastDeadline(at: at(20)))
+    }
+
+    @Test("a head built directly splits path and query at the first question mark")
+    func directHead() {
+        let head = RequestHead(
+            method: "POST", target: "/v1/a?x=1?y", headers: HTTPHeaders([("Content-Type", "application/json")]))
+        let request = Request(head: head, body: Array("{}".utf8))
+        #expect(request.path == "/v1/a")
+        #expect(request.query == "x=1?y")
+        #expect(request.target == "/v1/a?x=1?y")
+        #expect(request.headers["content-type"] == "application/json")
+        #expect(RequestHead(method: "GET", target: "/b").query == nil)
+    }
+}
+
+/// Counts handler runs across threads.
+private final class RunCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() { value.add(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}
