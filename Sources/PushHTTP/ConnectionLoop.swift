@@ -245,7 +245,9 @@ final class ConnectionLoop {
                 }
                 return
             case .failure(let error):
-                perform(connection.machine.parseFailed(at: now), connection, response: .error(error.status, .invalidRequest))
+                perform(
+                    connection.machine.parseFailed(at: now), connection, response: .error(error.status, .invalidRequest)
+                )
                 return
             case .request(let head, let body, let consumed):
                 connection.inputStart += consumed

@@ -60,6 +60,7 @@ struct DeliveryRaceTests {
     private static func roomFor(_ requests: Int) -> (inout HTTPServerConfiguration) -> Void {
         { configuration in
             configuration.maxConnections = max(configuration.maxConnections, requests + 64)
+            configuration.maxConnectionsPerPeer = max(configuration.maxConnectionsPerPeer, requests + 64)
             configuration.maxQueuedRequests = max(configuration.maxQueuedRequests, requests + 64)
             configuration.headerTimeout = .seconds(120)
             configuration.requestTimeout = .seconds(120)

@@ -13,7 +13,7 @@ private final class HostileGateway {
     static let challengePath = "/v1/installations/challenges"
     let server: GatewayServer
 
-    init(maxConnections: Int = 1024, headerTimeout: Duration = .seconds(10)) throws {
+    init(maxConnections: Int = 1024, maxConnectionsPerPeer: Int = 256, headerTimeout: Duration = .seconds(10)) throws {
         let environment = try ConfigurationTestEnvironment()
             .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
             // The well-behaved client asks for many challenges from 127.0.0.1.
@@ -24,6 +24,7 @@ private final class HostileGateway {
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
             tuning: {
                 $0.maxConnections = maxConnections
+                $0.maxConnectionsPerPeer = maxConnectionsPerPeer
                 $0.headerTimeout = headerTimeout
                 $0.lingerTimeout = .milliseconds(500)
             })
@@ -145,7 +146,8 @@ struct HostileHTTPTests {
     func idleConnections() throws {
         let idleCount = 2000
         #expect(try OpenFileLimit.raiseSoftToHard().soft >= UInt64(2 * idleCount + 256))
-        let gateway = try HostileGateway(maxConnections: idleCount + 48)
+        // All from 127.0.0.1: the per-peer cap is lifted to test the listener's own cap.
+        let gateway = try HostileGateway(maxConnections: idleCount + 48, maxConnectionsPerPeer: idleCount + 48)
         let before = try residentKiB()
         var idle: [HTTPTestClient] = []
         idle.reserveCapacity(idleCount)

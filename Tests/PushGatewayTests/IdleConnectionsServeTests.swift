@@ -39,6 +39,7 @@ struct IdleConnectionsServeTests {
             .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
             .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "1000000")
             .with("PUSH_GATEWAY_MAX_CONNECTIONS", String(Self.idleCount + 256))
+            .with("PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER", String(Self.idleCount + 256))
             .with("PUSH_GATEWAY_LOG_LEVEL", "error")
         // The gateway starts with a soft limit of 1024, as under a common default `ulimit -n`: serve
         // must raise its own soft limit to the hard limit (docs/decisions/0150).
@@ -46,13 +47,14 @@ struct IdleConnectionsServeTests {
         let gatewayLimits = try openFileLimits(of: gateway.pid)
         #expect(gatewayLimits.soft == gatewayLimits.hard, "serve kept soft limit \(gatewayLimits.soft)")
 
+        let body = #"{"v":1}"#
+        let challengeRequest =
+            "POST /v1/installations/challenges HTTP/1.1\r\nHost: push.buzz.xyz\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         func servesWellBehavedClient() throws -> Duration? {
             let started = MonotonicInstant.now()
             let client = try HTTPTestClient(port: gateway.publicPort, timeout: .seconds(3))
-            let body = #"{"v":1}"#
-            try client.send(
-                "POST /v1/installations/challenges HTTP/1.1\r\nHost: push.buzz.xyz\r\n"
-                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            try client.send(challengeRequest)
             let response = try client.readResponse()
             return response.status == 200 ? started.duration(to: .now()) : nil
         }
@@ -63,7 +65,14 @@ struct IdleConnectionsServeTests {
 
         var idle: [HTTPTestClient] = []
         idle.reserveCapacity(Self.idleCount)
-        for _ in 0..<Self.idleCount { idle.append(try HTTPTestClient(port: gateway.publicPort)) }
+        // Keep-alive connections after one answered request: a connection that never sends a byte
+        // is closed at the header timeout (docs/protocol.md §1), an idle keep-alive one only after 60 s.
+        for _ in 0..<Self.idleCount {
+            let client = try HTTPTestClient(port: gateway.publicPort)
+            try client.send(challengeRequest)
+            idle.append(client)
+        }
+        #expect(try idle.allSatisfy { try $0.readResponse().status == 200 })
         // The gateway accepted and holds every one of them.
         let held = eventually(within: 10) {
             ((try? gateway.descriptors().sockets) ?? 0) >= baselineSockets + Self.idleCount

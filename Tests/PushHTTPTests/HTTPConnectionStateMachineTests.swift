@@ -11,7 +11,8 @@ typealias MachineAction = HTTPConnectionStateMachine.Action
 /// Accept happens at t0; everything else is given in seconds after it.
 private let t0 = MonotonicInstant(nanoseconds: 1_000_000_000_000)
 private func at(_ seconds: Double) -> MonotonicInstant { t0.advanced(by: .milliseconds(Int64(seconds * 1000))) }
-private let timeouts = Machine.Timeouts(header: .seconds(10), request: .seconds(20), idle: .seconds(60), linger: .seconds(2))
+private let timeouts = Machine.Timeouts(
+    header: .seconds(10), request: .seconds(20), idle: .seconds(60), linger: .seconds(2))
 
 /// Every state a connection can be in, each reached through the events that lead there.
 enum MachineFixture: String, CaseIterable, CustomStringConvertible {
@@ -58,7 +59,8 @@ enum MachineFixture: String, CaseIterable, CustomStringConvertible {
 
 /// Applies `event` to a fresh machine in `fixture`'s state and checks the action and the next state.
 private func expectTransition(
-    _ fixture: MachineFixture, _ event: (inout Machine) -> MachineAction, _ action: MachineAction, _ state: MachineState? = nil,
+    _ fixture: MachineFixture, _ event: (inout Machine) -> MachineAction, _ action: MachineAction,
+    _ state: MachineState? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     var machine = fixture.machine
@@ -76,7 +78,9 @@ struct HTTPConnectionStateMachineTests {
         #expect(fixture.machine.state == fixture.state)
     }
 
-    @Test("a readable socket is read while a request is awaited or read, and otherwise not", arguments: MachineFixture.allCases)
+    @Test(
+        "a readable socket is read while a request is awaited or read, and otherwise not",
+        arguments: MachineFixture.allCases)
     func socketReadable(_ fixture: MachineFixture) {
         let expected: MachineAction =
             switch fixture {
@@ -114,7 +118,9 @@ struct HTTPConnectionStateMachineTests {
     @Test("a connection that never sends a byte gets 408 at the header timeout after accept")
     func silentConnectionTimesOut() {
         expectTransition(.idleBeforeFirstRequest, { $0.tick(at: at(9.999)) }, .wait)
-        expectTransition(.idleBeforeFirstRequest, { $0.tick(at: at(10)) }, .writeRequestTimeout, .writing(since: at(10), closeAfter: true))
+        expectTransition(
+            .idleBeforeFirstRequest, { $0.tick(at: at(10)) }, .writeRequestTimeout,
+            .writing(since: at(10), closeAfter: true))
     }
 
     @Test("an idle keep-alive connection closes silently at the idle timeout, not at the header timeout")
@@ -138,7 +144,8 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a complete head moves to the body and asks for 100 Continue only when the client expects it")
     func headComplete() {
-        expectTransition(.readingHead, { $0.headComplete(expectsContinue: true) }, .sendContinue, .readingBody(start: t0))
+        expectTransition(
+            .readingHead, { $0.headComplete(expectsContinue: true) }, .sendContinue, .readingBody(start: t0))
         expectTransition(.readingHead, { $0.headComplete(expectsContinue: false) }, .wait, .readingBody(start: t0))
         // The parser reports the complete head again with every body byte: 100 Continue goes out once.
         expectTransition(.readingBody, { $0.headComplete(expectsContinue: true) }, .wait)
@@ -153,7 +160,8 @@ struct HTTPConnectionStateMachineTests {
     @Test("the head must be complete at the header timeout, head and body at the request timeout")
     func readingTimeouts() {
         expectTransition(.readingHead, { $0.tick(at: at(9.999)) }, .wait)
-        expectTransition(.readingHead, { $0.tick(at: at(10)) }, .writeRequestTimeout, .writing(since: at(10), closeAfter: true))
+        expectTransition(
+            .readingHead, { $0.tick(at: at(10)) }, .writeRequestTimeout, .writing(since: at(10), closeAfter: true))
         expectTransition(.readingBody, { $0.tick(at: at(19.999)) }, .wait)
         expectTransition(.readingBody, { $0.tick(at: at(30)) }, .writeRequestTimeout, writingTimeout)
     }
@@ -161,7 +169,9 @@ struct HTTPConnectionStateMachineTests {
     @Test("a parse error while reading is answered and closes the connection")
     func parseFailed() {
         for fixture in [MachineFixture.readingHead, .readingBody] {
-            expectTransition(fixture, { $0.parseFailed(at: at(4)) }, .writeResponse(close: true), .writing(since: at(4), closeAfter: true))
+            expectTransition(
+                fixture, { $0.parseFailed(at: at(4)) }, .writeResponse(close: true),
+                .writing(since: at(4), closeAfter: true))
         }
     }
 
@@ -224,7 +234,9 @@ struct HTTPConnectionStateMachineTests {
             .writing(since: at(20), closeAfter: true))
     }
 
-    @Test("a response for another serial is dropped in every state and changes nothing", arguments: MachineFixture.allCases)
+    @Test(
+        "a response for another serial is dropped in every state and changes nothing",
+        arguments: MachineFixture.allCases)
     func staleSerialDropped(_ fixture: MachineFixture) {
         expectTransition(fixture, { $0.responseReady(serial: 7, at: at(4)) }, .dropLateResponse)
     }
@@ -249,7 +261,9 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a written keep-alive response returns to idle and reads again: pipelined input is parsed next")
     func writeCompletedKeepAlive() {
-        expectTransition(.writingKeepAlive, { $0.writeCompleted(at: at(3)) }, .resumeReading, .idle(since: at(3), firstRequest: false))
+        expectTransition(
+            .writingKeepAlive, { $0.writeCompleted(at: at(3)) }, .resumeReading,
+            .idle(since: at(3), firstRequest: false))
         var machine = MachineFixture.writingKeepAlive.machine
         _ = machine.writeCompleted(at: at(3))
         #expect(machine.inputBuffered(at: at(3)) == .parse)
@@ -258,7 +272,8 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a written closing response lingers for the linger timeout, then closes")
     func writeCompletedClosing() {
-        expectTransition(.writingClose, { $0.writeCompleted(at: at(3)) }, .linger(until: at(5)), .lingering(until: at(5)))
+        expectTransition(
+            .writingClose, { $0.writeCompleted(at: at(3)) }, .linger(until: at(5)), .lingering(until: at(5)))
         expectTransition(.lingering, { $0.tick(at: at(4.999)) }, .wait)
         expectTransition(.lingering, { $0.tick(at: at(5)) }, .close, .closed)
     }

@@ -1,0 +1,113 @@
+import Glibc
+import PushAPNs
+import PushCrypto
+import PushHTTP
+import PushSystem
+import PushTestSupport
+import Testing
+
+@testable import PushGateway
+
+/// Lowercase hex, as APNs paths and the mock's per-token script spell device tokens.
+private func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { byte in
+        let text = String(byte, radix: 16)
+        return byte < 16 ? "0" + text : text
+    }.joined()
+}
+
+/// One signed delivery written to its own connection; the answer is read later.
+private struct PendingDelivery {
+    let requestID: CanonicalUUID
+    let expiresAt: Int64
+    let connection: HTTPTestClient
+
+    init(_ scenario: DeliveryScenario, port: Int) throws {
+        requestID = try CanonicalUUID.version4()
+        expiresAt = DeliveryTestGateway.now() + 60
+        let body = DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: expiresAt)
+        let header = try DeliveryTestGateway.authorization(
+            key: scenario.relay, url: DeliveryClient(port: port).directURL, body: body)
+        connection = try HTTPTestClient(port: port, timeout: .seconds(10))
+        try connection.send(
+            Array(
+                ("POST \(GatewayApplication.deliveriesPath) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+                    + "Authorization: \(header)\r\n\r\n").utf8) + body)
+    }
+}
+
+@Suite("Deliveries past their 408 never begin (security finding 3)")
+struct DeliveryDeadlineTests {
+    @Test(
+        "deliveries queued behind a slow APNs answer past their 408 are never admitted or sent, and the relay's retry is admitted"
+    )
+    func queuedDeliveriesPastTheirDeadline() throws {
+        let certificates = try APNsTestCertificates.shared()
+        // The database, the keys and the enrollment come from the usual in-process gateway; the
+        // gateway under test shares them and sends through the real APNs client to apns-mock.
+        let gateway = try DeliveryTestGateway { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") }
+        let slow = try gateway.enroll()
+        let queued = try gateway.enroll()
+        let mock = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
+                script: APNsMockScript(perToken: [hex(slow.token): [APNsMockReply(delayMilliseconds: 3000)]])))
+        defer { mock.stop() }
+        let environment = try ConfigurationTestEnvironment()
+            .with("DATABASE_URL", gateway.configuration.databaseURL.value)
+            .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
+            .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+            .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+        let configuration = try GatewayConfiguration(environment: environment.variables)
+        // One worker and a 2 s request timeout: the slow delivery holds the worker for 3 s.
+        let server = try GatewayServer(
+            application: GatewayApplication(
+                configuration: configuration, logger: TestLogs.logger(),
+                sender: try APNsDeliverySender(configuration: configuration)),
+            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+            tuning: {
+                $0.workerCount = 1
+                $0.requestTimeout = .seconds(2)
+            })
+        try server.start()
+        defer { server.drain() }
+
+        func sentToAPNs(_ scenario: DeliveryScenario) -> Int {
+            mock.records.filter { $0.field(":path") == "/3/device/\(hex(scenario.token))" }.count
+        }
+
+        let blocking = try PendingDelivery(slow, port: server.publicPort)
+        // Let the worker take it before the others queue behind it.
+        var pause = timespec(tv_sec: 0, tv_nsec: 300_000_000)
+        nanosleep(&pause, nil)
+        let waiting = try (0..<4).map { _ in try PendingDelivery(queued, port: server.publicPort) }
+        #expect(eventually(within: 2) { server.publicServer.queuedRequestCount == 4 })
+
+        // The admitted one was begun in time and finishes in the background (docs/protocol.md §1).
+        #expect(try blocking.connection.readResponse().status == 408)
+        for delivery in waiting {
+            let response = try delivery.connection.readResponse()
+            #expect(response.status == 408)
+            #expect(response.bodyText == #"{"error":"request_timeout"}"#)
+        }
+        // Once the slow answer frees the worker, the queued items are dropped, not run.
+        #expect(eventually(within: 5) { sentToAPNs(slow) == 1 && server.publicServer.queuedRequestCount == 0 })
+        nanosleep(&pause, nil)
+        #expect(sentToAPNs(queued) == 0)
+        for delivery in waiting { #expect(try !gateway.isReserved(queued, delivery.requestID)) }
+
+        // The relay retries each 408'd request id as it was: admitted now, and sent exactly once.
+        let client = DeliveryClient(port: server.publicPort)
+        var accepted = 0
+        for delivery in waiting {
+            let retry = try client.deliver(
+                queued, requestID: delivery.requestID, expiresAt: delivery.expiresAt,
+                createdAt: DeliveryTestGateway.now() - 1)
+            #expect(retry.status == 200, "\(retry.status) \(retry.bodyText)")
+            if retry.status == 200 { accepted += 1 }
+        }
+        #expect(sentToAPNs(queued) == accepted)
+        #expect(accepted == waiting.count)
+    }
+}
