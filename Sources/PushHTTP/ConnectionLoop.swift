@@ -194,7 +194,7 @@ final class ConnectionLoop {
             return
         }
         // Read interest stays on while a request is answered and is dropped only once pipelined
-        // bytes exist, which saves two epoll_ctl calls per request in the usual case.
+        // bytes exist, which saves two interest changes per request in the usual case.
         if !events.isDisjoint(with: [.hangup, .error]) {
             perform(connection.machine.peerClosed(), connection)
         } else {

@@ -98,12 +98,7 @@ struct ConnectionLimitsLiveTests {
     func perPeerCap() throws {
         let live = try LiveServer()
         let held = try (0..<256).map { _ in try live.client() }
-        let rejected = try live.client()
-        let response = try rejected.readResponse()
-        #expect(response.status == 503)
-        #expect(response.bodyText == "{\"error\":\"temporarily_unavailable\"}")
-        #expect(response.header("connection") == "close")
-        #expect(try rejected.isClosedByPeer())
+        try expectOverCapacityRejection(live.client())
         #expect(try servesHello(HTTPTestClient(port: live.port, source: "127.0.0.2")))
         // The held connections are served as usual, and closing one frees a slot for its peer.
         #expect(try servesHello(held[255]))
@@ -130,12 +125,7 @@ struct ConnectionLimitsLiveTests {
             $0.workerCount = 1
             $0.requestTimeout = .milliseconds(500)
         }
-        let running = try live.client()
-        try running.send(post("/slow", "{}"))
-        live.slow.started.wait()
-        let queued = try live.client()
-        try queued.send(post("/slow", "{}"))
-        #expect(eventually { live.server.queuedRequestCount == 1 })
+        let (running, queued) = try live.occupyWorkerAndQueueOne()
         #expect(try running.readResponse().status == 408)
         #expect(try queued.readResponse().status == 408)
         live.slow.gate.open()

@@ -178,12 +178,7 @@ struct HTTPServerLiveTests {
         let first = try live.client()
         try first.send(getHello)
         #expect(try first.readResponse().status == 200)
-        let rejected = try live.client()
-        let response = try rejected.readResponse()
-        #expect(response.status == 503)
-        #expect(response.bodyText == "{\"error\":\"temporarily_unavailable\"}")
-        #expect(response.header("connection") == "close")
-        #expect(try rejected.isClosedByPeer())
+        try expectOverCapacityRejection(live.client())
         try first.send(getHello)
         #expect(try first.readResponse().status == 200)
         first.shutdown()
@@ -200,12 +195,7 @@ struct HTTPServerLiveTests {
             $0.workerCount = 1
             $0.maxQueuedRequests = 1
         }
-        let running = try live.client()
-        try running.send(post("/slow", "{}"))
-        live.slow.started.wait()
-        let queued = try live.client()
-        try queued.send(post("/slow", "{}"))
-        #expect(eventually { live.server.queuedRequestCount == 1 })
+        let (running, queued) = try live.occupyWorkerAndQueueOne()
         let overflow = try live.client()
         try overflow.send(post("/slow", "{}"))
         let response = try overflow.readResponse()

@@ -64,6 +64,17 @@ final class LiveServer {
         try HTTPTestClient(port: port, timeout: timeout)
     }
 
+    /// With one worker: a `/slow` request holds it and a second one waits in the queue.
+    func occupyWorkerAndQueueOne() throws -> (running: HTTPTestClient, queued: HTTPTestClient) {
+        let running = try client()
+        try running.send(post("/slow", "{}"))
+        slow.started.wait()
+        let queued = try client()
+        try queued.send(post("/slow", "{}"))
+        #expect(eventually { server.queuedRequestCount == 1 })
+        return (running, queued)
+    }
+
     deinit {
         slow.gate.open()
         server.beginDrain(timeout: .zero)
@@ -89,3 +100,12 @@ func eventually(within timeout: Duration = .seconds(2), _ condition: () -> Bool)
 }
 
 func elapsed(since start: MonotonicInstant) -> Duration { start.duration(to: .now()) }
+
+/// The over-capacity answer (docs/protocol.md §1): a fast `503 temporarily_unavailable`, then close.
+func expectOverCapacityRejection(_ client: HTTPTestClient, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let response = try client.readResponse()
+    #expect(response.status == 503, sourceLocation: sourceLocation)
+    #expect(response.bodyText == "{\"error\":\"temporarily_unavailable\"}", sourceLocation: sourceLocation)
+    #expect(response.header("connection") == "close", sourceLocation: sourceLocation)
+    #expect(try client.isClosedByPeer(), sourceLocation: sourceLocation)
+}
