@@ -41,7 +41,8 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// the request could not be parsed.
     public let method: String
     public let status: Int
-    /// From the request's first byte to the moment the response was handed to the socket.
+    /// From the request's first byte (accept, for a connection's first request: docs/protocol.md §1)
+    /// to the moment the response was handed to the socket.
     public let durationMilliseconds: Double
 
     public init(route: String, method: String, status: Int, durationMilliseconds: Double) {

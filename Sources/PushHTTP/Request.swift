@@ -7,7 +7,8 @@ public struct Request: Sendable {
     public let body: [UInt8]
     /// The client's numeric IP address as seen on the socket (the proxy's, behind a reverse proxy).
     public let peerAddress: String
-    /// When the first byte of this request arrived; PROTOCOL.md §1 measures timeouts from here.
+    /// When this request's clock started: its first byte, or accept for a connection's first
+    /// request. docs/protocol.md §1 measures timeouts from here.
     public let firstByteAt: MonotonicInstant
     /// When this request's 408 fires. Work not begun by then must never begin (docs/protocol.md §1):
     /// handlers check it right before committing anything.

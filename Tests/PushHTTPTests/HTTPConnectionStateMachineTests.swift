@@ -298,6 +298,11 @@ struct HTTPConnectionStateMachineTests {
         }
     }
 
+    @Test("while a request is awaited or read, write events change nothing")
+    func readingIgnoresWriteEvents() {
+        for fixture in [MachineFixture.readingHead, .readingBody] { expectIgnored(fixture, reading: false) }
+    }
+
     @Test("while writing or lingering, input and request events change nothing")
     func writingAndLingeringIgnoreRequestEvents() {
         for fixture in [MachineFixture.writingKeepAlive, .writingClose] { expectIgnored(fixture, writing: false) }
@@ -340,11 +345,14 @@ struct HTTPConnectionStateMachineTests {
         #expect(reading.tick(at: at(3)) == .wait)
         #expect(reading.requestParsed(keepAlive: true) == .dispatch(serial: 2, deadline: at(23)))
         #expect(reading.responseReady(serial: 2, at: at(4)) == .writeResponse(close: true))
-        for fixture in [MachineFixture.readingHead, .readingBody, .processing, .writingKeepAlive, .lingering] {
+        for fixture in [
+            MachineFixture.readingHead, .readingBody, .processing, .writingKeepAlive, .writingClose, .lingering,
+        ] {
             expectTransition(fixture, { $0.drainBegun() }, .wait)
             var machine = fixture.machine
             _ = machine.drainBegun()
             #expect(machine.tick(at: at(3)) == .wait, "\(fixture)")
+            #expect(machine.isDraining, "\(fixture)")
         }
         var processing = MachineFixture.processing.machine
         _ = processing.drainBegun()
