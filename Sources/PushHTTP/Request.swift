@@ -32,7 +32,7 @@ public struct Request: Sendable {
     public var method: String { head.method }
     public var path: String { head.path }
     public var query: String? { head.query }
-    /// Path and query exactly as received (PROTOCOL.md §2).
+    /// Path and query exactly as received (docs/protocol.md §2).
     public var target: String { head.target }
     public var headers: HTTPHeaders { head.headers }
 }

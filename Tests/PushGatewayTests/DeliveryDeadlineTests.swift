@@ -110,4 +110,36 @@ struct DeliveryDeadlineTests {
         #expect(sentToAPNs(queued) == accepted)
         #expect(accepted == waiting.count)
     }
+
+    @Test("a delivery whose deadline passed before its admission transaction is not admitted, charged or sent")
+    func deadlineCheckedBeforeAdmission() throws {
+        let gateway = try DeliveryTestGateway()
+        let scenario = try gateway.enroll()
+        let router = Router(gateway.server.application.publicRoutes())
+        func delivery(deadline: MonotonicInstant) throws -> (Response, CanonicalUUID) {
+            let requestID = try CanonicalUUID.version4()
+            let body = DeliveryTestGateway.body(
+                grant: scenario.sealedGrant, requestID: requestID, expiresAt: DeliveryTestGateway.now() + 60)
+            let authorization = try DeliveryTestGateway.authorization(
+                key: scenario.relay, url: gateway.directURL, body: body)
+            let head = RequestHead(
+                method: "POST", target: GatewayApplication.deliveriesPath,
+                headers: HTTPHeaders([
+                    ("Host", DeliveryTestGateway.host), ("Content-Type", "application/json"),
+                    ("Authorization", authorization),
+                ]), contentLength: body.count)
+            guard case .handle(let route) = router.decide(head) else { throw TestSupportError("no delivery route") }
+            let request = Request(head: head, body: body, firstByteAt: .now(), deadline: deadline)
+            return (route.handler(request), requestID)
+        }
+
+        let (late, lateID) = try delivery(deadline: .now())
+        #expect(late.status == 408)
+        #expect(gateway.sender.callCount == 0)
+        #expect(try !gateway.isReserved(scenario, lateID))
+        let (inTime, inTimeID) = try delivery(deadline: MonotonicInstant.now().advanced(by: .seconds(20)))
+        #expect(inTime.status == 200)
+        #expect(gateway.sender.callCount == 1)
+        #expect(try gateway.isReserved(scenario, inTimeID))
+    }
 }
