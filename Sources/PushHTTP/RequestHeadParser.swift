@@ -53,11 +53,15 @@ enum RequestHeadParser {
         var connectionClose = false
         var connectionKeepAlive = false
 
-        while head[index] != ASCII.carriageReturn {
+        // The field section ends at the empty line the framer found: the last two bytes of `head`. A line
+        // that merely starts with CR is no end: it is a bare CR, refused like any other (docs/protocol.md §1).
+        let endOfFields = head.count - 2
+        while index < endOfFields {
             // A line starting with whitespace is obs-fold (or whitespace before the first field): RFC 9112 §5.2.
             guard head[index] != ASCII.space && head[index] != ASCII.tab else {
                 throw .badRequest("obsolete line folding")
             }
+            guard head[index] != ASCII.carriageReturn else { throw .badRequest("bare carriage return") }
             let nameStart = index
             while ASCII.isToken(head[index]) { index += 1 }
             // No whitespace is allowed between the field name and the colon (RFC 9112 §5.1).

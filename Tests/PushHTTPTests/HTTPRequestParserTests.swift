@@ -68,6 +68,9 @@ let malformedCorpus: [CorpusCase] = [
     CorpusCase("control byte in header value", "GET /hello HTTP/1.1\r\nHost: a\r\nX: a\u{01}b\r\n\r\n", 400),
     CorpusCase("bare CR in header value", "GET /hello HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", 400),
     CorpusCase("bare LF line ending", "GET /hello HTTP/1.1\nHost: a\n\n", 400),
+    CorpusCase("bare CR starting a header line", bareCarriageReturnReproduction, 400),
+    CorpusCase("bare CR line before the empty line", "GET /hello HTTP/1.1\r\nHost: a\r\n\r\r\n\r\n", 400),
+    CorpusCase("whitespace before the first field", "GET /hello HTTP/1.1\r\n Host: a\r\n\r\n", 400),
     CorpusCase("missing Host in HTTP/1.1", "GET /hello HTTP/1.1\r\n\r\n", 400),
     CorpusCase("two Host fields", "GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
     CorpusCase(
