@@ -48,6 +48,7 @@ enum RequestHeadParser {
         fields.reserveCapacity(12)
         var contentLength: Int? = nil
         var contentLengthValid = true
+        var firstLengthElement: UnsafeRawBufferPointer? = nil
         var hasTransferEncoding = false
         var hostCount = 0
         var connectionClose = false
@@ -93,13 +94,18 @@ enum RequestHeadParser {
                 }
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 // RFC 9112 §6.3: a list of identical values may be accepted as that value; anything
-                // else (non-digits, empty elements, differing values, across repeated fields) is a 400.
+                // else (non-digits, empty elements, values that differ even only in leading zeros, across
+                // repeated fields too) is a 400.
                 forEachListElement(value) { element in
                     guard let length = parseLength(element) else {
                         contentLengthValid = false
                         return
                     }
-                    if let previous = contentLength, previous != length { contentLengthValid = false }
+                    if let first = firstLengthElement {
+                        if !first.elementsEqual(element) { contentLengthValid = false }
+                    } else {
+                        firstLengthElement = element
+                    }
                     contentLength = length
                 }
                 if value.isEmpty { contentLengthValid = false }
