@@ -71,6 +71,7 @@ let malformedCorpus: [CorpusCase] = [
     CorpusCase("bare CR starting a header line", bareCarriageReturnReproduction, 400),
     CorpusCase("bare CR line before the empty line", "GET /hello HTTP/1.1\r\nHost: a\r\n\r\r\n\r\n", 400),
     CorpusCase("whitespace before the first field", "GET /hello HTTP/1.1\r\n Host: a\r\n\r\n", 400),
+    CorpusCase("empty line before the request line", "\r\nGET /hello HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     CorpusCase("missing Host in HTTP/1.1", "GET /hello HTTP/1.1\r\n\r\n", 400),
     CorpusCase("two Host fields", "GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
     CorpusCase(
@@ -85,6 +86,9 @@ let malformedCorpus: [CorpusCase] = [
         "conflicting Content-Length fields",
         "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc",
         400),
+    CorpusCase(
+        "Content-Length fields differing only in leading zeros",
+        "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 07\r\nContent-Length: 7\r\n\r\n{\"a\":1}", 400),
     CorpusCase(
         "conflicting Content-Length list", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 3\r\n\r\nabc", 400),
     CorpusCase("non-digit Content-Length", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1a\r\n\r\nabc", 400),
