@@ -77,7 +77,7 @@ public struct HTTPRequestParser: Sendable {
             guard skipped == 0 else { return fail(.badRequest("empty line before the request line")) }
             let parsed: RequestHead
             do {
-                parsed = try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: input[skipped..<end]))
+                parsed = try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: input[..<end]))
             } catch {
                 return fail(error)
             }

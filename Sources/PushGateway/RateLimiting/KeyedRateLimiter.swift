@@ -5,11 +5,10 @@ import Synchronization
 ///
 /// Memory is bounded: at most `maximumKeys` buckets are kept. When a new key arrives at the bound,
 /// buckets that have refilled completely are forgotten first (a fresh bucket is identical to them).
-/// Only if every bucket is still draining are draining ones dropped, those nearest to full first, and
-/// each leaves a mark in a
-/// fixed-size table (docs/decisions/0210-rate-limit-eviction-marks.md): a key that comes back while
-/// its mark says its bucket would not yet be full starts from an empty bucket, never a full one, so
-/// filling the table can never buy an attacker a fresh burst (§4.1).
+/// Only if every bucket is still draining are draining ones dropped, those nearest to full first,
+/// and each leaves a mark in a fixed-size table (docs/decisions/0210-rate-limit-eviction-marks.md):
+/// a key that comes back while its mark says its bucket would not yet be full starts from an empty
+/// bucket, never a full one, so filling the table can never buy an attacker a fresh burst (§4.1).
 public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     private struct ShardState {
         var buckets: [Key: TokenBucket] = [:]
