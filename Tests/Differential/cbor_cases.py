@@ -15,7 +15,7 @@ import cbor2
 MAXIMUM_BYTES, MAXIMUM_DEPTH, MAXIMUM_ITEMS = 16384, 4, 32
 
 
-def head(rng: random.Random, major: int, argument: int, shortest: bool) -> bytes:
+def head(major: int, argument: int, shortest: bool) -> bytes:
     """A CBOR head, in shortest form unless `shortest` is False (then one size wider when it fits)."""
     widths = [(24, 0), (256, 1), (65536, 2), (2**32, 4), (2**64, 8)]
     size = next(index for index, (limit, _) in enumerate(widths) if argument < limit)
@@ -36,27 +36,27 @@ def item(rng: random.Random, depth: int) -> bytes:
                            b"\xfb" + struct.pack(">d", 1.5), b"\xf9\x3c\x00", b"\xc1\x01", b"\xc2\x41\x01",
                            b"\x7f\x61a\xff", b"\x9f\xff", b"\xbf\xff"])
     if choice < 0.2:
-        return head(rng, 0, rng.choice([0, 1, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1]), shortest)
+        return head(0, rng.choice([0, 1, 23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1]), shortest)
     if choice < 0.3:
-        return head(rng, 1, rng.choice([0, 23, 24, 255, 2**64 - 1]), shortest)
+        return head(1, rng.choice([0, 23, 24, 255, 2**64 - 1]), shortest)
     if choice < 0.45:
         payload = bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 5, 24, 32])))
-        return head(rng, 2, len(payload), shortest) + payload
+        return head(2, len(payload), shortest) + payload
     if choice < 0.6:
         payload = rng.choice([b"fmt", b"authData", b"attStmt", b"", b"x5c", b"\xc3\xa9", b"\xff", b"\xed\xa0\x80",
                               b"\xc0\x80", b"a\x00b"])
-        return head(rng, 3, len(payload), shortest) + payload
+        return head(3, len(payload), shortest) + payload
     if choice < 0.65:
         return rng.choice([b"\xf4", b"\xf5"])
     count = rng.choice([0, 1, 2, 3, 5])
     if depth >= MAXIMUM_DEPTH + 1:
         count = 0
     if choice < 0.8:
-        return head(rng, 4, count, shortest) + b"".join(item(rng, depth + 1) for _ in range(count))
+        return head(4, count, shortest) + b"".join(item(rng, depth + 1) for _ in range(count))
     keys = [key(rng) for _ in range(count)]
     if count and rng.random() < 0.1:
         keys[-1] = keys[0]
-    return head(rng, 5, count, shortest) + b"".join(k + item(rng, depth + 1) for k in keys)
+    return head(5, count, shortest) + b"".join(k + item(rng, depth + 1) for k in keys)
 
 
 def key(rng: random.Random) -> bytes:

@@ -7,7 +7,7 @@
         disagreement is not in the explained list below (it prints up to five with their input).
     differential.py check http|json|cbor RECORDS
         Compares given gateway verdicts instead: RECORDS holds JSON lines {"input": hex, "gateway":
-        {verdict line}}. The Swift test HTTPDifferentialComparerTests uses it to prove a disagreement
+        {verdict line}}. The Swift test DifferentialComparerTests uses it to prove a disagreement
         fails the comparison.
 """
 
