@@ -52,6 +52,11 @@ public struct HTTPHeaders: Sendable {
         return storage[Int(field.valueStart)..<Int(field.valueEnd)]
     }
 
+    /// The raw bytes of every value of `name`, in received order.
+    public func everyValueBytes(_ name: String) -> [ArraySlice<UInt8>] {
+        fields.filter { matches($0, name) }.map { storage[Int($0.valueStart)..<Int($0.valueEnd)] }
+    }
+
     /// All fields as (name, value) in received order, names spelled as received.
     public var all: [(name: String, value: String)] {
         fields.map { (string($0.nameStart, $0.nameEnd), string($0.valueStart, $0.valueEnd)) }

@@ -22,7 +22,8 @@ public struct HTTPRequestParser: Sendable {
 
     public let maxHeaderBytes: Int
     private let bodyLimit: @Sendable (String) -> Int
-    /// Leading empty lines skipped before the request line (RFC 9112 §2.2).
+    /// Bytes of empty lines before the request line: scanned past so that a flood of them is a 431
+    /// like any head that does not end within the limit, and then refused.
     private var skipped = 0
     /// Offset up to which the input was searched for the end of the head.
     private var scanned = 0
@@ -41,6 +42,10 @@ public struct HTTPRequestParser: Sendable {
 
     /// True once the head of the current request is complete (its body may still be arriving).
     public var isHeadComplete: Bool { head != nil }
+
+    /// The head of the current request once it is complete and has passed every check, while its body
+    /// may still be arriving; nil before.
+    public var completeHead: RequestHead? { head }
 
     /// True when the complete head of the current request is HTTP/1.1, asks `Expect: 100-continue`
     /// and has a body still to come: the server should send `100 Continue` (RFC 9110 §10.1.1).
@@ -67,9 +72,12 @@ public struct HTTPRequestParser: Sendable {
             case .found(let found):
                 end = found
             }
+            // RFC 9112 §2.2 lets a server ignore empty lines before the request line; h11 refuses them,
+            // so accepting them could accept what neither llhttp nor h11 does (docs/decisions/0211).
+            guard skipped == 0 else { return fail(.badRequest("empty line before the request line")) }
             let parsed: RequestHead
             do {
-                parsed = try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: input[skipped..<end]))
+                parsed = try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: input[..<end]))
             } catch {
                 return fail(error)
             }

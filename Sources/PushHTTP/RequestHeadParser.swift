@@ -48,16 +48,21 @@ enum RequestHeadParser {
         fields.reserveCapacity(12)
         var contentLength: Int? = nil
         var contentLengthValid = true
+        var firstLengthElement: UnsafeRawBufferPointer? = nil
         var hasTransferEncoding = false
         var hostCount = 0
         var connectionClose = false
         var connectionKeepAlive = false
 
-        while head[index] != ASCII.carriageReturn {
+        // The field section ends at the empty line the framer found: the last two bytes of `head`. A line
+        // that merely starts with CR is no end: it is a bare CR, refused like any other (docs/protocol.md §1).
+        let endOfFields = head.count - 2
+        while index < endOfFields {
             // A line starting with whitespace is obs-fold (or whitespace before the first field): RFC 9112 §5.2.
             guard head[index] != ASCII.space && head[index] != ASCII.tab else {
                 throw .badRequest("obsolete line folding")
             }
+            guard head[index] != ASCII.carriageReturn else { throw .badRequest("bare carriage return") }
             let nameStart = index
             while ASCII.isToken(head[index]) { index += 1 }
             // No whitespace is allowed between the field name and the colon (RFC 9112 §5.1).
@@ -89,13 +94,18 @@ enum RequestHeadParser {
                 }
             case 14 where ASCII.equalsIgnoringCase(name, "content-length"):
                 // RFC 9112 §6.3: a list of identical values may be accepted as that value; anything
-                // else (non-digits, empty elements, differing values, across repeated fields) is a 400.
+                // else (non-digits, empty elements, values that differ even only in leading zeros, across
+                // repeated fields too) is a 400.
                 forEachListElement(value) { element in
                     guard let length = parseLength(element) else {
                         contentLengthValid = false
                         return
                     }
-                    if let previous = contentLength, previous != length { contentLengthValid = false }
+                    if let first = firstLengthElement {
+                        if !first.elementsEqual(element) { contentLengthValid = false }
+                    } else {
+                        firstLengthElement = element
+                    }
                     contentLength = length
                 }
                 if value.isEmpty { contentLengthValid = false }

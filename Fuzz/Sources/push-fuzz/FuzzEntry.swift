@@ -4,7 +4,8 @@ import Glibc
 // - with `--sanitize=fuzzer -Xswiftc -DPUSH_LIBFUZZER`: libFuzzer owns `main` and calls the entry points
 //   below; `PUSH_FUZZ_TARGET` names the target for the whole process.
 // - in the normal `swift build`: a replayer, `push-fuzz <target> <file or directory>...`, that runs saved
-//   inputs (a corpus, a crash reproducer) through the same target without libFuzzer.
+//   inputs (a corpus, a crash reproducer) through the same target without libFuzzer, or, given
+//   `--differential <http|json|cbor>`, reports verdicts for scripts/differential (DifferentialMode.swift).
 
 #if PUSH_LIBFUZZER
     /// The target of this process, read once from the environment.
@@ -38,6 +39,14 @@ import Glibc
     enum Replay {
         static func main() {
             let arguments = CommandLine.arguments.dropFirst()
+            if arguments.first == "--differential" {
+                guard arguments.count == 2, let mode = DifferentialMode(rawValue: arguments.last ?? "") else {
+                    FuzzCheck.printError("usage: push-fuzz --differential <http|json|cbor>")
+                    exit(2)
+                }
+                mode.run()
+                return
+            }
             guard let name = arguments.first, let target = FuzzTarget(rawValue: name), arguments.count > 1 else {
                 FuzzCheck.printError("usage: push-fuzz <\(FuzzTarget.allNames)> <file or directory>...")
                 exit(2)

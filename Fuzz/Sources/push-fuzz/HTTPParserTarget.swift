@@ -92,6 +92,15 @@ enum HTTPParserTarget {
             }
         }
         FuzzCheck.require(head.headers.values("host").count <= 1, "more than one Host accepted")
+        // docs/protocol.md §1 strict head: every CR starts a CRLF and every LF ends one.
+        for index in 0..<headBytes {
+            if input[index] == 0x0D {
+                FuzzCheck.require(index + 1 < headBytes && input[index + 1] == 0x0A, "bare CR accepted")
+            }
+            if input[index] == 0x0A {
+                FuzzCheck.require(index > 0 && input[index - 1] == 0x0D, "bare LF accepted")
+            }
+        }
         FuzzCheck.require(!head.target.utf8.contains(0) && !head.path.isEmpty, "bad target accepted")
     }
 

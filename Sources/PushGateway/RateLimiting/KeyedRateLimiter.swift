@@ -1,17 +1,28 @@
 import Synchronization
 
-/// Per-key token buckets in memory (per replica): per source address for challenges (PROTOCOL.md
+/// Per-key token buckets in memory (per replica): per source address for challenges (docs/protocol.md
 /// §4.1) and per relay for deliveries (§4.7).
 ///
 /// Memory is bounded: at most `maximumKeys` buckets are kept. When a new key arrives at the bound,
-/// buckets that have refilled completely are forgotten first (a fresh bucket is identical to them);
-/// if every bucket is still draining, arbitrary ones are dropped. Dropping a draining bucket can only
-/// give its key a fresh allowance, never lock a client out, which is what §4.1 asks for: anonymous
-/// clients must neither grow server state without bound nor deny others.
+/// buckets that have refilled completely are forgotten first (a fresh bucket is identical to them).
+/// Only if every bucket is still draining are draining ones dropped, those nearest to full first,
+/// and each leaves a mark in a fixed-size table (docs/decisions/0210-rate-limit-eviction-marks.md):
+/// a key that comes back while its mark says its bucket would not yet be full starts from an empty
+/// bucket, never a full one, so filling the table can never buy an attacker a fresh burst (§4.1).
 public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
+    private struct ShardState {
+        var buckets: [Key: TokenBucket] = [:]
+        /// Per mark slot, the monotonic time until which a key hashed there starts empty.
+        var emptyUntil: [Double]
+    }
+
     // `Mutex` is not copyable, so each shard's lock lives in a small class of its own.
     private final class Shard: Sendable {
-        let buckets = Mutex<[Key: TokenBucket]>([:])
+        let state: Mutex<ShardState>
+
+        init(markSlots: Int) {
+            state = Mutex(ShardState(emptyUntil: [Double](repeating: -.infinity, count: markSlots)))
+        }
     }
 
     private let shards: [Shard]
@@ -24,37 +35,51 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
         self.capacity = capacity
         self.refillPerSecond = refillPerSecond
         self.maximumKeysPerShard = maximumKeys / shardCount
-        self.shards = (0..<shardCount).map { _ in Shard() }
+        self.shards = (0..<shardCount).map { _ in Shard(markSlots: maximumKeys / shardCount) }
     }
 
     /// Takes one token from `key`'s bucket at monotonic time `now` (seconds).
     public func take(_ key: Key, now: Double) -> RateDecision {
-        let shard = shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
-        return shard.buckets.withLock { buckets in
-            if var bucket = buckets[key] {
+        let hash = UInt(bitPattern: key.hashValue)
+        let shard = shards[Int(hash % UInt(shards.count))]
+        let slot = markSlot(hash)
+        return shard.state.withLock { state in
+            if var bucket = state.buckets[key] {
                 let decision = bucket.take(now: now)
-                buckets[key] = bucket
+                state.buckets[key] = bucket
                 return decision
             }
-            if buckets.count >= maximumKeysPerShard {
-                evict(from: &buckets, now: now)
+            if state.buckets.count >= maximumKeysPerShard {
+                evict(from: &state, now: now)
             }
-            var bucket = TokenBucket(capacity: capacity, refillPerSecond: refillPerSecond, now: now)
+            var bucket = TokenBucket(
+                capacity: capacity, refillPerSecond: refillPerSecond, now: now, empty: state.emptyUntil[slot] > now)
             let decision = bucket.take(now: now)
-            buckets[key] = bucket
+            state.buckets[key] = bucket
             return decision
         }
     }
 
     /// Number of buckets held (for tests and metrics).
-    public var keyCount: Int { shards.reduce(0) { total, shard in total + shard.buckets.withLock { $0.count } } }
+    public var keyCount: Int { shards.reduce(0) { total, shard in total + shard.state.withLock { $0.buckets.count } } }
 
-    private func evict(from buckets: inout [Key: TokenBucket], now: Double) {
-        buckets = buckets.filter { !$0.value.isFull(now: now) }
+    private func evict(from state: inout ShardState, now: Double) {
+        state.buckets = state.buckets.filter { !$0.value.isFull(now: now) }
         // Keep a quarter of the shard free so the next arrivals do not sweep again at once.
-        let target = maximumKeysPerShard - max(1, maximumKeysPerShard / 4)
-        while buckets.count > target, let key = buckets.keys.first {
-            buckets.removeValue(forKey: key)
+        let surplus = state.buckets.count - (maximumKeysPerShard - max(1, maximumKeysPerShard / 4))
+        guard surplus > 0 else { return }
+        // The draining buckets nearest to full go first: their marks expire soonest.
+        let nearestFull = state.buckets.map { (key: $0.key, fullAt: $0.value.fullAt(now: now)) }
+            .sorted { $0.fullAt < $1.fullAt }.prefix(surplus)
+        for (key, fullAt) in nearestFull {
+            state.buckets.removeValue(forKey: key)
+            let slot = markSlot(UInt(bitPattern: key.hashValue))
+            state.emptyUntil[slot] = max(state.emptyUntil[slot], fullAt)
         }
+    }
+
+    /// The shard index uses the hash modulo the shard count; the mark slot uses the rest of it.
+    private func markSlot(_ hash: UInt) -> Int {
+        Int((hash / UInt(shards.count)) % UInt(maximumKeysPerShard))
     }
 }

@@ -15,12 +15,12 @@ public struct TokenBucket: Sendable, Equatable {
     private(set) var tokens: Double
     private(set) var updatedAt: Double
 
-    /// A full bucket at `now`.
-    public init(capacity: Int, refillPerSecond: Double, now: Double) {
+    /// A bucket at `now`: full, or with no token when `empty`.
+    public init(capacity: Int, refillPerSecond: Double, now: Double, empty: Bool = false) {
         precondition(capacity >= 1 && refillPerSecond > 0, "a token bucket needs capacity ≥ 1 and a positive rate")
         self.capacity = Double(capacity)
         self.refillPerSecond = refillPerSecond
-        self.tokens = Double(capacity)
+        self.tokens = empty ? 0 : Double(capacity)
         self.updatedAt = now
     }
 
@@ -41,6 +41,13 @@ public struct TokenBucket: Sendable, Equatable {
         var copy = self
         copy.refill(now: now)
         return copy.tokens >= capacity
+    }
+
+    /// The monotonic time at which the bucket, left alone from `now`, is full again.
+    public func fullAt(now: Double) -> Double {
+        var copy = self
+        copy.refill(now: now)
+        return copy.updatedAt + (capacity - copy.tokens) / refillPerSecond
     }
 
     private mutating func refill(now: Double) {

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Differential runs of the gateway's strict parsers against independent ones (docs/reliability.md).
+
+    differential.py http|json|cbor --binary PUSH_FUZZ [--count N] [--seed S] [--batch B] [--table]
+        Generates N seeded inputs, has the gateway's parser judge them (`push-fuzz --differential`),
+        judges them with the references, and counts disagreements by category. Exits 1 when any
+        disagreement is not in the explained list below (it prints up to five with their input).
+    differential.py check http|json|cbor RECORDS
+        Compares given gateway verdicts instead: RECORDS holds JSON lines {"input": hex, "gateway":
+        {verdict line}}. The Swift test DifferentialComparerTests uses it to prove a disagreement
+        fails the comparison.
+"""
+
+import argparse
+import collections
+import json
+import random
+import struct
+import subprocess
+import sys
+
+import cbor_cases
+import http_cases
+import json_cases
+
+# Every category a run may show, and why it is acceptable. Anything else fails the run. The rule
+# (issue 14): the gateway never accepts what both references refuse and never reads a field
+# differently from a reference that accepts; those breaches are never listed here.
+ORIGIN_FORM = "only origin-form targets (docs/protocol.md §1); absolute-form, asterisk-form and targets without a leading / are refused, which proxies' parsers accept"
+VERSIONS = "only HTTP/1.1 and HTTP/1.0 (decision 0001); h11 takes any HTTP/d.d, llhttp also 0.9 and 2.0"
+TARGET_BYTES = "targets are visible ASCII without # (decision 0001); the references accept # fragments, DEL or bytes over 0x7F"
+TRANSFER_ENCODING = "any Transfer-Encoding is 411 (docs/protocol.md §1); the references frame chunked bodies"
+EXPLAINED = {
+    "http": {
+        "gateway 400 target not in origin-form; accepted by h11": ORIGIN_FORM,
+        "gateway 400 target not in origin-form; accepted by llhttp and h11": ORIGIN_FORM,
+        "gateway 400 target not in origin-form; accepted by llhttp": ORIGIN_FORM,
+        "gateway 400 unsupported HTTP version; accepted by h11": VERSIONS,
+        "gateway 400 unsupported HTTP version; accepted by llhttp and h11": VERSIONS,
+        "gateway 400 unsupported HTTP version; accepted by llhttp": VERSIONS,
+        "gateway 400 bad request target; accepted by llhttp and h11": TARGET_BYTES,
+        "gateway 400 bad request target; accepted by h11": TARGET_BYTES,
+        "gateway 400 bad request target; accepted by llhttp": TARGET_BYTES,
+        "gateway 411 transfer-encoding; accepted by h11": TRANSFER_ENCODING,
+        "gateway 411 transfer-encoding; accepted by llhttp and h11": TRANSFER_ENCODING,
+        "gateway 411 transfer-encoding; accepted by llhttp": TRANSFER_ENCODING,
+        "gateway 400 bad host; accepted by llhttp":
+            "HTTP/1.1 needs exactly one Host, HTTP/1.0 at most one (RFC 9112 §3.2); llhttp does not count Host, h11 refuses too",
+        "gateway 400 bare line feed; accepted by h11":
+            "every line ends in CRLF (docs/protocol.md §1); h11 takes a bare LF as a line end, as RFC 9112 §2.2 allows",
+        "gateway 400 bare line feed; accepted by llhttp":
+            "a bare LF before the request line; llhttp skips it, the gateway refuses a bare LF anywhere in the head",
+        "gateway 400 bad request line: method; accepted by llhttp":
+            "a bare CR before the request line; llhttp skips it, the gateway refuses a bare CR anywhere in the head",
+        "gateway 400 empty line before the request line; accepted by llhttp":
+            "empty lines before the request line are refused (decision 0211); llhttp skips them, h11 refuses them",
+        "gateway 400 obsolete line folding; accepted by h11":
+            "obs-fold is refused (docs/protocol.md §1, RFC 9112 §5.2); h11 unfolds it into one value",
+        "gateway 400 bad header value; accepted by h11":
+            "control bytes and DEL in a field value are refused (RFC 9110 §5.5); h11 accepts every byte but NUL, CR and LF",
+        "gateway 411 length required; accepted by llhttp and h11":
+            "POST, PUT and PATCH must carry Content-Length (docs/protocol.md §1); the references read no body",
+        "gateway 413 body too large; accepted by h11":
+            "the route's body limit is decided from Content-Length (docs/protocol.md §1); h11 has no limit, llhttp refuses lengths past 64 bits",
+        "gateway accepts; llhttp refuses: Invalid method encountered":
+            "any method token is parsed so that other methods get 405 (docs/protocol.md §1); llhttp knows only registered methods, h11 accepts tokens",
+        "gateway accepts; llhttp refuses: Duplicate Content-Length":
+            "repeated byte-identical Content-Length fields are one length (RFC 9112 §6.3), as h11 reads them; llhttp refuses any repeat",
+        "gateway accepts; llhttp refuses: Invalid character in Content-Length":
+            "a list of identical lengths (7, 7) is that length (RFC 9112 §6.3), as h11 reads it; llhttp refuses lists",
+        "gateway closes a connection llhttp would keep alive":
+            "HTTP/1.0 with Connection: close, keep-alive: close wins at the gateway (decision 0211), llhttp keeps alive",
+    },
+    "json": {},
+    "cbor": {
+        "gateway accepts a map with keys true and 1 (or false and 0) that cbor2 merges":
+            "the keys are distinct CBOR items (decision 0020); Python's dict takes True for 1, so the reference's round trip fails",
+    },
+}
+
+KINDS = {"http": http_cases, "json": json_cases, "cbor": cbor_cases}
+
+
+def gateway_lines(binary: str, kind: str, inputs: list) -> list:
+    """The gateway's verdict lines for `inputs`, from one push-fuzz process."""
+    stream = b"".join(struct.pack(">I", len(data)) + data for data in inputs)
+    result = subprocess.run([binary, "--differential", kind], input=stream, capture_output=True, check=True)
+    lines = result.stdout.decode().splitlines()
+    if len(lines) != len(inputs):
+        sys.exit(f"push-fuzz answered {len(lines)} lines for {len(inputs)} inputs")
+    return [json.loads(line) for line in lines]
+
+
+class Tally:
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.inputs = 0
+        self.accepted = 0
+        self.categories = collections.Counter()
+        self.examples = {}
+
+    def add(self, data: bytes, gateway_line: dict):
+        self.inputs += 1
+        self.accepted += gateway_line["verdict"] == "accept"
+        outcome = KINDS[self.kind].judge(data, gateway_line)
+        if outcome is None:
+            return
+        category, hard = outcome
+        key = ("UNEXPLAINED " if hard or category not in EXPLAINED[self.kind] else "") + category
+        self.categories[key] += 1
+        self.examples.setdefault(key, data)
+
+    @property
+    def unexplained(self) -> list:
+        return [key for key in self.categories if key.startswith("UNEXPLAINED ")]
+
+    def report(self, table: bool) -> int:
+        disagreements = sum(self.categories.values())
+        print(f"differential {self.kind}: {self.inputs} inputs ({self.accepted} accepted by the gateway), "
+              f"{disagreements} disagreements in "
+              f"{len(self.categories)} categories, {len(self.unexplained)} unexplained")
+        for key, count in sorted(self.categories.items(), key=lambda item: -item[1]):
+            if table:
+                print(f"| {key} | {count} | {EXPLAINED[self.kind].get(key, '')} |")
+            else:
+                print(f"  {count:8d}  {key}")
+        for key in self.unexplained[:5]:
+            print(f"  example of {key}: {self.examples[key].hex()}")
+        return 1 if self.unexplained else 0
+
+
+def run(arguments) -> int:
+    rng = random.Random(arguments.seed)
+    tally = Tally(arguments.kind)
+    remaining = arguments.count
+    while remaining > 0:
+        batch = [KINDS[arguments.kind].generate(rng) for _ in range(min(arguments.batch, remaining))]
+        remaining -= len(batch)
+        for data, line in zip(batch, gateway_lines(arguments.binary, arguments.kind, batch)):
+            tally.add(data, line)
+    return tally.report(arguments.table)
+
+
+def check(arguments) -> int:
+    tally = Tally(arguments.kind)
+    with open(arguments.records) as records:
+        for line in records:
+            record = json.loads(line)
+            tally.add(bytes.fromhex(record["input"]), record["gateway"])
+    return tally.report(False)
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["check"]:
+        parser = argparse.ArgumentParser(prog="differential.py check")
+        parser.add_argument("kind", choices=sorted(KINDS))
+        parser.add_argument("records")
+        return check(parser.parse_args(sys.argv[2:]))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", choices=sorted(KINDS))
+    parser.add_argument("--binary", required=True, help="the push-fuzz executable")
+    parser.add_argument("--count", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=20_000)
+    parser.add_argument("--table", action="store_true", help="print categories as Markdown table rows")
+    return run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
