@@ -109,6 +109,7 @@ final class ConnectionLoop {
                 continue
             }
             connections[id] = connection
+            server.openConnections.add(1, ordering: .relaxed)
         }
     }
 
@@ -288,7 +289,9 @@ final class ConnectionLoop {
         server.accessLog(
             AccessLogEntry(
                 route: connection.routeLabel, method: connection.methodLabel, status: response.status,
-                durationMilliseconds: connection.firstByteAt.duration(to: now).milliseconds))
+                // The loop's cached `now` is from before this iteration's handlers ran (an
+                // event-loop route would always measure 0), so read the clock itself.
+                durationMilliseconds: connection.firstByteAt.duration(to: .now()).milliseconds))
         connection.closeAfterWrite = closing
         connection.phase = .writing(since: now)
         flush(connection)
@@ -398,5 +401,6 @@ final class ConnectionLoop {
         connection.isClosed = true
         epoll.remove(connection.socket.rawValue)
         connections[connection.id] = nil
+        server.openConnections.subtract(1, ordering: .relaxed)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PushHTTP
+import PushMetrics
 import PushPostgres
 import PushTestSupport
 import Testing
@@ -102,7 +103,7 @@ struct MetricsFormatTests {
             #expect(
                 scraped.samples["push_gateway_delivery_admissions_total{result=\"\(result.rawValue)\"}"] == expected)
         }
-        for outcome in APNsOutcome.allCases {
+        for outcome in APNsRequestOutcome.allCases {
             #expect(scraped.samples["push_gateway_apns_requests_total{outcome=\"\(outcome.rawValue)\"}"] != nil)
         }
         for stage in RequestStage.allCases {
@@ -111,7 +112,7 @@ struct MetricsFormatTests {
         #expect(scraped.samples[#"push_gateway_stage_duration_seconds_count{stage="admission_transaction"}"#] == 1)
         #expect(scraped.samples[#"push_gateway_reaper_deleted_rows_total{table="installations"}"#] == 5)
         #expect(scraped.samples["push_gateway_insecure_settings"] == 1)
-        #expect(scraped.samples[#"push_gateway_db_pool_connections{state="open"}"#] == 3)
+        #expect(scraped.samples[#"push_gateway_db_pool_connections{state="in_use"}"#] == 2)
         #expect(scraped.samples[#"push_gateway_db_pool_connections{state="idle"}"#] == 1)
         #expect(
             scraped.samples[#"push_gateway_http_requests_total{listener="public",route="unknown",status_class="4xx"}"#]
@@ -140,7 +141,7 @@ struct MetricsFormatTests {
             let known = isPublic ? routes : ["/metrics"]
             let route = try #require(
                 (known + [Router.unknownLabel, "never-registered"]).randomElement(using: &generator))
-            let status = try #require([200, 204, 301, 400, 404, 429, 500, 503, 599].randomElement(using: &generator))
+            let status = try #require([200, 204, 400, 404, 429, 500, 503, 599].randomElement(using: &generator))
             let seconds = Double.random(in: 0...25, using: &generator)
             (isPublic ? publicRecorder : privateRecorder).record(route: route, status: status, durationSeconds: seconds)
             let listener = (isPublic ? HTTPListener.publicListener : .privateListener).rawValue
@@ -219,7 +220,7 @@ struct MetricsLiveTests {
                     == 2)
             #expect(scraped.samples["push_gateway_challenge_rate_limited_total"] == 1)
             #expect(scraped.samples["push_gateway_insecure_settings"] == 0)
-            #expect((scraped.samples[#"push_gateway_db_pool_connections{state="open"}"#] ?? 0) >= 1)
+            #expect((scraped.samples[#"push_gateway_db_pool_connections{state="idle"}"#] ?? 0) >= 1)
             for result in ReaperRunResult.allCases {
                 #expect(scraped.samples["push_gateway_reaper_runs_total{result=\"\(result.rawValue)\"}"] == 0)
             }
@@ -232,9 +233,9 @@ struct MetricsLiveTests {
                 .union(gateway.server.application.publicRoutes().map(\.label))
                 .union(gateway.server.application.privateRoutes().map(\.label))
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
-                .union(APNsOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
+                .union(APNsRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))
-                .union(["open", "idle", "+Inf"]).union(GatewayMetrics.requestDurationBounds.map(PrometheusText.value))
+                .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(GatewayMetrics.requestDurationBounds.map(PrometheusText.value))
             #expect(labelValues.subtracting(closed).isEmpty, "label values outside the closed sets")
         }
     }

@@ -41,8 +41,10 @@ package enum DeliverCommand: InProcessCommand {
         case .success(let parsed): options = parsed
         case .failure(let problem): return .usageError("push-gateway deliver: \(problem.message)\n" + usage)
         }
-        guard let keyText = try? String(contentsOfFile: options.relayKeyFile, encoding: .utf8) else {
-            return .usageError("push-gateway deliver: --relay-key-file cannot be read\n")
+        let keyText: String
+        switch readKeyFile(options.relayKeyFile) {
+        case .success(let text): keyText = text
+        case .failure(let problem): return .usageError("push-gateway deliver: --relay-key-file \(problem.message)\n")
         }
         guard let key = relayKey(fromFileContents: keyText) else {
             return .usageError(
@@ -99,13 +101,39 @@ package enum DeliverCommand: InProcessCommand {
         let message: String
     }
 
+    /// The key file's text, or why it cannot be read (the system's reason, never its contents).
+    static func readKeyFile(_ path: String) -> Result<String, UsageProblem> {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            return .failure(UsageProblem(message: "cannot be read: \(String(cString: strerror(errno)))"))
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 {
+                return .failure(UsageProblem(message: "cannot be read: \(String(cString: strerror(errno)))"))
+            }
+            if count == 0 { break }
+            bytes += buffer[0..<count]
+            // A key file is 65 bytes; anything far larger is not one.
+            if bytes.count > 4096 { return .failure(UsageProblem(message: "is too large to hold a key")) }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(UsageProblem(message: "is not text"))
+        }
+        return .success(text)
+    }
+
     static func parse(_ arguments: [String]) -> Result<Options, UsageProblem> {
         var values: [String: String] = [:]
         var index = 0
         let flags = ["--url", "--relay-key-file", "--grant", "--request-id", "--expires-in"]
         while index < arguments.count {
             let flag = arguments[index]
-            guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument")) }
+            guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument '\(flag)'")) }
             guard index + 1 < arguments.count else { return .failure(UsageProblem(message: "\(flag) needs a value")) }
             guard values[flag] == nil else { return .failure(UsageProblem(message: "\(flag) is given twice")) }
             values[flag] = arguments[index + 1]
