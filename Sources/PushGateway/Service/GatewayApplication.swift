@@ -66,7 +66,8 @@ public final class GatewayApplication: Sendable {
                 capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
-        let lifecycle = LifecycleRoutes(configuration: configuration, pool: pool, clock: clock, logger: logger)
+        let lifecycle = LifecycleRoutes(
+            configuration: configuration, pool: pool, clock: clock, logger: logger, stages: metrics.stageDurations)
         return [
             Route(
                 "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, runsOnEventLoop: true,
