@@ -235,7 +235,8 @@ struct MetricsLiveTests {
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
                 .union(APNsRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))
-                .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(GatewayMetrics.requestDurationBounds.map(PrometheusText.value))
+                .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(
+                    GatewayMetrics.requestDurationBounds.map(PrometheusText.value))
             #expect(labelValues.subtracting(closed).isEmpty, "label values outside the closed sets")
         }
     }

@@ -224,7 +224,8 @@ public final class GatewayMetrics: Sendable {
     public func recordAPNs(_ exchange: APNsExchange, profile: String) {
         if let outcome = exchange.requestOutcome { apnsOutcomes.increment(outcome, by: UInt64(exchange.requests)) }
         if let status = exchange.status {
-            apnsResponses.add(1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: exchange.reason)])
+            apnsResponses.add(
+                1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: exchange.reason)])
         }
     }
 

@@ -4,7 +4,10 @@ import PushSystem
 /// The `process_*` series of Prometheus' client conventions, read from /proc at each scrape.
 enum ProcessMetrics {
     static func register(in registry: MetricsRegistry) {
-        func gauge(_ name: String, _ help: String, _ type: String = "gauge", _ read: @escaping @Sendable (ProcessStatistics) -> Double?) {
+        func gauge(
+            _ name: String, _ help: String, _ type: String = "gauge",
+            _ read: @escaping @Sendable (ProcessStatistics) -> Double?
+        ) {
             registry.register(
                 SampledGaugeFamily(name: name, help: help, type: type) {
                     read(ProcessStatistics.current()).map { [([], $0)] } ?? []

@@ -115,12 +115,14 @@ public final class GatewayServer: Sendable {
         do {
             try privateServer.start()
         } catch {
-            throw ListenerError(listener: .privateListener, address: privateServer.configuration.listen, underlying: error)
+            throw ListenerError(
+                listener: .privateListener, address: privateServer.configuration.listen, underlying: error)
         }
         do {
             try publicServer.start()
         } catch {
-            throw ListenerError(listener: .publicListener, address: publicServer.configuration.listen, underlying: error)
+            throw ListenerError(
+                listener: .publicListener, address: publicServer.configuration.listen, underlying: error)
         }
     }
 
