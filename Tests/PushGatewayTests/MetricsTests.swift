@@ -150,7 +150,13 @@ struct MetricsFormatTests {
                 1, labelValues: [listener, label, HTTPStatusClass(status: status).rawValue])
             byLabels.httpRequestDurations.observe(seconds, labelValues: [listener, label])
         }
-        #expect(resolved.render() == byLabels.render())
+        func requestFamilies(_ metrics: GatewayMetrics) -> String {
+            var text = ""
+            metrics.httpRequests.render(into: &text)
+            metrics.httpRequestDurations.render(into: &text)
+            return text
+        }
+        #expect(requestFamilies(resolved) == requestFamilies(byLabels))
     }
 }
 
@@ -192,6 +198,17 @@ struct MetricsLiveTests {
             for secret in Self.secrets { #expect(!text.contains(secret)) }
             let scraped = try ScrapedMetrics(text)
             let expectedTypes = [
+                "push_gateway_build_info": "gauge",
+                "push_gateway_http_open_connections": "gauge",
+                "push_gateway_db_pool_max_connections": "gauge",
+                "push_gateway_readiness": "gauge",
+                "push_gateway_apns_responses_total": "counter",
+                "push_gateway_apns_certificate_expiry_timestamp_seconds": "gauge",
+                "process_cpu_seconds_total": "counter",
+                "process_resident_memory_bytes": "gauge",
+                "process_open_fds": "gauge",
+                "process_max_fds": "gauge",
+                "process_start_time_seconds": "gauge",
                 "push_gateway_http_requests_total": "counter",
                 "push_gateway_http_request_duration_seconds": "histogram",
                 "push_gateway_http_queued_requests": "gauge",
@@ -235,7 +252,9 @@ struct MetricsLiveTests {
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
                 .union(APNsRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))
-                .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(
+                .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(APNsReasonLabel.allValues)
+                .union(ReadinessTracker.states).union(gateway.server.application.configuration.profiles.map(\.id))
+                .union(
                     GatewayMetrics.requestDurationBounds.map(PrometheusText.value))
             #expect(labelValues.subtracting(closed).isEmpty, "label values outside the closed sets")
         }

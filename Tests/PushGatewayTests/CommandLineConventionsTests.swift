@@ -1,0 +1,167 @@
+import Foundation
+import PushHTTP
+import PushSystem
+import PushTestSupport
+import Testing
+
+@testable import PushGateway
+
+/// The real `push-gateway` binary run to completion, with what it printed.
+enum GatewayBinary {
+    struct Outcome {
+        let exitCode: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    /// Runs `push-gateway arguments…` with exactly `environment`; its output is small, so it is
+    /// read once the process has exited.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = try ReaperServeTests.executable()
+        process.arguments = arguments
+        process.environment = environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let standardOutput = output.fileHandleForReading.readDataToEndOfFile()
+        let standardError = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            exitCode: process.terminationStatus, standardOutput: String(decoding: standardOutput, as: UTF8.self),
+            standardError: String(decoding: standardError, as: UTF8.self))
+    }
+}
+
+@Suite("Command-line conventions (docs/protocol.md §12)")
+struct CommandLineConventionsTests {
+    static let commands = [
+        "serve", "migrate", "check-config", "keygen", "verify-attestation", "verify-assertion", "deliver",
+    ]
+
+    @Test("--help, -h and help print the usage to standard output and exit 0")
+    func help() throws {
+        for flag in ["--help", "-h", "help"] {
+            let outcome = try GatewayBinary.run([flag])
+            #expect(outcome.exitCode == 0, "\(flag)")
+            #expect(outcome.standardOutput == CommandLineTool.usage, "\(flag)")
+            #expect(outcome.standardError == "", "\(flag)")
+        }
+    }
+
+    @Test("--version and version print push-gateway and the build's version, exit 0")
+    func version() throws {
+        for flag in ["--version", "version"] {
+            let outcome = try GatewayBinary.run([flag])
+            #expect(outcome.exitCode == 0)
+            #expect(outcome.standardOutput == "push-gateway \(GatewayVersion.current)\n")
+        }
+        // A build from a checkout that was not stamped from a release tag says so.
+        #expect(GatewayVersion.current == (GatewayVersion.stamped ?? "development"))
+    }
+
+    @Test("an unknown command is named before the usage, on standard error, exit 2")
+    func unknownCommand() throws {
+        let outcome = try GatewayBinary.run(["bogus"])
+        #expect(outcome.exitCode == 2)
+        #expect(outcome.standardOutput == "")
+        #expect(outcome.standardError == "push-gateway: unknown command 'bogus'\n" + CommandLineTool.usage)
+        let none = try GatewayBinary.run([])
+        #expect(none.exitCode == 2 && none.standardError == CommandLineTool.usage)
+    }
+
+    @Test("<command> --help prints that command's usage to standard output and exits 0, running nothing")
+    func commandHelp() throws {
+        for command in Self.commands {
+            for flag in ["--help", "-h"] {
+                let outcome = try GatewayBinary.run([command, flag])
+                #expect(outcome.exitCode == 0, "\(command) \(flag)")
+                #expect(outcome.standardOutput.hasPrefix("usage: push-gateway \(command)"), "\(command) \(flag)")
+                #expect(outcome.standardError == "", "\(command) \(flag)")
+            }
+        }
+    }
+
+    @Test("usage errors of every subcommand start with push-gateway <command>:")
+    func oneErrorStyle() throws {
+        for command in Self.commands {
+            let outcome = try GatewayBinary.run([command, "--no-such-flag", "x"])
+            #expect(outcome.exitCode == 2, "\(command)")
+            #expect(
+                outcome.standardError.hasPrefix("push-gateway \(command): "), "\(command): \(outcome.standardError)")
+        }
+        let checked = CheckConfigCommand.execute(arguments: [], environment: [:])
+        #expect(checked.exitCode == 1)
+        let lines = checked.standardError.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.hasPrefix("push-gateway check-config: ") })
+    }
+
+    @Test("deliver names the argument and the system's reason when the key file cannot be read")
+    func deliverKeyFileReason() throws {
+        let outcome = try GatewayBinary.run([
+            "deliver", "--url", "http://127.0.0.1:1/v1/deliveries/apns", "--relay-key-file", "/nonexistent/relay.key",
+            "--grant", "g",
+        ])
+        #expect(outcome.exitCode == 2)
+        #expect(
+            outcome.standardError
+                == "push-gateway deliver: --relay-key-file cannot be read: No such file or directory\n")
+        let unknown = try GatewayBinary.run(["deliver", "--gran", "g"])
+        #expect(unknown.standardError.hasPrefix("push-gateway deliver: unknown argument '--gran'\n"))
+    }
+
+    @Test("check-config warns about each unknown PUSH_GATEWAY_ variable by name, ignoring Kubernetes service variables")
+    func unknownVariables() throws {
+        let environment = try ConfigurationTestEnvironment()
+            .with("PUSH_GATEWAY_LOGLEVEL", "debug")
+            .with("PUSH_GATEWAY_REAPER_INTERVAL", "5")
+            .with("PUSH_GATEWAY_SERVICE_HOST", "10.0.0.1")
+            .with("PUSH_GATEWAY_SERVICE_PORT", "8080")
+            .with("PUSH_GATEWAY_SERVICE_PORT_HTTP", "8080")
+            .with("PUSH_GATEWAY_PORT", "tcp://10.0.0.1:8080")
+            .with("PUSH_GATEWAY_PORT_8080_TCP_ADDR", "10.0.0.1")
+            .with("PUSH_GATEWAY_METRICS_PORT_8081_TCP", "tcp://10.0.0.1:8081")
+            .with("PUSH_GATEWAY_DB_POOL_SIZE", "8")
+            .with("PUSH_GATEWAY_WORKERS", "8")
+            .with("PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER", "64")
+            .with("PUSH_GATEWAY_APNS_PROXY", "http://127.0.0.1:3128")
+        let checked = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+        #expect(
+            checked.standardError
+                == "push-gateway check-config: warning: PUSH_GATEWAY_LOGLEVEL: unknown variable, ignored (check its "
+                + "spelling)\npush-gateway check-config: warning: PUSH_GATEWAY_REAPER_INTERVAL: unknown variable, "
+                + "ignored (check its spelling)\n")
+        #expect(!checked.standardError.contains("debug"), "a warning names the variable, never its value")
+        // Also when the configuration is otherwise wrong: a misspelt name is often the cause.
+        let broken = CheckConfigCommand.execute(
+            arguments: [], environment: ["PUSH_GATEWAY_LOGLEVEL": "debug"])
+        #expect(broken.exitCode == 1)
+        #expect(broken.standardError.contains("push-gateway check-config: warning: PUSH_GATEWAY_LOGLEVEL: unknown"))
+    }
+
+    @Test("serve logs a warning naming each unknown PUSH_GATEWAY_ variable at start")
+    func serveWarnsAboutUnknownVariables() throws {
+        let configuration = try #require(ConfigurationTestEnvironment().configuration())
+        let warnings = StartupChecks.warnings(
+            configuration, environment: ["PUSH_GATEWAY_LOGLEVEL": "debug", "PUSH_GATEWAY_SERVICE_HOST": "10.0.0.1"])
+        #expect(warnings == ["PUSH_GATEWAY_LOGLEVEL: unknown variable, ignored (check its spelling)"])
+    }
+
+    @Test("a listener that cannot bind is named with its variable and address, and serve exits 1")
+    func bindErrorNamesTheListener() throws {
+        let taken = try TCPListener(listening: "127.0.0.1:0")
+        defer { taken.close() }
+        let environment = try ConfigurationTestEnvironment()
+            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(taken.port)")
+            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+        let outcome = try GatewayBinary.run(["serve"], environment: environment.variables)
+        #expect(outcome.exitCode == 1)
+        #expect(
+            outcome.standardError.contains(
+                "push-gateway serve: cannot listen on the public listener 127.0.0.1:\(taken.port) "
+                    + "(PUSH_GATEWAY_LISTEN): bind failed: Address already in use"), "\(outcome.standardError)")
+    }
+}
