@@ -165,3 +165,38 @@ struct CommandLineConventionsTests {
                     + "(PUSH_GATEWAY_LISTEN): bind failed: Address already in use"), "\(outcome.standardError)")
     }
 }
+
+@Suite("The version has one source: GatewayVersion, stamped from a release tag")
+struct VersionStampTests {
+    static let script = PrometheusServer.repository.appendingPathComponent("scripts/stamp-version").path
+    static let source = PrometheusServer.repository.appendingPathComponent(
+        "Sources/PushGateway/Service/GatewayVersion.swift")
+
+    /// Runs scripts/stamp-version on a copy of GatewayVersion.swift; returns its exit status and the copy.
+    static func stamp(_ tag: String) throws -> (exitCode: Int32, file: String) {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("GatewayVersion-\(UUID()).swift")
+        defer { try? FileManager.default.removeItem(at: copy) }
+        try FileManager.default.copyItem(at: source, to: copy)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = [tag, copy.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOf: copy, encoding: .utf8))
+    }
+
+    @Test("a release tag is stamped into the one constant; anything else is refused and leaves it alone")
+    func stampsTheTag() throws {
+        let committed = try String(contentsOf: Self.source, encoding: .utf8)
+        #expect(
+            committed.contains("    static let stamped: String? = nil\n"), "the repository holds a development build")
+        let release = try Self.stamp("v1.4.0")
+        #expect(release.exitCode == 0)
+        #expect(release.file == committed.replacing("= nil\n", with: "= \"v1.4.0\"\n"))
+        let hostile = try Self.stamp(#"v1" + evil + ""#)
+        #expect(hostile.exitCode == 2)
+        #expect(hostile.file == committed)
+    }
+}
