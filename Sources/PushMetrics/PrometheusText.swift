@@ -21,25 +21,17 @@ public enum PrometheusText {
     }
 
     /// HELP text escapes backslash and line feed.
-    public static func escapeHelp(_ text: String) -> String {
-        var escaped = ""
-        for character in text.unicodeScalars {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            default: escaped.unicodeScalars.append(character)
-            }
-        }
-        return escaped
-    }
+    public static func escapeHelp(_ text: String) -> String { escape(text, quotes: false) }
 
     /// Label values escape backslash, double quote and line feed.
-    public static func escapeLabelValue(_ text: String) -> String {
+    public static func escapeLabelValue(_ text: String) -> String { escape(text, quotes: true) }
+
+    private static func escape(_ text: String, quotes: Bool) -> String {
         var escaped = ""
         for character in text.unicodeScalars {
             switch character {
             case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
+            case "\"" where quotes: escaped += "\\\""
             case "\n": escaped += "\\n"
             default: escaped.unicodeScalars.append(character)
             }

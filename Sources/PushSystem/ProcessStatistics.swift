@@ -61,19 +61,7 @@ public struct ProcessStatistics: Sendable, Equatable {
         return Double(max(0, count - 1))
     }
 
-    /// Reads a /proc file (their size reads as 0, so read until end of file).
     private static func readSmallFile(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? FileContents.read(path)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -17,21 +17,8 @@ enum GatewayBinary {
     /// Runs `push-gateway arguments…` with exactly `environment`; its output is small, so it is
     /// read once the process has exited.
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = try ReaperServeTests.executable()
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let standardOutput = output.fileHandleForReading.readDataToEndOfFile()
-        let standardError = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            exitCode: process.terminationStatus, standardOutput: String(decoding: standardOutput, as: UTF8.self),
-            standardError: String(decoding: standardError, as: UTF8.self))
+        let outcome = try ToolProcess.run(try ReaperServeTests.executable(), arguments, environment: environment)
+        return Outcome(exitCode: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errors)
     }
 }
 
@@ -177,14 +164,8 @@ struct VersionStampTests {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("GatewayVersion-\(UUID()).swift")
         defer { try? FileManager.default.removeItem(at: copy) }
         try FileManager.default.copyItem(at: source, to: copy)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = [tag, copy.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, try String(contentsOf: copy, encoding: .utf8))
+        let outcome = try ToolProcess.run(URL(fileURLWithPath: script), [tag, copy.path])
+        return (outcome.status, try String(contentsOf: copy, encoding: .utf8))
     }
 
     @Test("a release tag is stamped into the one constant; anything else is refused and leaves it alone")

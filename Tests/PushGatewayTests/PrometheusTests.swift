@@ -66,21 +66,14 @@ final class PrometheusServer {
     /// arguments are curl's, e.g. `--data-urlencode`. An error status throws unless accepted (the
     /// API's error answers carry the problem in their JSON).
     func get(_ path: String, _ arguments: [String] = [], acceptingErrorStatus: Bool = true) throws -> Data {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments =
-            ["-sS", "--fail-with-body", "--max-time", "10", "-G"] + arguments + ["http://127.0.0.1:\(port)\(path)"]
-        let output = Pipe()
-        curl.standardOutput = output
-        curl.standardError = FileHandle.nullDevice
-        try curl.run()
-        let body = output.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
+        let curl = try ToolProcess.run(
+            URL(fileURLWithPath: "/usr/bin/curl"),
+            ["-sS", "--fail-with-body", "--max-time", "10", "-G"] + arguments + ["http://127.0.0.1:\(port)\(path)"])
         // 22: an HTTP error status.
-        guard curl.terminationStatus == 0 || (acceptingErrorStatus && curl.terminationStatus == 22) else {
-            throw TestSupportError("curl \(path) exited \(curl.terminationStatus)")
+        guard curl.status == 0 || (acceptingErrorStatus && curl.status == 22) else {
+            throw TestSupportError("curl \(path) exited \(curl.status)")
         }
-        return body
+        return curl.output
     }
 
     /// The JSON object of an API answer.
@@ -167,19 +160,8 @@ struct PrometheusTests {
 /// `promtool check metrics` on an exposition text.
 enum PromtoolRun {
     static func checkMetrics(_ text: String) throws -> (exitCode: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
-        process.arguments = ["check", "metrics"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
+        let outcome = try ToolProcess.run(
+            URL(fileURLWithPath: "/usr/bin/promtool"), ["check", "metrics"], input: Data(text.utf8))
+        return (outcome.status, outcome.outputText + outcome.errors)
     }
 }

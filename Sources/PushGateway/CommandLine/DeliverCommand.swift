@@ -3,6 +3,7 @@ import PushCrypto
 import PushJSON
 import PushNostr
 import PushRelayClient
+import PushSystem
 
 /// `push-gateway deliver --url URL --relay-key-file F --grant G [--request-id UUID]
 /// [--expires-in SECONDS]` (PROTOCOL.md §12): the relay side of one delivery. Signs NIP-98 for the
@@ -103,23 +104,12 @@ package enum DeliverCommand: InProcessCommand {
 
     /// The key file's text, or why it cannot be read (the system's reason, never its contents).
     static func readKeyFile(_ path: String) -> Result<String, UsageProblem> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return .failure(UsageProblem(message: "cannot be read: \(String(cString: strerror(errno)))"))
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 {
-                return .failure(UsageProblem(message: "cannot be read: \(String(cString: strerror(errno)))"))
-            }
-            if count == 0 { break }
-            bytes += buffer[0..<count]
+        let bytes: [UInt8]
+        do {
             // A key file is 65 bytes; anything far larger is not one.
-            if bytes.count > 4096 { return .failure(UsageProblem(message: "is too large to hold a key")) }
+            bytes = try FileContents.read(path, limit: 4096)
+        } catch {
+            return .failure(UsageProblem(message: "cannot be read: \(error.reason)"))
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             return .failure(UsageProblem(message: "is not text"))
