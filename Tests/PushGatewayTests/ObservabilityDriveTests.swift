@@ -325,6 +325,12 @@ struct ObservabilityDriveTests {
         for name in series { #expect(drive.delta(name) > 0, "\(name) never moved") }
         #expect(drive.after["push_gateway_build_info{version=\"\(GatewayVersion.current)\"}"] == 1)
         #expect((drive.after[#"push_gateway_http_open_connections{listener="private"}"#] ?? 0) >= 1)
+        #expect(drive.after["push_gateway_db_pool_max_connections"] == 16)
+        let inUse = try #require(drive.after[#"push_gateway_db_pool_connections{state="in_use"}"#])
+        let idle = try #require(drive.after[#"push_gateway_db_pool_connections{state="idle"}"#])
+        #expect(inUse >= 0 && idle >= 1 && inUse + idle <= 16, "in_use \(inUse), idle \(idle)")
+        #expect((drive.after["process_cpu_seconds_total"] ?? 0) > 0)
+        #expect((drive.after["process_max_fds"] ?? 0) >= (drive.after["process_open_fds"] ?? .infinity))
         #expect((drive.after["process_resident_memory_bytes"] ?? 0) > 1_000_000)
         #expect((drive.after["process_open_fds"] ?? 0) > 5)
         #expect((drive.after["process_start_time_seconds"] ?? 0) > 1_700_000_000)
