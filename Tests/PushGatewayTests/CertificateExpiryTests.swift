@@ -64,6 +64,10 @@ struct CertificateExpiryTests {
                     == "push-gateway check-config: warning: \(ConfigurationTestEnvironment.certificateVariable): the "
                     + "APNs certificate of profile buzz-ios-cert expires in 10 days\n"
         )
+        // serve logs the same warnings at start.
+        let configuration = try #require(environment.configuration())
+        let startWarnings = StartupChecks.warnings(configuration, environment: environment.variables)
+        #expect(startWarnings.count == 1 && startWarnings[0].contains("profile buzz-ios-cert expires in"))
         let later = try ConfigurationTestEnvironment().withCertificateProfile(notAfter: Self.now + 60 * 86_400)
         #expect(CheckConfigCommand.execute(arguments: [], environment: later.variables).standardError == "")
     }
