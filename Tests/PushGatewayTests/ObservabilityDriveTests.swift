@@ -22,18 +22,76 @@ extension CapturedLog {
 
 /// What one drive of every route and every §4.7 outcome saw: scrapes before and after, the
 /// answers the clients got, and the gateway's log.
+/// One delivery's scripted APNs answers and what the gateway must count for it.
+struct ScriptedAnswer: Sendable {
+    let replies: [APNsMockReply]
+    let outcome: APNsRequestOutcome
+    /// The reason label of Apple's last answer, nil when none arrived.
+    let reason: String?
+
+    /// One answer with `status` and `reason`, counted as `outcome`.
+    init(_ status: Int, _ reason: String?, _ outcome: APNsRequestOutcome) {
+        replies = [APNsMockReply(status: status, reason: reason)]
+        self.outcome = outcome
+        self.reason = reason.map { APNsReasonLabel.documented.contains($0) ? $0 : "other" } ?? "none"
+    }
+
+    init(replies: [APNsMockReply], outcome: APNsRequestOutcome, reason: String?) {
+        self.replies = replies
+        self.outcome = outcome
+        self.reason = reason
+    }
+}
+
 struct ObservabilityDrive: Sendable {
-    /// Apple's scripted answers, in the order the deliveries reach it.
-    static let apnsScript: [APNsMockReply] = [
-        APNsMockReply(status: 200),
-        APNsMockReply(status: 503, reason: "ServiceUnavailable"),
-        APNsMockReply(action: .close),
-        APNsMockReply(status: 403, reason: "InvalidProviderToken"),
-        APNsMockReply(status: 403, reason: "InvalidProviderToken"),
-        APNsMockReply(status: 400, reason: "BadTopic"),
-        APNsMockReply(status: 200),
-        APNsMockReply(status: 410, reason: "Unregistered", timestampMilliseconds: 1_700_000_000_999),
+    /// Apple's answers for the first device, in the order its deliveries reach it: every reason
+    /// Apple documents (by the status Apple gives it), one it does not, a reset connection and the
+    /// provider-token refresh. The two 410 reasons end each device's life, so they come last.
+    static let sweep: [ScriptedAnswer] = [
+        ScriptedAnswer(200, nil, .accepted),
+        ScriptedAnswer(400, "BadCollapseId", .rejected),
+        ScriptedAnswer(400, "BadDeviceToken", .configurationFault),
+        ScriptedAnswer(400, "BadExpirationDate", .rejected),
+        ScriptedAnswer(400, "BadMessageId", .rejected),
+        ScriptedAnswer(400, "BadPriority", .rejected),
+        ScriptedAnswer(400, "BadTopic", .rejected),
+        ScriptedAnswer(400, "DeviceTokenNotForTopic", .configurationFault),
+        ScriptedAnswer(400, "DuplicateHeaders", .rejected),
+        ScriptedAnswer(400, "IdleTimeout", .transient),
+        ScriptedAnswer(400, "InvalidPushType", .rejected),
+        ScriptedAnswer(400, "MissingDeviceToken", .rejected),
+        ScriptedAnswer(400, "MissingTopic", .rejected),
+        ScriptedAnswer(400, "PayloadEmpty", .rejected),
+        ScriptedAnswer(400, "TopicDisallowed", .rejected),
+        ScriptedAnswer(403, "BadCertificate", .configurationFault),
+        ScriptedAnswer(403, "BadCertificateEnvironment", .configurationFault),
+        ScriptedAnswer(403, "Forbidden", .configurationFault),
+        ScriptedAnswer(403, "InvalidProviderToken", .configurationFault),
+        ScriptedAnswer(403, "InvalidProviderToken", .configurationFault),
+        ScriptedAnswer(403, "MissingProviderToken", .configurationFault),
+        ScriptedAnswer(403, "UnrelatedKeyIdInToken", .configurationFault),
+        ScriptedAnswer(403, "BadEnvironmentKeyIdInToken", .configurationFault),
+        ScriptedAnswer(404, "BadPath", .rejected),
+        ScriptedAnswer(405, "MethodNotAllowed", .rejected),
+        ScriptedAnswer(413, "PayloadTooLarge", .rejected),
+        ScriptedAnswer(429, "TooManyProviderTokenUpdates", .configurationFault),
+        ScriptedAnswer(429, "TooManyRequests", .transient),
+        ScriptedAnswer(500, "InternalServerError", .transient),
+        ScriptedAnswer(503, "ServiceUnavailable", .transient),
+        ScriptedAnswer(503, "Shutdown", .transient),
+        ScriptedAnswer(400, "NotAReasonAppleDocuments", .rejected),
+        ScriptedAnswer(replies: [APNsMockReply(action: .close)], outcome: .transportFailure, reason: nil),
+        // §8: one refresh of the provider token, then the same refusal is a configuration fault.
+        ScriptedAnswer(
+            replies: [
+                APNsMockReply(status: 403, reason: "ExpiredProviderToken"),
+                APNsMockReply(status: 403, reason: "ExpiredProviderToken"),
+            ], outcome: .configurationFault, reason: "ExpiredProviderToken"),
+        ScriptedAnswer(410, "Unregistered", .invalidEndpoint),
     ]
+    /// The second device's one delivery.
+    static let lastAnswer = ScriptedAnswer(410, "ExpiredToken", .invalidEndpoint)
+    static var apnsScript: [APNsMockReply] { (sweep + [lastAnswer]).flatMap(\.replies) }
 
     let before: [String: Double]
     let after: [String: Double]
@@ -88,8 +146,10 @@ struct ObservabilityDrive: Sendable {
         ) {
             let environment = $0.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
                 .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-                // A capacity of 10 per relay: one relay's burst meets its bucket.
-                .with("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", "5")
+                // One endpoint takes every scripted answer; the quota has its own tests.
+                .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
+                // A capacity of 40 per relay: one relay's burst meets its bucket.
+                .with("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", "20")
                 // A capacity of 100 challenges: the flood below meets the per-source bucket.
                 .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600")
             // A certificate-auth profile for the certificate expiry series.
@@ -142,7 +202,20 @@ struct ObservabilityDrive: Sendable {
                 challenge: try challenge(), epoch: 1, generation: 1, relay: relay.publicKey.hex, notBefore: now,
                 expiresAt: now + 3600))
         let grant = try #require(try lifecycleObject(delegated)["endpoint_grant"] as? String)
-        var lifecycle = 2
+        let secondDevice = try gateway.makeDevice()
+        let secondEnrolled = try post(
+            "enroll", LifecycleRoutes.enrollPath,
+            try secondDevice.enrollBody(
+                challenge: try challenge(), endpoint: secondDevice.endpoint,
+                expiresAt: gateway.clock.unixSeconds() + 86_400))
+        secondDevice.handle = try #require(try lifecycleObject(secondEnrolled)["installation_handle"] as? String)
+        let secondDelegated = try post(
+            "delegate", LifecycleRoutes.delegatePath,
+            try secondDevice.delegateBody(
+                challenge: try challenge(), epoch: 1, generation: 1, relay: relay.publicKey.hex, notBefore: now,
+                expiresAt: now + 3600))
+        let secondGrant = try #require(try lifecycleObject(secondDelegated)["endpoint_grant"] as? String)
+        var lifecycle = 4
 
         // Deliveries: one per scripted APNs answer, then the §4.7 refusals. A 429 from the relay's
         // bucket is counted and the same delivery posted again after a pause.
@@ -170,11 +243,14 @@ struct ObservabilityDrive: Sendable {
                 Thread.sleep(forTimeInterval: 1)
             }
         }
-        for _ in apnsScript {
+        for _ in sweep {
             _ = try deliver()
             admissions += 1
             apnsSends += 1
         }
+        #expect(try deliver(grant: secondGrant).status == 410)
+        admissions += 1
+        apnsSends += 1
         // The endpoint is dead now: the same 410 from the stored marker, without Apple.
         admissions += 1
         #expect(try deliver().status == 410)
@@ -189,7 +265,7 @@ struct ObservabilityDrive: Sendable {
         #expect(try deliver(grant: "k1.not-a-grant").status == 404)
         let stranger = DeliveryTestGateway.randomRelayKey()
         var limited = false
-        for _ in 0..<30 where !limited {
+        for _ in 0..<80 where !limited {
             limited = try deliver(grant: "k1.not-a-grant", signer: stranger, retryingRateLimit: false).status == 429
         }
         #expect(limited, "the stranger's burst met its bucket")
@@ -260,18 +336,19 @@ struct ObservabilityDriveTests {
                 drive.delta("push_gateway_delivery_admissions_total{result=\"\(result.rawValue)\"}") == expected,
                 "admissions \(result.rawValue)")
         }
-        let apns: [APNsRequestOutcome: Double] = [
-            .accepted: 2, .transient: 1, .transportFailure: 1, .configurationFault: 2, .rejected: 1,
-            .invalidEndpoint: 1, .timeout: 0,
-        ]
+        let answers = ObservabilityDrive.sweep + [ObservabilityDrive.lastAnswer]
+        var apns: [APNsRequestOutcome: Double] = [:]
+        var reasons: [String: Double] = [:]
+        for answer in answers {
+            apns[answer.outcome, default: 0] += Double(answer.replies.count)
+            if let reason = answer.reason { reasons[reason, default: 0] += 1 }
+        }
         for outcome in APNsRequestOutcome.allCases {
             #expect(
-                drive.delta("push_gateway_apns_requests_total{outcome=\"\(outcome.rawValue)\"}") == apns[outcome],
-                "APNs \(outcome.rawValue)")
+                drive.delta("push_gateway_apns_requests_total{outcome=\"\(outcome.rawValue)\"}")
+                    == apns[outcome] ?? 0, "APNs \(outcome.rawValue)")
         }
-        let reasons: [String: Double] = [
-            "none": 2, "ServiceUnavailable": 1, "InvalidProviderToken": 2, "BadTopic": 1, "Unregistered": 1,
-        ]
+        #expect(Set(reasons.keys) == Set(APNsReasonLabel.allValues), "the drive gets every reason label answered")
         for reason in APNsReasonLabel.allValues {
             #expect(
                 drive.delta("push_gateway_apns_responses_total{profile=\"\(Self.profile)\",reason=\"\(reason)\"}")
@@ -297,7 +374,7 @@ struct ObservabilityDriveTests {
         #expect(drive.delta(#"push_gateway_reaper_runs_total{result="ok"}"#) == 1)
     }
 
-    @Test("every exported family and every closed label value of the event families is moved by the drive")
+    @Test("every exported family, and every value of the delivery, APNs, reason and stage sets, is moved by the drive")
     func everySeriesMoves() throws {
         let drive = try ObservabilityDrive.shared.get()
         for name in drive.catalog {
@@ -322,6 +399,9 @@ struct ObservabilityDriveTests {
                 "push_gateway_apns_requests_total{outcome=\"\($0.rawValue)\"}"
             }
             + RequestStage.allCases.map { "push_gateway_stage_duration_seconds_count{stage=\"\($0.rawValue)\"}" }
+            + APNsReasonLabel.allValues.map {
+                "push_gateway_apns_responses_total{profile=\"\(Self.profile)\",reason=\"\($0)\"}"
+            }
         for name in series { #expect(drive.delta(name) > 0, "\(name) never moved") }
         #expect(drive.after["push_gateway_build_info{version=\"\(GatewayVersion.current)\"}"] == 1)
         #expect((drive.after[#"push_gateway_http_open_connections{listener="private"}"#] ?? 0) >= 1)
@@ -340,16 +420,23 @@ struct ObservabilityDriveTests {
     @Test("a configuration fault logs one error per profile and reason a minute; transient failures one warning")
     func faultLogs() throws {
         let drive = try ObservabilityDrive.shared.get()
-        #expect(drive.faultLines.count == 1, "two InvalidProviderToken faults within a minute: \(drive.faultLines)")
-        let fault = try #require(drive.faultLines.first)
-        #expect(fault.contains(#""level":"error""#))
-        #expect(fault.contains(#""profile":"\#(Self.profile)""#))
-        #expect(fault.contains(#""reason":"InvalidProviderToken""#))
-        #expect(fault.contains(#""apns_status":403"#))
+        // One line per configuration-fault reason, though InvalidProviderToken came twice.
+        let faultReasons = ObservabilityDrive.sweep.filter { $0.outcome == .configurationFault }.compactMap(\.reason)
+        #expect(drive.faultLines.count == Set(faultReasons).count, "\(drive.faultLines.count) fault lines")
+        for reason in Set(faultReasons) {
+            let lines = drive.faultLines.filter { $0.contains(#""reason":"\#(reason)""#) }
+            #expect(lines.count == 1, "\(reason): \(lines.count) lines")
+            #expect(
+                lines.allSatisfy { $0.contains(#""level":"error""#) && $0.contains(#""profile":"\#(Self.profile)""#) })
+        }
+        #expect(
+            drive.faultLines.contains {
+                $0.contains(#""reason":"InvalidProviderToken""#) && $0.contains(#""apns_status":403"#)
+            })
         #expect(drive.transientLines.count == 1, "two transient failures within a minute: \(drive.transientLines)")
         #expect(drive.transientLines.first?.contains(#""level":"warning""#) == true)
         #expect(drive.transientLines.first?.contains(#""failures":1"#) == true)
-        for line in drive.logLines { #expect(!line.contains(drive.deviceToken), "a log line holds the device token") }
+        #expect(!drive.logLines.contains { $0.contains(drive.deviceToken) }, "a log line holds the device token")
     }
 
     @Test("challenge and liveness requests record real, non-zero durations")
