@@ -269,3 +269,31 @@ struct MetricsLiveTests {
         #expect(scraped.samples["push_gateway_insecure_settings"] == 1)
     }
 }
+
+@Suite("PushMetrics: the registry and the labeled families")
+struct MetricsRegistryTests {
+    @Test("the registry renders its families in registration order and lists them with their types")
+    func registryOrder() throws {
+        let registry = MetricsRegistry()
+        let counter = registry.register(CounterFamily(name: "b_total", help: "b", labelNames: [], series: [[]]))
+        registry.register(SampledGaugeFamily(name: "a", help: "a") { [([], 2)] })
+        counter.add(3, labelValues: [])
+        #expect(registry.catalog.map(\.name) == ["b_total", "a"])
+        #expect(registry.catalog.map(\.type) == ["counter", "gauge"])
+        #expect(
+            registry.render()
+                == "# HELP b_total b\n# TYPE b_total counter\nb_total 3\n# HELP a a\n# TYPE a gauge\na 2\n")
+    }
+
+    @Test("a timed stage is recorded whether its body returns or throws")
+    func timedStageRecordsThrows() {
+        let histogram = LabeledHistogram<RequestStage>(
+            name: "h_seconds", help: "h", labelName: "stage", bounds: GatewayMetrics.requestDurationBounds)
+        #expect(histogram.time(.apnsRequest) { 7 } == 7)
+        #expect(throws: TestSupportError.self) {
+            try histogram.time(.apnsRequest) { throw TestSupportError("refused") }
+        }
+        #expect(histogram.count(.apnsRequest) == 2)
+        #expect(histogram.count(.nip98Authentication) == 0)
+    }
+}
