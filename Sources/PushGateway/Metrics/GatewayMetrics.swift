@@ -229,11 +229,6 @@ public final class GatewayMetrics: Sendable {
         }
     }
 
-    /// The count of one profile's APNs answers with this reason label.
-    func apnsResponseCount(profile: String, reason: String) -> UInt64 {
-        apnsResponses.value(labelValues: [profile, reason]) ?? 0
-    }
-
     /// The whole exposition, in text format 0.0.4.
     public func render() -> String { registry.render() }
 }
