@@ -181,3 +181,44 @@ struct VersionStampTests {
         #expect(hostile.file == committed)
     }
 }
+
+@Suite("serve's start: the version and the warnings in its log")
+struct ServeStartLogTests {
+    @Test("serve logs each unknown variable and a near certificate expiry, then listening with the version")
+    func startLines() throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("serve-start-\(UUID()).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let environment = try ConfigurationTestEnvironment()
+            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+            .with("PUSH_GATEWAY_LOGLEVEL", "debug")
+            .with("PUSH_GATEWAY_SERVICE_PORT", "8080")
+            .withCertificateProfile(notAfter: SystemWallClock().unixSeconds() + 3 * 86_400)
+        let process = Process()
+        process.executableURL = try ReaperServeTests.executable()
+        process.arguments = ["serve"]
+        process.environment = environment.variables
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        try #require(
+            eventually(within: 15) { text().contains(#""msg":"listening""#) }, "serve did not start: \(text())")
+        let lines = text().split(separator: "\n")
+        #expect(
+            lines.contains { $0.contains(#""msg":"listening","version":"\#(GatewayVersion.current)""#) },
+            "the start line names the version")
+        let unknown = lines.filter { $0.contains("unknown variable") }
+        #expect(unknown.count == 1)
+        #expect(unknown.first?.contains(#""level":"warning""#) == true)
+        #expect(unknown.first?.contains("PUSH_GATEWAY_LOGLEVEL") == true)
+        #expect(
+            lines.contains { $0.contains(#""level":"warning""#) && $0.contains("profile buzz-ios-cert expires in") })
+    }
+}
