@@ -16,6 +16,15 @@ enum GatewayBinary {
 
     /// Runs `push-gateway arguments…` with exactly `environment`; its output is small, so it is
     /// read once the process has exited.
+    /// A configuration `serve` starts with (no database: readiness fails, the listeners run) on
+    /// free loopback ports, or `publicPort`.
+    static func serveEnvironment(publicPort: Int? = nil) throws -> ConfigurationTestEnvironment {
+        try ConfigurationTestEnvironment()
+            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try publicPort ?? ReaperServeTests.freePort())")
+            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+    }
+
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
         let outcome = try ToolProcess.run(try ReaperServeTests.executable(), arguments, environment: environment)
         return Outcome(exitCode: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errors)
@@ -140,10 +149,7 @@ struct CommandLineConventionsTests {
     func bindErrorNamesTheListener() throws {
         let taken = try TCPListener(listening: "127.0.0.1:0")
         defer { taken.close() }
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(taken.port)")
-            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+        let environment = try GatewayBinary.serveEnvironment(publicPort: taken.port)
         let outcome = try GatewayBinary.run(["serve"], environment: environment.variables)
         #expect(outcome.exitCode == 1)
         #expect(
@@ -189,10 +195,7 @@ struct ServeStartLogTests {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("serve-start-\(UUID()).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
-            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+        let environment = try GatewayBinary.serveEnvironment()
             .with("PUSH_GATEWAY_LOGLEVEL", "debug")
             .with("PUSH_GATEWAY_SERVICE_PORT", "8080")
             .withCertificateProfile(notAfter: SystemWallClock().unixSeconds() + 3 * 86_400)

@@ -187,34 +187,25 @@ struct ObservabilityDrive: Sendable {
                 challenge: try #require(object["challenge"] as? String))
         }
 
-        // The lifecycle: enroll and delegate now, rotate and revoke after the deliveries.
-        let device = try gateway.makeDevice()
-        let enrolled = try post(
-            "enroll", LifecycleRoutes.enrollPath,
-            try device.enrollBody(
-                challenge: try challenge(), endpoint: device.endpoint, expiresAt: gateway.clock.unixSeconds() + 86_400))
-        device.handle = try #require(try lifecycleObject(enrolled)["installation_handle"] as? String)
+        // The lifecycle: two devices enroll and delegate now; the first rotates and revokes after
+        // the deliveries.
         let relay = DeliveryTestGateway.randomRelayKey()
         let now = gateway.clock.unixSeconds()
-        let delegated = try post(
-            "delegate", LifecycleRoutes.delegatePath,
-            try device.delegateBody(
-                challenge: try challenge(), epoch: 1, generation: 1, relay: relay.publicKey.hex, notBefore: now,
-                expiresAt: now + 3600))
-        let grant = try #require(try lifecycleObject(delegated)["endpoint_grant"] as? String)
-        let secondDevice = try gateway.makeDevice()
-        let secondEnrolled = try post(
-            "enroll", LifecycleRoutes.enrollPath,
-            try secondDevice.enrollBody(
-                challenge: try challenge(), endpoint: secondDevice.endpoint,
-                expiresAt: gateway.clock.unixSeconds() + 86_400))
-        secondDevice.handle = try #require(try lifecycleObject(secondEnrolled)["installation_handle"] as? String)
-        let secondDelegated = try post(
-            "delegate", LifecycleRoutes.delegatePath,
-            try secondDevice.delegateBody(
-                challenge: try challenge(), epoch: 1, generation: 1, relay: relay.publicKey.hex, notBefore: now,
-                expiresAt: now + 3600))
-        let secondGrant = try #require(try lifecycleObject(secondDelegated)["endpoint_grant"] as? String)
+        func enrollAndDelegate(_ device: LifecycleDevice) throws -> String {
+            let enrolled = try post(
+                "enroll", LifecycleRoutes.enrollPath,
+                try device.enrollBody(challenge: try challenge(), endpoint: device.endpoint, expiresAt: now + 86_400))
+            device.handle = try #require(try lifecycleObject(enrolled)["installation_handle"] as? String)
+            let delegated = try post(
+                "delegate", LifecycleRoutes.delegatePath,
+                try device.delegateBody(
+                    challenge: try challenge(), epoch: 1, generation: 1, relay: relay.publicKey.hex, notBefore: now,
+                    expiresAt: now + 3600))
+            return try #require(try lifecycleObject(delegated)["endpoint_grant"] as? String)
+        }
+        let device = try gateway.makeDevice()
+        let grant = try enrollAndDelegate(device)
+        let secondGrant = try enrollAndDelegate(try gateway.makeDevice())
         var lifecycle = 4
 
         // Deliveries: one per scripted APNs answer, then the §4.7 refusals. A 429 from the relay's
