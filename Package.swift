@@ -21,6 +21,8 @@ let package = Package(
 
         .target(name: "PushSystem", dependencies: ["CPushSystem"]),
         .target(name: "PushJSON"),
+        // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
+        .target(name: "PushMetrics", dependencies: ["PushSystem"]),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
@@ -32,7 +34,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient", "PushAPNs",
+                "PushRelayClient", "PushAPNs", "PushMetrics",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
@@ -76,7 +78,7 @@ let package = Package(
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushGatewayTests",
-            dependencies: ["PushGateway", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
+            dependencies: ["PushGateway", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import COpenSSL
+import Glibc
 
 /// A parsed X.509 certificate, held as its DER encoding (a `Sendable` value); OpenSSL parses it
 /// again for each operation, which keeps every handle inside one scope.
@@ -24,6 +25,17 @@ public struct X509Certificate: Sendable, Hashable {
 
     /// SHA-256 of the DER encoding (the certificate's fingerprint).
     public var sha256Fingerprint: [UInt8] { SHA256.hash(derEncoded) }
+
+    /// The end of the validity period (`notAfter`) in Unix seconds, nil when it cannot be read.
+    public var notAfterUnixSeconds: Int64? {
+        guard let certificate = try? Self.parse(derEncoded), let time = X509_get0_notAfter(certificate.pointer) else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        return Int64(timegm(&parts))
+    }
 
     /// The subject public key when it is a P-256 key with an uncompressed point, else `nil`.
     public func p256PublicKey() -> P256PublicKey? {

@@ -119,6 +119,7 @@ final class ConnectionLoop {
                 continue
             }
             connections[id] = connection
+            server.openConnections.add(1, ordering: .relaxed)
         }
     }
 
@@ -326,7 +327,9 @@ final class ConnectionLoop {
         server.accessLog(
             AccessLogEntry(
                 route: connection.routeLabel, method: connection.methodLabel, status: response.status,
-                durationMilliseconds: connection.machine.requestStart.duration(to: now).milliseconds))
+                // The loop's cached `now` is from before this iteration's handlers ran (an
+                // event-loop route would always measure 0), so read the clock itself.
+                durationMilliseconds: connection.machine.requestStart.duration(to: .now()).milliseconds))
         connection.routeLabel = Router.unknownLabel
         connection.methodLabel = "unknown"
         flush(connection)
@@ -404,5 +407,6 @@ final class ConnectionLoop {
         epoll.remove(connection.socket.rawValue)
         connections[connection.id] = nil
         admission.release(peer: connection.peer)
+        server.openConnections.subtract(1, ordering: .relaxed)
     }
 }

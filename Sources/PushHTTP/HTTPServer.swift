@@ -22,6 +22,8 @@ public final class HTTPServer: Sendable {
     let accessLog: AccessLog
     let logger: Logger
     let drainRequested = Atomic<Bool>(false)
+    /// Connections the event loop holds open (for metrics).
+    let openConnections = Atomic<Int>(0)
     /// Drain deadline override in nanoseconds, -1 when the configured one applies.
     let drainTimeoutOverride = Atomic<Int64>(-1)
     private let lifecycle = Mutex<Lifecycle>(.created)
@@ -75,6 +77,9 @@ public final class HTTPServer: Sendable {
 
     /// Complete requests waiting for a worker (for metrics and tests).
     public var queuedRequestCount: Int { queue.queuedCount }
+
+    /// Connections currently open on this listener (for metrics).
+    public var openConnectionCount: Int { openConnections.load(ordering: .relaxed) }
 
     /// True from `beginDrain()` on; readiness probes report not ready.
     public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }

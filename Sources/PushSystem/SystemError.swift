@@ -12,6 +12,9 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         self.code = code
     }
 
+    /// The system's words for `code` (strerror), e.g. "No such file or directory".
+    public var reason: String { String(cString: strerror(code)) }
+
     public var description: String {
         "\(function) failed: \(String(cString: strerror(code))) (errno \(code))"
     }

@@ -54,7 +54,7 @@ struct CheckConfigCommandTests {
         for arguments in [["--verbose"], ["extra"]] {
             let result = CheckConfigCommand.execute(arguments: arguments, environment: environment.variables)
             #expect(result.exitCode == 2)
-            #expect(result.standardError.hasPrefix("usage: push-gateway check-config"))
+            #expect(result.standardError.hasPrefix("push-gateway check-config: "))
             #expect(result.standardOutput.isEmpty)
         }
     }

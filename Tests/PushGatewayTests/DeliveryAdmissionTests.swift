@@ -289,7 +289,7 @@ struct DeliveryAdmissionTests {
             DeliveryAttempt(
                 deviceToken: [1], profile: try #require(ConfigurationTestEnvironment().configuration()?.profiles.first),
                 requestID: try CanonicalUUID.version4(), expiresAt: 0))
-        #expect(outcome == .configurationFault)
+        #expect(outcome == DeliveryReport(.configurationFault))
     }
 
     @Test("a stored token the token keyring cannot open is a configuration fault: nothing sent, reservation released")

@@ -32,11 +32,11 @@ final class ScriptedSender: DeliverySender {
         self.beforeAnswer = beforeAnswer
     }
 
-    func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome {
+    func send(_ attempt: DeliveryAttempt) -> DeliveryReport {
         beforeAnswer?(attempt)
         return state.withLock { state in
             state.attempts.append(attempt)
-            return state.script.isEmpty ? fallback : state.script.removeFirst()
+            return DeliveryReport(state.script.isEmpty ? fallback : state.script.removeFirst())
         }
     }
 

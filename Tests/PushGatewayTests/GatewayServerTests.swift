@@ -66,7 +66,7 @@ struct GatewayServerTests {
             let gateway = try RunningGateway(databaseURL: database.url(for: role))
             let before = try gateway.get("/_readiness")
             #expect(before.status == 503)
-            #expect(before.bodyText == #"{"error":"not_ready"}"#)
+            #expect(before.bodyText == #"{"error":"not_ready","reason":"schema"}"#)
 
             let outcome = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
             #expect(outcome.exitCode == 0)

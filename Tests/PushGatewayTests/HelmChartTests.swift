@@ -37,8 +37,8 @@ struct HelmChartTests {
         #expect(kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service"])
         #expect(
             kinds["everything"] == [
-                "Deployment", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "PodDisruptionBudget", "Service",
-                "Service", "ServiceMonitor",
+                "Deployment", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "PodDisruptionBudget",
+                "PrometheusRule", "Service", "Service", "ServiceMonitor",
             ])
         #expect(kinds["without-migration"] == ["Deployment", "Service", "Service"])
     }

@@ -61,7 +61,7 @@ struct KeygenCommandTests {
         for arguments in [["--id"], ["--name", "x"], ["--id", "a", "b"], ["extra"], ["--id=a"]] {
             let result = KeygenCommand.execute(arguments: arguments, environment: [:])
             #expect(result.exitCode == 2, "\(arguments)")
-            #expect(result.standardError.hasPrefix("usage: push-gateway keygen"))
+            #expect(result.standardError.hasPrefix("push-gateway keygen: "))
             #expect(result.standardOutput.isEmpty)
         }
     }

@@ -160,22 +160,11 @@ public final class NginxReverseProxy {
     /// Runs a tool to completion; its standard output, or an error carrying its standard error.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Both tools write little to standard error, so reading it after standard output cannot block.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("\(URL(fileURLWithPath: executable).lastPathComponent) failed: \(message)")
+        let outcome = try ToolProcess.run(URL(fileURLWithPath: executable), arguments)
+        guard outcome.status == 0 else {
+            throw TestSupportError("\(URL(fileURLWithPath: executable).lastPathComponent) failed: \(outcome.errors)")
         }
-        return String(decoding: data, as: UTF8.self)
+        return outcome.outputText
     }
 }
 

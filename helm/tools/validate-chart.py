@@ -8,6 +8,7 @@ environment for the default values. Exit 0 when everything holds, 1 otherwise.""
 
 import copy
 import json
+import pathlib
 import sys
 
 import helm_python
@@ -15,6 +16,7 @@ import kubernetes_validate
 import yaml
 
 KUBERNETES_VERSION = "1.30.0"
+RULES_FILE = pathlib.Path(__file__).resolve().parents[2] / "deploy/prometheus/push-gateway-rules.yml"
 SECRET_VARIABLES = {
     "DATABASE_URL", "PUSH_GATEWAY_GRANT_KEYS", "PUSH_GATEWAY_TOKEN_KEYS", "PUSH_GATEWAY_CHALLENGE_KEYS",
     "PUSH_GATEWAY_FINGERPRINT_KEY",
@@ -61,6 +63,11 @@ def validate(documents, scenario):
             check(endpoint == {"port": "private", "path": "/metrics", "interval": endpoint.get("interval")},
                   f"{scenario}: ServiceMonitor endpoint")
             continue
+        if kind == "PrometheusRule":
+            # A CRD too: its groups must be exactly the rules file Prometheus and promtool check.
+            with open(RULES_FILE) as rules:
+                check(document["spec"] == yaml.safe_load(rules), f"{scenario}: PrometheusRule differs from the rules file")
+            continue
         try:
             kubernetes_validate.validate(document, KUBERNETES_VERSION, strict=True)
         except kubernetes_validate.ValidationError as error:
@@ -101,6 +108,7 @@ def main():
         enabled=True, publicFrom=[{"namespaceSelector": {"matchLabels": {"name": "ingress"}}}],
         privateFrom=[{"podSelector": {"matchLabels": {"app": "prometheus"}}}])
     everything["serviceMonitor"]["enabled"] = True
+    everything["prometheusRule"]["enabled"] = True
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
     everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512}

@@ -7,19 +7,32 @@ enum CheckConfigCommand: InProcessCommand {
 
     static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
         guard arguments.isEmpty else {
-            return .usageError(usage)
+            return .usageError("push-gateway check-config: unexpected argument '\(arguments[0])'\n" + usage)
         }
+        let configuration: GatewayConfiguration
         do {
-            let configuration = try GatewayConfiguration(environment: environment)
-            let problems = StartupChecks.problems(configuration)
-            guard problems.isEmpty else {
-                return .failure(problems.map { "configuration error: \($0.description)\n" }.joined())
-            }
-            return .success(summary(configuration))
+            configuration = try GatewayConfiguration(environment: environment)
         } catch {
-            let lines = error.errors.map { "configuration error: \($0.description)\n" }.joined()
-            return .failure(lines)
+            // Unknown variables are named with the errors too: a misspelt name is often their cause.
+            return .failure(
+                errorLines(error.errors, command: "check-config")
+                    + warningLines(UnknownVariables.names(in: environment).map(UnknownVariables.warning)))
         }
+        let problems = StartupChecks.problems(configuration)
+        let warnings = warningLines(StartupChecks.warnings(configuration, environment: environment))
+        guard problems.isEmpty else { return .failure(errorLines(problems, command: "check-config") + warnings) }
+        var result = CommandResult.success(summary(configuration))
+        result.standardError = warnings
+        return result
+    }
+
+    /// One `push-gateway <command>: configuration error: …` line per problem.
+    static func errorLines(_ problems: [ConfigurationError], command: String) -> String {
+        problems.map { "push-gateway \(command): configuration error: \($0.description)\n" }.joined()
+    }
+
+    private static func warningLines(_ warnings: [String]) -> String {
+        warnings.map { "push-gateway check-config: warning: \($0)\n" }.joined()
     }
 
     private static func summary(_ configuration: GatewayConfiguration) -> String {

@@ -1,10 +1,12 @@
-/// Entry point of the `push-gateway` executable: dispatches the subcommands of PROTOCOL.md §12.
+/// Entry point of the `push-gateway` executable: dispatches the subcommands of docs/protocol.md §12.
 public enum CommandLineTool {
     /// Exit status for usage errors (no subcommand, unknown subcommand, bad flags).
     public static let usageExitCode: Int32 = 2
 
     static let usage = """
         usage: push-gateway <command> [options]
+               push-gateway <command> --help
+               push-gateway --help | --version
 
         commands:
           serve                 run the gateway (public and private listeners, reaper)
@@ -14,27 +16,47 @@ public enum CommandLineTool {
           verify-attestation    check an App Attest attestation offline
           verify-assertion      check an App Attest assertion offline
           deliver               sign and post one delivery as a relay
+          help                  print this usage
+          version               print the version
 
         """
+
+    /// Each subcommand's usage, printed by `<command> --help`.
+    static let commandUsages: [String: String] = [
+        "serve": ServeCommand.usage, "migrate": MigrateCommand.usage, "check-config": CheckConfigCommand.usage,
+        "keygen": KeygenCommand.usage, "verify-attestation": VerifyAttestationCommand.usage,
+        "verify-assertion": VerifyAssertionCommand.usage, "deliver": DeliverCommand.usage,
+    ]
 
     /// Runs the subcommand named by `arguments[1]` and returns the process exit status.
     public static func run(arguments: [String], environment: [String: String]) -> Int32 {
         guard arguments.count >= 2 else { return CommandResult.usageError(usage).emit() }
+        let command = arguments[1]
         let rest = Array(arguments.dropFirst(2))
-        switch arguments[1] {
+        if let early = answerWithoutRunning(command: command, arguments: rest) { return early.emit() }
+        switch command {
         case "serve": return ServeCommand.run(arguments: rest, environment: environment)
         case "migrate": return MigrateCommand.run(arguments: rest, environment: environment)
         case "check-config": return CheckConfigCommand.run(arguments: rest, environment: environment)
         case "keygen": return KeygenCommand.run(arguments: rest, environment: environment)
         case "verify-attestation": return VerifyAttestationCommand.run(arguments: rest, environment: environment)
         case "verify-assertion": return VerifyAssertionCommand.run(arguments: rest, environment: environment)
-        case "deliver": return DeliverCommand.run(arguments: rest, environment: environment)
-        default: return CommandResult.usageError(usage).emit()
+        default: return DeliverCommand.run(arguments: rest, environment: environment)
         }
     }
 
-    /// What a subcommand whose issue has not landed yet answers.
-    static func notYetImplemented(_ name: String) -> Int32 {
-        CommandResult.usageError("push-gateway \(name): not yet implemented\n").emit()
+    /// Help, version and unknown commands (docs/protocol.md §12), answered without running anything;
+    /// nil when `command` should run.
+    static func answerWithoutRunning(command: String, arguments: [String]) -> CommandResult? {
+        switch command {
+        case "--help", "-h", "help": return .success(usage)
+        case "--version", "version": return .success("push-gateway \(GatewayVersion.current)\n")
+        default: break
+        }
+        guard let commandUsage = commandUsages[command] else {
+            return .usageError("push-gateway: unknown command '\(command)'\n" + usage)
+        }
+        if arguments == ["--help"] || arguments == ["-h"] { return .success(commandUsage) }
+        return nil
     }
 }

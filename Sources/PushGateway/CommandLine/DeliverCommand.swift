@@ -3,6 +3,7 @@ import PushCrypto
 import PushJSON
 import PushNostr
 import PushRelayClient
+import PushSystem
 
 /// `push-gateway deliver --url URL --relay-key-file F --grant G [--request-id UUID]
 /// [--expires-in SECONDS]` (PROTOCOL.md §12): the relay side of one delivery. Signs NIP-98 for the
@@ -41,8 +42,10 @@ package enum DeliverCommand: InProcessCommand {
         case .success(let parsed): options = parsed
         case .failure(let problem): return .usageError("push-gateway deliver: \(problem.message)\n" + usage)
         }
-        guard let keyText = try? String(contentsOfFile: options.relayKeyFile, encoding: .utf8) else {
-            return .usageError("push-gateway deliver: --relay-key-file cannot be read\n")
+        let keyText: String
+        switch readKeyFile(options.relayKeyFile) {
+        case .success(let text): keyText = text
+        case .failure(let problem): return .usageError("push-gateway deliver: --relay-key-file \(problem.message)\n")
         }
         guard let key = relayKey(fromFileContents: keyText) else {
             return .usageError(
@@ -99,13 +102,28 @@ package enum DeliverCommand: InProcessCommand {
         let message: String
     }
 
+    /// The key file's text, or why it cannot be read (the system's reason, never its contents).
+    static func readKeyFile(_ path: String) -> Result<String, UsageProblem> {
+        let bytes: [UInt8]
+        do {
+            // A key file is 65 bytes; anything far larger is not one.
+            bytes = try FileContents.read(path, limit: 4096)
+        } catch {
+            return .failure(UsageProblem(message: "cannot be read: \(error.reason)"))
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(UsageProblem(message: "is not text"))
+        }
+        return .success(text)
+    }
+
     static func parse(_ arguments: [String]) -> Result<Options, UsageProblem> {
         var values: [String: String] = [:]
         var index = 0
         let flags = ["--url", "--relay-key-file", "--grant", "--request-id", "--expires-in"]
         while index < arguments.count {
             let flag = arguments[index]
-            guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument")) }
+            guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument '\(flag)'")) }
             guard index + 1 < arguments.count else { return .failure(UsageProblem(message: "\(flag) needs a value")) }
             guard values[flag] == nil else { return .failure(UsageProblem(message: "\(flag) is given twice")) }
             values[flag] = arguments[index + 1]

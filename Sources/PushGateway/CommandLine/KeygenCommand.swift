@@ -20,7 +20,7 @@ enum KeygenCommand: InProcessCommand {
         switch arguments.count {
         case 0: break
         case 2 where arguments[0] == "--id": requestedID = arguments[1]
-        default: return .usageError(usage)
+        default: return .usageError("push-gateway keygen: the only option is --id ID\n" + usage)
         }
         if let requestedID, !Keyring.isValidKeyID(Substring(requestedID)) {
             return .usageError("push-gateway keygen: --id must be 1..32 characters of A-Z a-z 0-9 _ -\n")

@@ -44,7 +44,9 @@ enum MigrateCommand: InProcessCommand {
 
     static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
         var outcome = CommandResult.success("")
-        guard let options = parse(arguments) else { return .usageError(usage) }
+        guard let options = parse(arguments) else {
+            return .usageError("push-gateway migrate: unknown, repeated or incompatible options\n" + usage)
+        }
         func fail(_ message: String) -> CommandResult {
             outcome.exitCode = 1
             outcome.standardError += "push-gateway migrate: \(message)\n"

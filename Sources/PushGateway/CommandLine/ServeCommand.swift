@@ -3,26 +3,31 @@ import PushSystem
 /// `push-gateway serve` (PROTOCOL.md §12): validate the configuration, refuse to start on any
 /// error, run both listeners and the reaper, and drain on SIGTERM or SIGINT.
 enum ServeCommand {
+    static let usage = "usage: push-gateway serve\n"
+
     static func run(arguments: [String], environment: [String: String]) -> Int32 {
         guard arguments.isEmpty else {
-            StandardStreams.writeError("usage: push-gateway serve\n")
+            StandardStreams.writeError("push-gateway serve: unexpected argument '\(arguments[0])'\n" + usage)
             return CommandLineTool.usageExitCode
         }
         let configuration: GatewayConfiguration
         do {
             configuration = try GatewayConfiguration(environment: environment)
         } catch {
-            StandardStreams.writeError(error.errors.map { "configuration error: \($0)\n" }.joined())
+            StandardStreams.writeError(CheckConfigCommand.errorLines(error.errors, command: "serve"))
             return 1
         }
         let problems = StartupChecks.problems(configuration)
         guard problems.isEmpty else {
-            StandardStreams.writeError(problems.map { "configuration error: \($0)\n" }.joined())
+            StandardStreams.writeError(CheckConfigCommand.errorLines(problems, command: "serve"))
             return 1
         }
         let logger = Logger(level: configuration.logLevel)
         for setting in configuration.insecureSettings {
             logger.warning("insecure test/development setting in use", ["variable": .string(setting)])
+        }
+        for warning in StartupChecks.warnings(configuration, environment: environment) {
+            logger.warning(warning)
         }
         raiseOpenFileLimit(configuration, logger)
         do {
@@ -32,22 +37,32 @@ enum ServeCommand {
             let application = GatewayApplication(
                 configuration: configuration, logger: logger,
                 sender: try APNsDeliverySender(configuration: configuration))
-            let server = try GatewayServer(application: application)
+            let server: GatewayServer
+            do {
+                server = try GatewayServer(application: application)
+            } catch {
+                StandardStreams.writeError("push-gateway serve: \(error.description)\n")
+                return 1
+            }
             let reaper = Reaper(
                 pool: application.pool, settings: ReaperSettings(configuration: configuration),
                 metrics: application.metrics, logger: logger)
             try server.start()
             try reaper.start()
+            let certificates = CertificateWarnings(configuration: configuration, logger: logger)
+            certificates.start()
             logger.info(
                 "listening",
                 [
-                    "public_port": .int(Int64(server.publicPort)), "private_port": .int(Int64(server.privatePort)),
+                    "version": .string(GatewayVersion.current), "public_port": .int(Int64(server.publicPort)),
+                    "private_port": .int(Int64(server.privatePort)),
                 ])
             let signal = try signals.waitForSignal()
             logger.info("draining", ["signal": .int(Int64(signal))])
             reaper.beginStop()
             server.drain()
             reaper.waitUntilStopped()
+            certificates.stop()
             logger.info("stopped")
             return 0
         } catch {

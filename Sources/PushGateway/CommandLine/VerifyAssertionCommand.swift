@@ -35,7 +35,7 @@ enum VerifyAssertionCommand: InProcessCommand {
                 return .invalid(error)
             }
         } catch {
-            return .usageError(error.message, usage: usage)
+            return .usageError(error.message, usage: usage, command: "verify-assertion")
         }
     }
 

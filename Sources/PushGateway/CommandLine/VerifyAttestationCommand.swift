@@ -53,7 +53,7 @@ enum VerifyAttestationCommand: InProcessCommand {
                 return .invalid(error)
             }
         } catch {
-            return .usageError(error.message, usage: usage)
+            return .usageError(error.message, usage: usage, command: "verify-attestation")
         }
     }
 }
@@ -67,8 +67,8 @@ extension CommandResult {
     }
 
     /// A diagnostic command's bad flags: the problem, then the usage, on standard error.
-    static func usageError(_ message: String, usage: String) -> CommandResult {
-        .usageError("error: \(message)\n\(usage)")
+    static func usageError(_ message: String, usage: String, command: String) -> CommandResult {
+        .usageError("push-gateway \(command): \(message)\n\(usage)")
     }
 }
 

@@ -29,19 +29,41 @@ public final class APNsDeliverySender: DeliverySender {
 
     deinit { client.shutdown() }
 
-    public func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome {
+    public func send(_ attempt: DeliveryAttempt) -> DeliveryReport {
         // Profiles come from the same configuration that admitted the attempt; a missing one means
-        // the credentials are missing (§4.7 "missing credentials").
-        guard let profile = profiles[attempt.profile.id] else { return .configurationFault }
+        // the credentials are missing (docs/protocol.md §4.7 "missing credentials").
+        guard let profile = profiles[attempt.profile.id] else { return DeliveryReport(.configurationFault) }
         let notification = APNsNotification(
             deviceToken: attempt.deviceToken, requestID: attempt.requestID.text, expiresAt: attempt.expiresAt)
-        switch client.send(notification, profile: profile).outcome {
-        case .accepted: return .accepted
-        case .invalidEndpoint(let invalidAt): return .invalidEndpoint(invalidAtSeconds: invalidAt)
-        case .retry(let retryAfter): return .retry(retryAfterSeconds: retryAfter.map(Int64.init))
-        case .configurationFault: return .configurationFault
-        case .permanentRequestFault: return .permanentRequestFault
+        let result = client.send(notification, profile: profile)
+        return DeliveryReport(Self.outcome(result.outcome), exchange: Self.exchange(result))
+    }
+
+    static func outcome(_ outcome: APNsOutcome) -> DeliveryOutcome {
+        switch outcome {
+        case .accepted: .accepted
+        case .invalidEndpoint(let invalidAt): .invalidEndpoint(invalidAtSeconds: invalidAt)
+        case .retry(let retryAfter): .retry(retryAfterSeconds: retryAfter.map(Int64.init))
+        case .configurationFault: .configurationFault
+        case .permanentRequestFault: .permanentRequestFault
         }
+    }
+
+    /// What went to Apple. A transient outcome without any answer is a transport failure; one
+    /// where not even a request was counted is the client's overall bound, a timeout.
+    static func exchange(_ result: APNsSendResult) -> APNsExchange {
+        let requestOutcome: APNsRequestOutcome?
+        switch result.outcome {
+        case .accepted: requestOutcome = .accepted
+        case .invalidEndpoint: requestOutcome = .invalidEndpoint
+        case .retry where result.status != nil: requestOutcome = .transient
+        case .retry: requestOutcome = result.requestsSent == 0 ? .timeout : .transportFailure
+        case .configurationFault: requestOutcome = result.requestsSent == 0 ? nil : .configurationFault
+        case .permanentRequestFault: requestOutcome = .rejected
+        }
+        return APNsExchange(
+            requestOutcome: requestOutcome, requests: max(result.requestsSent, requestOutcome == nil ? 0 : 1),
+            status: result.status, reason: result.reason)
     }
 
     /// Apple's host for the environment, unless a test/development override is configured (§12).

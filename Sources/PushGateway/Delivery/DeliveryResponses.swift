@@ -62,3 +62,24 @@ extension DeliveryOutcome {
         }
     }
 }
+
+extension DeliveryAdmissionResult {
+    private static let retryPrefix = Array(#"{"status":"retry""#.utf8)
+    private static let configurationFaultBody = Response.error(503, .configurationFault).body
+
+    /// The result a delivery answer counts as (docs/protocol.md §4.7 table). Derived from the answer
+    /// itself, so every path of the route, and every item of a batch, counts exactly once.
+    init(_ response: Response) {
+        switch response.status {
+        case 200: self = .accepted
+        case 400: self = .invalidRequest
+        case 401: self = .invalidAuth
+        case 404: self = .invalidGrant
+        case 410: self = .invalidEndpoint
+        case 429: self = .rateLimited
+        case 503 where response.body.starts(with: Self.retryPrefix): self = .retry
+        case 503 where response.body == Self.configurationFaultBody: self = .configurationFault
+        default: self = .temporarilyUnavailable
+        }
+    }
+}

@@ -24,6 +24,8 @@ struct DeliveryRoute: Sendable {
     let sender: any DeliverySender
     let clock: any WallClock
     let logger: Logger
+    let metrics: GatewayMetrics
+    let faultLog: APNsFaultLog
     /// Pause before retrying failed bookkeeping (tests shorten it).
     var bookkeepingRetryDelay: Duration = .milliseconds(200)
 
@@ -31,11 +33,21 @@ struct DeliveryRoute: Sendable {
     /// no oracle).
     static let invalidGrant = Response.error(404, .invalidGrant)
 
+    /// Answers one delivery and counts it by its outcome (docs/protocol.md §9).
     func handle(_ request: Request) -> Response {
+        let response = answer(request)
+        metrics.recordDelivery(DeliveryAdmissionResult(response))
+        return response
+    }
+
+    private func answer(_ request: Request) -> Response {
         guard let delivery = try? DeliveryRequest(body: request.body) else { return .error(400, .invalidRequest) }
         let now = clock.unixSeconds()
 
-        guard case .success(let authorization) = authenticate(request, now: now) else {
+        guard
+            case .success(let authorization) = metrics.stageDurations.time(
+                .nip98Authentication, { authenticate(request, now: now) })
+        else {
             return .error(401, .invalidAuth)
         }
         let relay = authorization.relayPublicKey.bytes
@@ -65,7 +77,7 @@ struct DeliveryRoute: Sendable {
         guard !request.isPastDeadline() else { return .error(408, .requestTimeout) }
         let decision: AdmissionDecision
         do {
-            decision = try ledger.admit(admission)
+            decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(admission) }
         } catch {
             logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
             return .error(503, .temporarilyUnavailable)
@@ -76,7 +88,10 @@ struct DeliveryRoute: Sendable {
         case .deadEndpoint(let invalidAt):
             return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
         case .admitted(let admitted):
-            let outcome = send(admitted, profile: profile, delivery: delivery)
+            let report = send(admitted, profile: profile, delivery: delivery)
+            metrics.recordAPNs(report.exchange, profile: profile.id)
+            faultLog.record(report, profile: profile.id)
+            let outcome = report.outcome
             finish(outcome, admitted: admitted, grant: grant, relay: relay, requestID: delivery.requestID)
             return DeliveryResponses.response(for: outcome, generation: grant.generation)
         }
@@ -100,16 +115,16 @@ struct DeliveryRoute: Sendable {
     }
 
     /// Opens the custody envelope and hands exactly one attempt to the sender.
-    private func send(_ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest) -> DeliveryOutcome {
+    private func send(_ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest) -> DeliveryReport {
         guard let token = tokens.open(String(decoding: admitted.sealedToken, as: UTF8.self)) else {
             // The token keyring no longer holds the key that sealed this token: an operator error.
             logger.error(
                 "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])
-            return .configurationFault
+            return DeliveryReport(.configurationFault)
         }
-        return sender.send(
-            DeliveryAttempt(
-                deviceToken: token, profile: profile, requestID: delivery.requestID, expiresAt: delivery.expiresAt))
+        let attempt = DeliveryAttempt(
+            deviceToken: token, profile: profile, requestID: delivery.requestID, expiresAt: delivery.expiresAt)
+        return metrics.stageDurations.time(.apnsRequest) { sender.send(attempt) }
     }
 
     /// PROTOCOL.md §4.7 after the answer: release the reservation for transient and configuration

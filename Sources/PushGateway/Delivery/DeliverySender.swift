@@ -35,10 +35,44 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case permanentRequestFault
 }
 
+/// What a delivery attempt sent to Apple and what Apple said, for metrics and logs: Apple's status
+/// and `reason` are its closed vocabulary, never device data.
+public struct APNsExchange: Sendable, Equatable {
+    /// How the attempt's APNs requests ended; nil when no request was sent (missing credentials).
+    public let requestOutcome: APNsRequestOutcome?
+    /// How many requests went to Apple (2 after the one provider-token refresh of docs/protocol.md §8).
+    public let requests: Int
+    /// The HTTP status of Apple's last answer, nil when none arrived.
+    public let status: Int?
+    /// The `reason` of Apple's last answer, if it sent one.
+    public let reason: String?
+
+    public init(requestOutcome: APNsRequestOutcome?, requests: Int, status: Int?, reason: String?) {
+        self.requestOutcome = requestOutcome
+        self.requests = requests
+        self.status = status
+        self.reason = reason
+    }
+
+    /// No request reached Apple.
+    public static let notSent = APNsExchange(requestOutcome: nil, requests: 0, status: nil, reason: nil)
+}
+
+/// One attempt's classified outcome and the APNs exchange behind it.
+public struct DeliveryReport: Sendable, Equatable {
+    public let outcome: DeliveryOutcome
+    public let exchange: APNsExchange
+
+    public init(_ outcome: DeliveryOutcome, exchange: APNsExchange = .notSent) {
+        self.outcome = outcome
+        self.exchange = exchange
+    }
+}
+
 /// Sends one admitted attempt and classifies the answer. Called on an HTTP worker thread after the
-/// admission transaction committed; it may block (at most PROTOCOL.md §8's 15 s plus one retry).
+/// admission transaction committed; it may block (at most docs/protocol.md §8's 15 s plus one retry).
 public protocol DeliverySender: Sendable {
-    func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome
+    func send(_ attempt: DeliveryAttempt) -> DeliveryReport
 }
 
 /// The sender of a gateway built without an APNs client (tests of the routes that never reach
@@ -48,5 +82,5 @@ public protocol DeliverySender: Sendable {
 public struct UnwiredDeliverySender: DeliverySender {
     public init() {}
 
-    public func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome { .configurationFault }
+    public func send(_ attempt: DeliveryAttempt) -> DeliveryReport { DeliveryReport(.configurationFault) }
 }

@@ -17,6 +17,6 @@ extension GatewayApplication {
             ledger: DeliveryLedger(
                 pool: pool, quotaMaximum: configuration.endpointQuotaMax,
                 quotaWindowSeconds: configuration.endpointQuotaWindowSeconds),
-            sender: sender, clock: clock, logger: logger)
+            sender: sender, clock: clock, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
     }
 }

@@ -26,11 +26,13 @@ extension LifecycleRoutes {
         guard let attestationVerifier else { throw .unavailable }
         let attested: AttestationVerifier.AttestedKey
         do {
-            attested = try attestationVerifier.verify(
-                attestationObject: enroll.attestation, clientDataHash: transcript.clientDataHash,
-                keyID: enroll.keyID.value, appID: profile.appID,
-                environment: profile.appAttestEnvironment == .development ? .development : .production,
-                at: now.seconds)
+            attested = try stages.time(.appAttestVerification) {
+                try attestationVerifier.verify(
+                    attestationObject: enroll.attestation, clientDataHash: transcript.clientDataHash,
+                    keyID: enroll.keyID.value, appID: profile.appID,
+                    environment: profile.appAttestEnvironment == .development ? .development : .production,
+                    at: now.seconds)
+            }
         } catch {
             throw .invalidAttestation
         }
@@ -69,20 +71,23 @@ extension LifecycleRoutes {
             attempt += 1
             do {
                 return try pool.withConnection { connection in
-                    try connection.withTransaction(isolation: .readCommitted) { connection in
-                        let store = InstallationStore(connection: connection)
-                        try store.consumeChallenge(challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
-                        let conflicts = try store.lockLiveConflicts(
-                            keyID: installation.keyID, profile: installation.appProfile,
-                            fingerprint: installation.endpointFingerprint, now: now.seconds)
-                        if conflicts.isEmpty {
-                            try store.insertInstallation(installation)
-                            return installation.handle
+                    try stages.time(.lifecycleTransaction) {
+                        try connection.withTransaction(isolation: .readCommitted) { connection in
+                            let store = InstallationStore(connection: connection)
+                            try store.consumeChallenge(
+                                challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
+                            let conflicts = try store.lockLiveConflicts(
+                                keyID: installation.keyID, profile: installation.appProfile,
+                                fingerprint: installation.endpointFingerprint, now: now.seconds)
+                            if conflicts.isEmpty {
+                                try store.insertInstallation(installation)
+                                return installation.handle
+                            }
+                            guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
+                                throw LifecycleRejection.notAuthorized
+                            }
+                            return conflicts[0].handle
                         }
-                        guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
-                            throw LifecycleRejection.notAuthorized
-                        }
-                        return conflicts[0].handle
                     }
                 }
             } catch let failure as PostgresError

@@ -1,6 +1,7 @@
 import PushAttest
 import PushCrypto
 import PushHTTP
+import PushMetrics
 import PushPostgres
 import PushSystem
 
@@ -21,6 +22,8 @@ struct LifecycleRoutes: Sendable {
     let pool: PostgresPool
     let clock: any WallClock
     let logger: Logger
+    /// App Attest verification and transaction durations (docs/protocol.md §9).
+    let stages: LabeledHistogram<RequestStage>
     let challenges: ChallengeAuthority
     let grantEnvelope: SealedEnvelope
     let tokenEnvelope: SealedEnvelope
@@ -28,7 +31,11 @@ struct LifecycleRoutes: Sendable {
     /// nil when the configured App Attest root is refused; enrollment then answers 503.
     let attestationVerifier: AttestationVerifier?
 
-    init(configuration: GatewayConfiguration, pool: PostgresPool, clock: any WallClock, logger: Logger) {
+    init(
+        configuration: GatewayConfiguration, pool: PostgresPool, clock: any WallClock, logger: Logger,
+        stages: LabeledHistogram<RequestStage>
+    ) {
+        self.stages = stages
         self.configuration = configuration
         self.pool = pool
         self.clock = clock
@@ -121,20 +128,24 @@ struct LifecycleRoutes: Sendable {
                 else { throw LifecycleRejection.notAuthorized }
                 let counter: UInt32
                 do {
-                    counter = try AssertionVerifier.verify(
-                        assertion: request.assertion, clientDataHash: request.transcript.clientDataHash,
-                        appID: profile.appID, publicKey: record.publicKey, previousCounter: record.assertionCounter)
+                    counter = try stages.time(.appAttestVerification) {
+                        try AssertionVerifier.verify(
+                            assertion: request.assertion, clientDataHash: request.transcript.clientDataHash,
+                            appID: profile.appID, publicKey: record.publicKey, previousCounter: record.assertionCounter)
+                    }
                 } catch {
                     throw LifecycleRejection.invalidAttestation
                 }
-                return try connection.withTransaction(isolation: .readCommitted) { connection in
-                    try store.consumeChallenge(
-                        request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
-                    guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
-                        stage(locked), locked.assertionCounter < counter,
-                        try store.advanceCounter(request.handle, to: counter)
-                    else { throw LifecycleRejection.notAuthorized }
-                    return try apply(store, locked)
+                return try stages.time(.lifecycleTransaction) {
+                    try connection.withTransaction(isolation: .readCommitted) { connection in
+                        try store.consumeChallenge(
+                            request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
+                        guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
+                            stage(locked), locked.assertionCounter < counter,
+                            try store.advanceCounter(request.handle, to: counter)
+                        else { throw LifecycleRejection.notAuthorized }
+                        return try apply(store, locked)
+                    }
                 }
             }
         } catch {

@@ -1,128 +1,180 @@
+import PushAPNs
 import PushHTTP
+import PushMetrics
 import PushPostgres
 import PushSystem
 import Synchronization
 
-/// A counter with one series per value of `Label`, all registered (and rendered as 0) up front.
-public struct LabeledCounter<Label: MetricLabel>: Sendable {
-    let family: CounterFamily
-
-    init(name: String, help: String, labelName: String) {
-        family = CounterFamily(
-            name: name, help: help, labelNames: [labelName], series: Label.allCases.map { [$0.rawValue] })
-    }
-
-    /// Adds `amount` (default 1) to the series of `label`.
-    public func increment(_ label: Label, by amount: UInt64 = 1) {
-        family.add(amount, labelValues: [label.rawValue])
-    }
-
-    /// The current count of `label`.
-    public func count(_ label: Label) -> UInt64 {
-        family.value(labelValues: [label.rawValue]) ?? 0
-    }
-}
-
-/// A histogram in seconds with one series per value of `Label`.
-public struct LabeledHistogram<Label: MetricLabel>: Sendable {
-    let family: HistogramFamily
-
-    init(name: String, help: String, labelName: String, bounds: [Double]) {
-        family = HistogramFamily(
-            name: name, help: help, labelNames: [labelName], bounds: bounds,
-            series: Label.allCases.map { [$0.rawValue] })
-    }
-
-    /// Records a duration in seconds.
-    public func observe(_ label: Label, seconds: Double) {
-        family.observe(seconds, labelValues: [label.rawValue])
-    }
-
-    /// Records the time from `start` until now.
-    public func observe(_ label: Label, since start: MonotonicInstant) {
-        observe(label, seconds: Double(start.duration(to: .now()).nanosecondsClamped) / 1e9)
-    }
-
-    /// How many durations `label` has recorded.
-    public func count(_ label: Label) -> UInt64 {
-        family.count(labelValues: [label.rawValue]) ?? 0
-    }
-}
-
-/// Every metric the gateway exports on `GET /metrics` of the private listener (PROTOCOL.md §9).
-/// Label values come from closed sets only: route labels of the route table, status classes and
-/// the enums in MetricLabels.swift. Nothing a client sends ever becomes a label value.
+/// Every metric the gateway exports on `GET /metrics` of the private listener (docs/protocol.md
+/// §9). Label values come from closed sets only: route labels of the route table, status classes,
+/// profile ids the operator configured, and the enums in MetricLabels.swift. Nothing a client sends
+/// ever becomes a label value.
 public final class GatewayMetrics: Sendable {
-    /// Request-duration buckets in seconds, up to the 20 s request deadline of PROTOCOL.md §1.
+    /// Request-duration buckets in seconds, up to the 20 s request deadline of docs/protocol.md §1.
     static let requestDurationBounds = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20]
 
-    /// Delivery requests by how they ended (PROTOCOL.md §4.7).
-    public let deliveryAdmissions = LabeledCounter<DeliveryAdmissionResult>(
-        name: "push_gateway_delivery_admissions_total", help: "Delivery requests answered, by result.",
-        labelName: "result")
-    /// APNs requests by outcome (PROTOCOL.md §4.7, §8).
-    public let apnsOutcomes = LabeledCounter<APNsOutcome>(
-        name: "push_gateway_apns_requests_total", help: "APNs requests, by outcome.", labelName: "outcome")
-    /// Durations of request-handling stages (NIP-98, admission transaction, APNs, App Attest).
-    public let stageDurations = LabeledHistogram<RequestStage>(
-        name: "push_gateway_stage_duration_seconds", help: "Duration of request-handling stages in seconds.",
-        labelName: "stage", bounds: requestDurationBounds)
-    /// Reaper passes by result (PROTOCOL.md §10).
-    public let reaperRuns = LabeledCounter<ReaperRunResult>(
-        name: "push_gateway_reaper_runs_total", help: "Reaper passes, by result.", labelName: "result")
-    /// Rows the reaper deleted, by table (rows removed through a foreign-key cascade not included).
-    public let reaperDeletedRows = LabeledCounter<ReaperTable>(
-        name: "push_gateway_reaper_deleted_rows_total", help: "Rows deleted by the reaper, by table.",
-        labelName: "table")
+    /// The families in exposition order.
+    public let registry = MetricsRegistry()
 
-    let challengeRateLimited = CounterFamily(
-        name: "push_gateway_challenge_rate_limited_total",
-        help: "Challenge requests refused by the per-source bucket (429).", labelNames: [], series: [[]])
-    let httpRequests = CounterFamily(
-        name: "push_gateway_http_requests_total", help: "HTTP responses, by listener, route and status class.",
-        labelNames: ["listener", "route", "status_class"])
-    let httpRequestDurations = HistogramFamily(
-        name: "push_gateway_http_request_duration_seconds",
-        help: "From a request's first byte until its response was handed to the socket, in seconds.",
-        labelNames: ["listener", "route"], bounds: requestDurationBounds)
-    private let insecureSettings: SampledGaugeFamily
-    private let databasePool: SampledGaugeFamily
-    private let queuedRequestSources = Mutex<[(HTTPListener, @Sendable () -> Int)]>([])
-    private var queuedRequests: SampledGaugeFamily {
-        let sources = queuedRequestSources.withLock { $0 }
-        return SampledGaugeFamily(
-            name: "push_gateway_http_queued_requests", help: "Complete requests waiting for a worker thread.",
-            labelNames: ["listener"]
-        ) { sources.map { ([$0.0.rawValue], Double($0.1())) } }
+    let httpRequests: CounterFamily
+    let httpRequestDurations: HistogramFamily
+    /// Delivery requests (each batch item counts as one) by how they ended (§4.7).
+    public let deliveryAdmissions: LabeledCounter<DeliveryAdmissionResult>
+    /// APNs requests by outcome (§4.7, §8).
+    public let apnsOutcomes: LabeledCounter<APNsRequestOutcome>
+    /// APNs answers by profile and Apple's reason.
+    let apnsResponses: CounterFamily
+    /// Durations of request-handling stages (NIP-98, admission transaction, APNs, App Attest).
+    public let stageDurations: LabeledHistogram<RequestStage>
+    let challengeRateLimited: CounterFamily
+    /// Reaper passes by result (§10).
+    public let reaperRuns: LabeledCounter<ReaperRunResult>
+    /// Rows the reaper deleted, by table (rows removed through a foreign-key cascade not included).
+    public let reaperDeletedRows: LabeledCounter<ReaperTable>
+    private let listenerSources = ListenerSources()
+
+    /// How to read each listener's queue and connections at scrape time.
+    private final class ListenerSources: Sendable {
+        struct Source: Sendable {
+            let queuedRequests: @Sendable () -> Int
+            let openConnections: @Sendable () -> Int
+        }
+
+        let byListener = Mutex<[HTTPListener: Source]>([:])
+
+        /// One gauge value per registered listener.
+        func sample(_ read: (Source) -> Int) -> [(labelValues: [String], value: Double)] {
+            let current = byListener.withLock { $0 }
+            return HTTPListener.allCases.compactMap { listener in
+                current[listener].map { ([listener.rawValue], Double(read($0))) }
+            }
+        }
     }
 
     /// - Parameters:
-    ///   - insecureSettingsInUse: whether any test/development variable of PROTOCOL.md §12 is set.
+    ///   - version: the build's version (`push_gateway_build_info`).
+    ///   - insecureSettingsInUse: whether any test/development variable of §12 is set.
+    ///   - profileIDs: the enabled profiles (labels of the APNs response series).
+    ///   - certificateExpiries: each certificate-auth profile's `notAfter` in Unix seconds.
+    ///   - poolMaximum: the database pool's size.
     ///   - poolStatistics: the database pool's counts, read at each scrape.
-    public init(insecureSettingsInUse: Bool, poolStatistics: @escaping @Sendable () -> PostgresPool.Statistics) {
-        insecureSettings = SampledGaugeFamily(
-            name: "push_gateway_insecure_settings",
-            help: "1 when a test/development setting (PROTOCOL.md §12) is in use, else 0."
-        ) { [([], insecureSettingsInUse ? 1 : 0)] }
-        databasePool = SampledGaugeFamily(
-            name: "push_gateway_db_pool_connections",
-            help: "PostgreSQL sessions of the pool: open (idle + leased), idle.",
-            labelNames: ["state"]
-        ) {
-            let statistics = poolStatistics()
-            return [(["open"], Double(statistics.open)), (["idle"], Double(statistics.idle))]
-        }
+    ///   - readinessState: the state the last readiness probe answered, nil before the first.
+    public init(
+        version: String = GatewayVersion.current, readinessState: @escaping @Sendable () -> String? = { nil },
+        insecureSettingsInUse: Bool, profileIDs: [String] = [],
+        certificateExpiries: [(profile: String, notAfter: Int64)] = [], poolMaximum: Int = 0,
+        poolStatistics: @escaping @Sendable () -> PostgresPool.Statistics
+    ) {
+        httpRequests = CounterFamily(
+            name: "push_gateway_http_requests_total", help: "HTTP responses, by listener, route and status class.",
+            labelNames: ["listener", "route", "status_class"])
+        httpRequestDurations = HistogramFamily(
+            name: "push_gateway_http_request_duration_seconds",
+            help: "From a request's first byte until its response was handed to the socket, in seconds.",
+            labelNames: ["listener", "route"], bounds: Self.requestDurationBounds)
+        deliveryAdmissions = LabeledCounter(
+            name: "push_gateway_delivery_admissions_total",
+            help: "Delivery requests answered (each batch item counts as one), by result.", labelName: "result")
+        apnsOutcomes = LabeledCounter(
+            name: "push_gateway_apns_requests_total", help: "APNs requests, by outcome.", labelName: "outcome")
+        apnsResponses = CounterFamily(
+            name: "push_gateway_apns_responses_total", help: "APNs answers, by profile and Apple's reason.",
+            labelNames: ["profile", "reason"],
+            series: profileIDs.flatMap { profile in APNsReasonLabel.allValues.map { [profile, $0] } })
+        stageDurations = LabeledHistogram(
+            name: "push_gateway_stage_duration_seconds", help: "Duration of request-handling stages in seconds.",
+            labelName: "stage", bounds: Self.requestDurationBounds)
+        challengeRateLimited = CounterFamily(
+            name: "push_gateway_challenge_rate_limited_total",
+            help: "Challenge requests refused by the per-source bucket (429).", labelNames: [], series: [[]])
+        reaperRuns = LabeledCounter(
+            name: "push_gateway_reaper_runs_total", help: "Reaper passes, by result.", labelName: "result")
+        reaperDeletedRows = LabeledCounter(
+            name: "push_gateway_reaper_deleted_rows_total", help: "Rows deleted by the reaper, by table.",
+            labelName: "table")
+
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_build_info", help: "Always 1; the version label names this build.",
+                labelNames: ["version"]
+            ) { [([version], 1)] })
+        registry.register(httpRequests)
+        registry.register(httpRequestDurations)
+        registerListenerGauges()
+        registerPoolGauges(maximum: poolMaximum, statistics: poolStatistics)
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_readiness",
+                help: "1 for the state the last readiness probe answered (ready or the not-ready reason), else 0.",
+                labelNames: ["state"]
+            ) {
+                let current = readinessState()
+                return ReadinessTracker.states.map { ([$0], $0 == current ? 1 : 0) }
+            })
+        registry.register(challengeRateLimited)
+        registry.register(deliveryAdmissions.family)
+        registry.register(apnsOutcomes.family)
+        registry.register(apnsResponses)
+        registry.register(stageDurations.family)
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_apns_certificate_expiry_timestamp_seconds",
+                help: "When each certificate-auth profile's APNs certificate expires, in Unix seconds.",
+                labelNames: ["profile"]
+            ) { certificateExpiries.map { ([$0.profile], Double($0.notAfter)) } })
+        registry.register(reaperRuns.family)
+        registry.register(reaperDeletedRows.family)
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_insecure_settings",
+                help: "1 when a test/development setting (docs/protocol.md §12) is in use, else 0."
+            ) { [([], insecureSettingsInUse ? 1 : 0)] })
+        ProcessMetrics.register(in: registry)
         // Requests that matched no route (404s, unparsable requests, over capacity).
         registerRoutes(listener: .publicListener, labels: [Router.unknownLabel])
         registerRoutes(listener: .privateListener, labels: [Router.unknownLabel])
+    }
+
+    private func registerListenerGauges() {
+        let sources = listenerSources
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_http_queued_requests", help: "Complete requests waiting for a worker thread.",
+                labelNames: ["listener"]
+            ) { sources.sample { $0.queuedRequests() } })
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_http_open_connections", help: "Client connections open, by listener.",
+                labelNames: ["listener"]
+            ) { sources.sample { $0.openConnections() } })
+    }
+
+    private func registerPoolGauges(
+        maximum: Int, statistics: @escaping @Sendable () -> PostgresPool.Statistics
+    ) {
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_db_pool_connections",
+                help: "PostgreSQL sessions of the pool by state: in_use (leased) and idle; they never overlap.",
+                labelNames: ["state"]
+            ) {
+                let current = statistics()
+                return [(["in_use"], Double(max(0, current.open - current.idle))), (["idle"], Double(current.idle))]
+            })
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_db_pool_max_connections",
+                help: "The most PostgreSQL sessions the pool opens (PUSH_GATEWAY_DB_POOL_SIZE)."
+            ) { [([], Double(maximum))] })
     }
 
     /// Registers a listener's route labels (the closed label set of its route table) and returns
     /// the recorder of that listener's requests, its series resolved here once.
     @discardableResult
     public func registerRoutes(listener: HTTPListener, labels: [String]) -> RequestRecorder {
-        httpRequests.register(
-            labels.flatMap { label in HTTPStatusClass.allCases.map { [listener.rawValue, label, $0.rawValue] } })
+        // The gateway never answers with a redirect, so a 3xx series would exist only to stay 0.
+        let classes = HTTPStatusClass.allCases.filter { $0 != .redirection }
+        httpRequests.register(labels.flatMap { label in classes.map { [listener.rawValue, label, $0.rawValue] } })
         httpRequestDurations.register(labels.map { [listener.rawValue, $0] })
         var seriesByRoute: [String: RequestRecorder.RouteSeries] = [:]
         for label in labels {
@@ -144,13 +196,18 @@ public final class GatewayMetrics: Sendable {
             preconditionFailure("request series resolved before registration")
         }
         return RequestRecorder.RouteSeries(
-            success: response(.success), redirection: response(.redirection), clientError: response(.clientError),
-            serverError: response(.serverError), duration: duration)
+            success: response(.success), clientError: response(.clientError), serverError: response(.serverError),
+            duration: duration)
     }
 
-    /// Registers how to read a listener's queue length at scrape time.
-    public func registerQueue(listener: HTTPListener, queuedRequests: @escaping @Sendable () -> Int) {
-        queuedRequestSources.withLock { $0.append((listener, queuedRequests)) }
+    /// Registers how to read a listener's queue length and open connections at scrape time.
+    public func registerListener(
+        _ listener: HTTPListener, queuedRequests: @escaping @Sendable () -> Int,
+        openConnections: @escaping @Sendable () -> Int
+    ) {
+        listenerSources.byListener.withLock {
+            $0[listener] = ListenerSources.Source(queuedRequests: queuedRequests, openConnections: openConnections)
+        }
     }
 
     /// Counts one challenge request refused by the per-source bucket.
@@ -158,23 +215,22 @@ public final class GatewayMetrics: Sendable {
         challengeRateLimited.add(1, labelValues: [])
     }
 
-    /// The whole exposition, in text format 0.0.4.
-    public func render() -> String {
-        var output = ""
-        output.reserveCapacity(16_384)
-        httpRequests.render(into: &output)
-        httpRequestDurations.render(into: &output)
-        queuedRequests.render(into: &output)
-        databasePool.render(into: &output)
-        challengeRateLimited.render(into: &output)
-        deliveryAdmissions.family.render(into: &output)
-        apnsOutcomes.family.render(into: &output)
-        stageDurations.family.render(into: &output)
-        reaperRuns.family.render(into: &output)
-        reaperDeletedRows.family.render(into: &output)
-        insecureSettings.render(into: &output)
-        return output
+    /// Counts one delivery (one item of a batch) by how it ended.
+    public func recordDelivery(_ result: DeliveryAdmissionResult) {
+        deliveryAdmissions.increment(result)
     }
+
+    /// Counts what one delivery attempt sent to Apple and what Apple answered.
+    public func recordAPNs(_ exchange: APNsExchange, profile: String) {
+        if let outcome = exchange.requestOutcome { apnsOutcomes.increment(outcome, by: UInt64(exchange.requests)) }
+        if let status = exchange.status {
+            apnsResponses.add(
+                1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: exchange.reason)])
+        }
+    }
+
+    /// The whole exposition, in text format 0.0.4.
+    public func render() -> String { registry.render() }
 }
 
 /// Counts one listener's answered requests in `push_gateway_http_requests_total` and
@@ -185,17 +241,16 @@ public struct RequestRecorder: Sendable {
     /// Where one route's series are kept in the two families.
     struct RouteSeries: Sendable {
         let success: Int
-        let redirection: Int
         let clientError: Int
         let serverError: Int
         let duration: Int
 
+        /// A 3xx (never sent) counts with the server errors: it would be a defect of the gateway.
         func response(_ statusClass: HTTPStatusClass) -> Int {
             switch statusClass {
             case .success: success
-            case .redirection: redirection
             case .clientError: clientError
-            case .serverError: serverError
+            case .redirection, .serverError: serverError
             }
         }
     }

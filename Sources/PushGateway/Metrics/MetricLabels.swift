@@ -1,5 +1,6 @@
-/// A closed set of label values (PROTOCOL.md §9: label values come from closed sets only).
-public protocol MetricLabel: RawRepresentable<String>, CaseIterable, Sendable {}
+import PushMetrics
+
+// docs/protocol.md §9: label values come from closed sets only.
 
 /// Which listener served a request.
 public enum HTTPListener: String, MetricLabel {
@@ -44,15 +45,17 @@ public enum DeliveryAdmissionResult: String, MetricLabel {
     case configurationFault = "configuration_fault"
     /// Malformed body or an APNs answer the relay cannot fix by retrying (400 `invalid_request`).
     case invalidRequest = "invalid_request"
+    /// The admission transaction could not run (503 `temporarily_unavailable`).
+    case temporarilyUnavailable = "temporarily_unavailable"
 }
 
-/// What one APNs request ended with (PROTOCOL.md §4.7 outcome table, §8).
-public enum APNsOutcome: String, MetricLabel {
+/// What one APNs request ended with (docs/protocol.md §4.7 outcome table, §8).
+public enum APNsRequestOutcome: String, MetricLabel {
     /// APNs 200.
     case accepted
     /// APNs 410 `Unregistered` / `ExpiredToken`.
     case invalidEndpoint = "invalid_endpoint"
-    /// APNs 429/500/503 or a transient reason, before any response arrived.
+    /// APNs 429/500/503 or a transient reason.
     case transient
     /// A transport failure (connect, TLS, reset) with no APNs answer.
     case transportFailure = "transport_failure"
@@ -96,4 +99,28 @@ public enum ReaperTable: String, MetricLabel {
     case endpointQuotaWindows = "endpoint_quota_windows"
     case delegations
     case installations
+}
+
+/// Apple's `reason` as a label: one of the reasons Apple documents ("Handling notification
+/// responses from APNs"), `none` for a 200, `other` for anything else Apple might send.
+public enum APNsReasonLabel {
+    public static let documented = [
+        "BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
+        "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
+        "MissingTopic", "PayloadEmpty", "TopicDisallowed", "BadCertificate", "BadCertificateEnvironment",
+        "ExpiredProviderToken", "Forbidden", "InvalidProviderToken", "MissingProviderToken", "UnrelatedKeyIdInToken",
+        "BadEnvironmentKeyIdInToken", "BadPath", "MethodNotAllowed", "ExpiredToken", "Unregistered",
+        "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests", "InternalServerError",
+        "ServiceUnavailable", "Shutdown",
+    ]
+    private static let documentedSet = Set(documented)
+
+    /// Every label value, in exposition order.
+    public static let allValues = ["none"] + documented + ["other"]
+
+    /// The label of one answer: `none` for a 200 without a reason.
+    public static func label(status: Int, reason: String?) -> String {
+        guard let reason else { return status == 200 ? "none" : "other" }
+        return documentedSet.contains(reason) ? reason : "other"
+    }
 }

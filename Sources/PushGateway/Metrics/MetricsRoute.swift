@@ -1,4 +1,5 @@
 import PushHTTP
+import PushMetrics
 
 /// `GET /metrics` on the private listener (PROTOCOL.md §9): the Prometheus text exposition.
 struct MetricsRoute: Sendable {

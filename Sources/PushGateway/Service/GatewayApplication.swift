@@ -14,6 +14,10 @@ public final class GatewayApplication: Sendable {
     let sender: any DeliverySender
     /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
     public let metrics: GatewayMetrics
+    /// Rate-limited logs of APNs configuration faults and transient failures (docs/protocol.md §9).
+    let apnsFaultLog: APNsFaultLog
+    /// The last readiness answered, for its log line and metric.
+    public let readiness: ReadinessTracker
     private let draining = Atomic<Bool>(false)
 
     /// Public route paths with their body limits (PROTOCOL.md §1).
@@ -31,12 +35,20 @@ public final class GatewayApplication: Sendable {
         self.logger = logger
         self.clock = clock
         self.sender = sender
+        let poolOptions = PostgresPool.Options(maximumConnections: 16)
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
-            options: PostgresPool.Options(maximumConnections: 16))
+            options: poolOptions)
         let pool = self.pool
+        let readiness = ReadinessTracker(logger: logger)
+        self.readiness = readiness
         self.metrics = GatewayMetrics(
-            insecureSettingsInUse: !configuration.insecureSettings.isEmpty, poolStatistics: { pool.statistics })
+            readinessState: { readiness.state },
+            insecureSettingsInUse: !configuration.insecureSettings.isEmpty,
+            profileIDs: configuration.profiles.map(\.id),
+            certificateExpiries: CertificateExpiry.of(configuration).map { ($0.profile, $0.notAfter) },
+            poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
+        self.apnsFaultLog = APNsFaultLog(logger: logger)
     }
 
     /// True from `beginDrain()` on.
@@ -54,7 +66,8 @@ public final class GatewayApplication: Sendable {
                 capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
                 refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
             trustedProxies: configuration.trustedProxies, clock: clock)
-        let lifecycle = LifecycleRoutes(configuration: configuration, pool: pool, clock: clock, logger: logger)
+        let lifecycle = LifecycleRoutes(
+            configuration: configuration, pool: pool, clock: clock, logger: logger, stages: metrics.stageDurations)
         return [
             Route(
                 "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, runsOnEventLoop: true,
@@ -84,7 +97,7 @@ public final class GatewayApplication: Sendable {
     func privateRoutes() -> [Route] {
         let health = HealthRoutes(
             isDraining: { [self] in isDraining },
-            databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) })
+            databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) }, tracker: readiness)
         return [
             Route("GET", "/_liveness", label: "liveness", runsOnEventLoop: true, handler: health.liveness),
             Route("GET", "/_readiness", label: "readiness", handler: health.readiness),

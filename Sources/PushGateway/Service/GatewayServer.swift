@@ -1,6 +1,27 @@
 import PushHTTP
 import PushSystem
 
+/// A listener that could not be set up: names the listener, its variable and address, and the
+/// system's reason (docs/protocol.md §12).
+public struct ListenerError: Error, Equatable, CustomStringConvertible {
+    public let listener: HTTPListener
+    public let address: String
+    public let underlying: HTTPServerError
+
+    public var variable: String {
+        listener == .publicListener ? "PUSH_GATEWAY_LISTEN" : "PUSH_GATEWAY_HEALTH_LISTEN"
+    }
+
+    public var description: String {
+        let reason =
+            switch underlying {
+            case .invalidListenAddress(let problem): "invalid address (\(problem))"
+            case .system(let error): error.description
+            }
+        return "cannot listen on the \(listener.rawValue) listener \(address) (\(variable)): \(reason)"
+    }
+}
+
 /// The two listeners of a running gateway (PROTOCOL.md §9): public routes and private probes.
 public final class GatewayServer: Sendable {
     public let application: GatewayApplication
@@ -12,7 +33,7 @@ public final class GatewayServer: Sendable {
     public init(
         application: GatewayApplication, publicListen: String? = nil, privateListen: String? = nil,
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
-    ) throws(HTTPServerError) {
+    ) throws(ListenerError) {
         self.application = application
         var publicConfiguration = HTTPServerConfiguration(
             listen: publicListen ?? application.configuration.listen.description)
@@ -36,20 +57,31 @@ public final class GatewayServer: Sendable {
             listener: .publicListener, labels: publicRoutes.map(\.label))
         let privateRecorder = application.metrics.registerRoutes(
             listener: .privateListener, labels: privateRoutes.map(\.label))
-        publicServer = try HTTPServer(
-            configuration: publicConfiguration, router: Router(publicRoutes), logger: application.logger,
-            accessLog: Self.accessLog(.publicListener, publicRecorder, application))
-        privateServer = try HTTPServer(
-            configuration: privateConfiguration, router: Router(privateRoutes), logger: application.logger,
-            accessLog: Self.accessLog(.privateListener, privateRecorder, application))
+        publicServer = try Self.bind(
+            .publicListener, publicConfiguration, Router(publicRoutes),
+            Self.accessLog(.publicListener, publicRecorder, application), application.logger)
+        privateServer = try Self.bind(
+            .privateListener, privateConfiguration, Router(privateRoutes),
+            Self.accessLog(.privateListener, privateRecorder, application), application.logger)
         // Weak: the servers' access-log hooks already hold the metrics.
         let publicServer = publicServer
         let privateServer = privateServer
-        application.metrics.registerQueue(listener: .publicListener) { [weak publicServer] in
-            publicServer?.queuedRequestCount ?? 0
-        }
-        application.metrics.registerQueue(listener: .privateListener) { [weak privateServer] in
-            privateServer?.queuedRequestCount ?? 0
+        application.metrics.registerListener(
+            .publicListener, queuedRequests: { [weak publicServer] in publicServer?.queuedRequestCount ?? 0 },
+            openConnections: { [weak publicServer] in publicServer?.openConnectionCount ?? 0 })
+        application.metrics.registerListener(
+            .privateListener, queuedRequests: { [weak privateServer] in privateServer?.queuedRequestCount ?? 0 },
+            openConnections: { [weak privateServer] in privateServer?.openConnectionCount ?? 0 })
+    }
+
+    private static func bind(
+        _ listener: HTTPListener, _ configuration: HTTPServerConfiguration, _ router: Router,
+        _ accessLog: @escaping HTTPServer.AccessLog, _ logger: Logger
+    ) throws(ListenerError) -> HTTPServer {
+        do {
+            return try HTTPServer(configuration: configuration, router: router, logger: logger, accessLog: accessLog)
+        } catch {
+            throw ListenerError(listener: listener, address: configuration.listen, underlying: error)
         }
     }
 
@@ -84,9 +116,19 @@ public final class GatewayServer: Sendable {
     public var publicPort: Int { publicServer.port }
     public var privatePort: Int { privateServer.port }
 
-    public func start() throws(HTTPServerError) {
-        try privateServer.start()
-        try publicServer.start()
+    public func start() throws(ListenerError) {
+        do {
+            try privateServer.start()
+        } catch {
+            throw ListenerError(
+                listener: .privateListener, address: privateServer.configuration.listen, underlying: error)
+        }
+        do {
+            try publicServer.start()
+        } catch {
+            throw ListenerError(
+                listener: .publicListener, address: publicServer.configuration.listen, underlying: error)
+        }
     }
 
     /// Graceful shutdown (PROTOCOL.md §9): readiness fails at once, the public listener stops

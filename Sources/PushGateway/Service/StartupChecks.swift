@@ -1,10 +1,13 @@
 import PushCrypto
 
-/// What the environment's syntax cannot show and `serve` must refuse anyway (PROTOCOL.md §12):
-/// an App Attest root that is not Apple's without the explicit insecure setting, and APNs `.p8`
-/// keys that are not P-256 private keys. `check-config` reports the same problems.
+/// What the environment's syntax cannot show and `serve` must refuse anyway (docs/protocol.md §12):
+/// an App Attest root that is not Apple's without the explicit insecure setting, APNs `.p8` keys
+/// that are not P-256 private keys, and expired APNs certificates. `check-config` reports the same
+/// problems, and the same warnings.
 enum StartupChecks {
-    static func problems(_ configuration: GatewayConfiguration) -> [ConfigurationError] {
+    static func problems(
+        _ configuration: GatewayConfiguration, now: Int64 = SystemWallClock().unixSeconds()
+    ) -> [ConfigurationError] {
         var problems: [ConfigurationError] = []
         if case .failure(let refusal) = AppAttestRoot.verifier(for: configuration) {
             problems.append(
@@ -19,6 +22,27 @@ enum StartupChecks {
                         problem: "does not hold an unencrypted P-256 private key (PKCS#8 .p8)"))
             }
         }
+        for expiry in CertificateExpiry.of(configuration) where expiry.isExpired(at: now) {
+            problems.append(ConfigurationError(variable: expiry.variable, problem: "the APNs certificate has expired"))
+        }
         return problems
+    }
+
+    /// What is worth a warning but still starts: unknown `PUSH_GATEWAY_*` variables and APNs
+    /// certificates that expire within 30 days. Each line names a variable, never a value.
+    static func warnings(
+        _ configuration: GatewayConfiguration, environment: [String: String],
+        now: Int64 = SystemWallClock().unixSeconds()
+    ) -> [String] {
+        var warnings = UnknownVariables.names(in: environment).map(UnknownVariables.warning)
+        for expiry in CertificateExpiry.of(configuration) where expiry.expiresSoon(at: now) {
+            warnings.append(Self.expiryWarning(expiry, now: now))
+        }
+        return warnings
+    }
+
+    static func expiryWarning(_ expiry: CertificateExpiry, now: Int64) -> String {
+        "\(expiry.variable): the APNs certificate of profile \(expiry.profile) expires in "
+            + "\(expiry.daysLeft(at: now)) days"
     }
 }

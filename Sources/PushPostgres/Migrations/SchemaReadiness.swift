@@ -87,3 +87,14 @@ public enum SchemaReadiness {
         return .checkFailed(sqlState: error.sqlState)
     }
 }
+
+extension NotReadyReason {
+    /// The class `/_readiness` names (docs/protocol.md §9): `database`, `schema` or `privileges`.
+    public var readinessClass: String {
+        switch self {
+        case .databaseUnavailable, .poolExhausted, .checkFailed: "database"
+        case .schemaNotInstalled, .schemaVersionMismatch: "schema"
+        case .privileges: "privileges"
+        }
+    }
+}

@@ -2,13 +2,14 @@ import Synchronization
 
 /// A counter family whose series (label value tuples) are fixed when they are registered: an
 /// increment for any other label values is ignored, so no request can mint a new series.
-public final class CounterFamily: Sendable {
-    let name: String
-    let help: String
-    let labelNames: [String]
+public final class CounterFamily: MetricFamily {
+    public let name: String
+    public let help: String
+    public let labelNames: [String]
+    public var type: String { "counter" }
     private let state: Mutex<SeriesTable<UInt64>>
 
-    init(name: String, help: String, labelNames: [String], series: [[String]] = []) {
+    public init(name: String, help: String, labelNames: [String], series: [[String]] = []) {
         self.name = name
         self.help = help
         self.labelNames = labelNames
@@ -17,35 +18,35 @@ public final class CounterFamily: Sendable {
     }
 
     /// Adds series (rendered as 0 until incremented); already known ones keep their values.
-    func register(_ series: [[String]]) {
+    public func register(_ series: [[String]]) {
         precondition(series.allSatisfy { $0.count == labelNames.count }, "label arity")
         state.withLock { table in series.forEach { table.register($0) } }
     }
 
     /// Adds `amount` to the series with exactly these label values, if it is registered.
-    func add(_ amount: UInt64, labelValues: [String]) {
+    public func add(_ amount: UInt64, labelValues: [String]) {
         state.withLock { table in table.update(labelValues) { $0 &+= amount } }
     }
 
     /// Where the series with these label values is kept, for `add(_:seriesIndex:)` (nil when it is
     /// not registered). Series are never removed, so an index stays valid.
-    func seriesIndex(labelValues: [String]) -> Int? {
+    public func seriesIndex(labelValues: [String]) -> Int? {
         state.withLock { $0.index(labelValues) }
     }
 
     /// Adds `amount` to the series at `seriesIndex` (from `seriesIndex(labelValues:)`).
-    func add(_ amount: UInt64, seriesIndex: Int) {
+    public func add(_ amount: UInt64, seriesIndex: Int) {
         state.withLock { table in table.update(at: seriesIndex) { $0 &+= amount } }
     }
 
     /// The current value of one series (nil when it is not registered).
-    func value(labelValues: [String]) -> UInt64? {
+    public func value(labelValues: [String]) -> UInt64? {
         state.withLock { $0.value(labelValues) }
     }
 
-    func render(into output: inout String) {
+    public func render(into output: inout String) {
         let snapshot = state.withLock { $0.ordered }
-        PrometheusText.header(name: name, help: help, type: "counter", into: &output)
+        PrometheusText.header(name: name, help: help, type: type, into: &output)
         for (labelValues, count) in snapshot {
             PrometheusText.sample(
                 name: name, labels: Array(zip(labelNames, labelValues)), value: PrometheusText.value(count),
@@ -54,25 +55,28 @@ public final class CounterFamily: Sendable {
     }
 }
 
-/// A gauge family read at scrape time: `sample` returns the current value of every series.
-public final class SampledGaugeFamily: Sendable {
-    let name: String
-    let help: String
-    let labelNames: [String]
+/// A family read at scrape time: `sample` returns the current value of every series. A gauge
+/// unless `type` says otherwise (a counter the kernel keeps, such as CPU seconds).
+public final class SampledGaugeFamily: MetricFamily {
+    public let name: String
+    public let help: String
+    public let labelNames: [String]
+    public let type: String
     private let sample: @Sendable () -> [(labelValues: [String], value: Double)]
 
-    init(
-        name: String, help: String, labelNames: [String] = [],
+    public init(
+        name: String, help: String, type: String = "gauge", labelNames: [String] = [],
         sample: @escaping @Sendable () -> [(labelValues: [String], value: Double)]
     ) {
         self.name = name
         self.help = help
+        self.type = type
         self.labelNames = labelNames
         self.sample = sample
     }
 
-    func render(into output: inout String) {
-        PrometheusText.header(name: name, help: help, type: "gauge", into: &output)
+    public func render(into output: inout String) {
+        PrometheusText.header(name: name, help: help, type: type, into: &output)
         for (labelValues, value) in sample() {
             PrometheusText.sample(
                 name: name, labels: Array(zip(labelNames, labelValues)), value: PrometheusText.value(value),
@@ -82,15 +86,16 @@ public final class SampledGaugeFamily: Sendable {
 }
 
 /// A histogram family with fixed bucket upper bounds (seconds) and registered series only.
-public final class HistogramFamily: Sendable {
-    let name: String
-    let help: String
-    let labelNames: [String]
+public final class HistogramFamily: MetricFamily {
+    public let name: String
+    public let help: String
+    public let labelNames: [String]
+    public var type: String { "histogram" }
     /// Upper bounds in increasing order; the `+Inf` bucket is implicit.
-    let bounds: [Double]
+    public let bounds: [Double]
     private let state: Mutex<SeriesTable<HistogramCounts>>
 
-    init(name: String, help: String, labelNames: [String], bounds: [Double], series: [[String]] = []) {
+    public init(name: String, help: String, labelNames: [String], bounds: [Double], series: [[String]] = []) {
         precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "bucket bounds must increase")
         self.name = name
         self.help = help
@@ -100,37 +105,37 @@ public final class HistogramFamily: Sendable {
         register(series)
     }
 
-    func register(_ series: [[String]]) {
+    public func register(_ series: [[String]]) {
         precondition(series.allSatisfy { $0.count == labelNames.count }, "label arity")
         state.withLock { table in series.forEach { table.register($0) } }
     }
 
     /// Records one observation in the series with these label values, if it is registered.
-    func observe(_ value: Double, labelValues: [String]) {
+    public func observe(_ value: Double, labelValues: [String]) {
         let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
         state.withLock { table in table.update(labelValues) { $0.record(value, bucket: bucket) } }
     }
 
     /// Where the series with these label values is kept, for `observe(_:seriesIndex:)` (nil when it
     /// is not registered). Series are never removed, so an index stays valid.
-    func seriesIndex(labelValues: [String]) -> Int? {
+    public func seriesIndex(labelValues: [String]) -> Int? {
         state.withLock { $0.index(labelValues) }
     }
 
     /// Records one observation in the series at `seriesIndex` (from `seriesIndex(labelValues:)`).
-    func observe(_ value: Double, seriesIndex: Int) {
+    public func observe(_ value: Double, seriesIndex: Int) {
         let bucket = bounds.firstIndex { value <= $0 } ?? bounds.count
         state.withLock { table in table.update(at: seriesIndex) { $0.record(value, bucket: bucket) } }
     }
 
     /// The observation count of one series (nil when it is not registered).
-    func count(labelValues: [String]) -> UInt64? {
+    public func count(labelValues: [String]) -> UInt64? {
         state.withLock { $0.value(labelValues)?.count }
     }
 
-    func render(into output: inout String) {
+    public func render(into output: inout String) {
         let snapshot = state.withLock { $0.ordered }
-        PrometheusText.header(name: name, help: help, type: "histogram", into: &output)
+        PrometheusText.header(name: name, help: help, type: type, into: &output)
         for (labelValues, counts) in snapshot {
             let labels = Array(zip(labelNames, labelValues))
             var cumulative: UInt64 = 0

@@ -1,0 +1,84 @@
+import PushSystem
+import Synchronization
+
+/// Makes APNs trouble visible without a line per request (docs/protocol.md §9): a configuration
+/// fault is logged at `error` with the profile id and Apple's reason, at most once per profile and
+/// reason per interval; transient failures are counted and reported as one `warning` per profile
+/// per interval. Nothing here ever holds a token.
+final class APNsFaultLog: Sendable {
+    private let logger: Logger
+    private let interval: Duration
+    private let state = Mutex(State())
+
+    private struct State {
+        /// When each (profile, reason) configuration fault was last logged.
+        var lastFault: [String: MonotonicInstant] = [:]
+        var transient: [String: TransientWindow] = [:]
+    }
+
+    /// Transient failures of one profile since its last warning.
+    private struct TransientWindow {
+        var lastWarning: MonotonicInstant?
+        var failures = 0
+        var transportFailures = 0
+        var timeouts = 0
+    }
+
+    init(logger: Logger, interval: Duration = .seconds(60)) {
+        self.logger = logger
+        self.interval = interval
+    }
+
+    /// Logs what one attempt for `profile` showed, if anything is due.
+    func record(_ report: DeliveryReport, profile: String) {
+        switch report.outcome {
+        case .configurationFault: configurationFault(report.exchange, profile: profile)
+        case .retry: transient(report.exchange, profile: profile)
+        case .accepted, .invalidEndpoint, .permanentRequestFault: break
+        }
+    }
+
+    private func configurationFault(_ exchange: APNsExchange, profile: String) {
+        // Without an answer from Apple the credentials could not even be used (missing key, TLS set-up).
+        let reason =
+            exchange.status.map { APNsReasonLabel.label(status: $0, reason: exchange.reason) } ?? "no_apns_answer"
+        let now = MonotonicInstant.now()
+        let due = state.withLock { state in
+            let key = profile + "\u{0}" + reason
+            if let last = state.lastFault[key], last.duration(to: now) < interval { return false }
+            state.lastFault[key] = now
+            return true
+        }
+        guard due else { return }
+        logger.error(
+            "APNs configuration fault",
+            [
+                "profile": .string(profile), "reason": .string(reason),
+                "apns_status": .int(Int64(exchange.status ?? 0)),
+            ])
+    }
+
+    private func transient(_ exchange: APNsExchange, profile: String) {
+        let now = MonotonicInstant.now()
+        let due: TransientWindow? = state.withLock { state in
+            var window = state.transient[profile, default: TransientWindow()]
+            window.failures += 1
+            if exchange.requestOutcome == .transportFailure { window.transportFailures += 1 }
+            if exchange.requestOutcome == .timeout { window.timeouts += 1 }
+            if let last = window.lastWarning, last.duration(to: now) < interval {
+                state.transient[profile] = window
+                return nil
+            }
+            state.transient[profile] = TransientWindow(lastWarning: now)
+            return window
+        }
+        guard let due else { return }
+        logger.warning(
+            "transient APNs failures",
+            [
+                "profile": .string(profile), "failures": .int(Int64(due.failures)),
+                "transport_failures": .int(Int64(due.transportFailures)), "timeouts": .int(Int64(due.timeouts)),
+                "interval_seconds": .int(interval.components.seconds),
+            ])
+    }
+}
