@@ -1,7 +1,9 @@
 import Foundation
 import PushTestSupport
+import PushHTTP2
 import Testing
 
+@testable import APNsMock
 @testable import PushAPNs
 
 @Suite("APNs client against apns-mock over TLS + HTTP/2")

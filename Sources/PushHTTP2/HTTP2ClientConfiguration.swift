@@ -1,11 +1,14 @@
-/// Connection behaviour of the APNs client. The defaults are production values
-/// (docs/decisions/0050 and 0051); tests shorten the timeouts.
-public struct HTTP2ClientConfiguration: Sendable {
+/// Connection behaviour of the HTTP/2 client. The defaults are APNs production values
+/// (docs/decisions/0050, 0051 and 0170); tests shorten the timeouts.
+public struct HTTP2ClientConfiguration: Sendable, Equatable {
     /// Connections per (host, port, credential); a new one opens only when every open one is at
     /// the server's SETTINGS_MAX_CONCURRENT_STREAMS.
     public var maximumConnectionsPerPool: Int
-    /// PROTOCOL.md §8: from submitting a stream until its complete response.
+    /// docs/protocol.md §8: from submitting a stream until its complete response.
     public var requestTimeout: Duration
+    /// How long a request may wait for a connection to take it (connect, TLS, backoff) before it
+    /// fails as transient; its stream's `requestTimeout` starts only after that.
+    public var connectionWaitTimeout: Duration
     /// TCP connect plus TLS handshake plus the server's first SETTINGS.
     public var connectTimeout: Duration
     /// A connection with no frames in either direction for this long gets a PING.
@@ -19,6 +22,7 @@ public struct HTTP2ClientConfiguration: Sendable {
     public init(
         maximumConnectionsPerPool: Int = 4,
         requestTimeout: Duration = .seconds(15),
+        connectionWaitTimeout: Duration = .seconds(10),
         connectTimeout: Duration = .seconds(10),
         pingInterval: Duration = .seconds(60),
         pingTimeout: Duration = .seconds(10),
@@ -27,6 +31,7 @@ public struct HTTP2ClientConfiguration: Sendable {
     ) {
         self.maximumConnectionsPerPool = maximumConnectionsPerPool
         self.requestTimeout = requestTimeout
+        self.connectionWaitTimeout = connectionWaitTimeout
         self.connectTimeout = connectTimeout
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout
