@@ -189,8 +189,9 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         tls?.shutdown()
         session = nil
         tls = nil
+        // Responses completed just before the close are still to be taken (they precede the
+        // `.closed` report); they go with the connection.
         closeSocket()
-        responses.removeAll()
     }
 
     var isClosed: Bool {
