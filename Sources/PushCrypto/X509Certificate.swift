@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A parsed X.509 certificate, held as its DER encoding (a `Sendable` value); OpenSSL parses it
 /// again for each operation, which keeps every handle inside one scope.
