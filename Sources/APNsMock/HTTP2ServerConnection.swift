@@ -88,7 +88,9 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
             }
             switch result {
             case .transferred(let count):
-                let accepted = readBuffer.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+                let accepted = readBuffer.withUnsafeBytes {
+                    session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count]))
+                }
                 guard accepted else { return false }
             case .wantRead, .wantWrite:
                 return true

@@ -229,7 +229,9 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
                     received = true
                     reports.append(.activity)
                 }
-                let accepted = readBuffer.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+                let accepted = readBuffer.withUnsafeBytes {
+                    session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count]))
+                }
                 guard accepted else {
                     fail(.transport("HTTP/2 protocol error"))
                     return

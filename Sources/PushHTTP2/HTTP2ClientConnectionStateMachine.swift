@@ -145,7 +145,9 @@ struct HTTP2ClientConnectionStateMachine {
         return [.fail(request, .transport("the HTTP/2 session refused a new stream"))]
     }
 
-    mutating func streamEnded(_ streamID: Int32, on id: HTTP2ConnectionID, _ end: StreamEnd, now: MonotonicInstant)
+    mutating func streamEnded(
+        _ streamID: Int32, on id: HTTP2ConnectionID, _ end: StreamEnd, now: MonotonicInstant
+    )
         -> [Action]
     {
         guard var connection = connections[id], let request = connection.streams.removeValue(forKey: streamID) else {
@@ -200,7 +202,9 @@ struct HTTP2ClientConnectionStateMachine {
     }
 
     /// The connection ended on its own (refused, TLS failure, peer closed, protocol error).
-    mutating func connectionClosed(on id: HTTP2ConnectionID, _ failure: HTTP2Failure, now: MonotonicInstant)
+    mutating func connectionClosed(
+        on id: HTTP2ConnectionID, _ failure: HTTP2Failure, now: MonotonicInstant
+    )
         -> [Action]
     {
         var actions: [Action] = []

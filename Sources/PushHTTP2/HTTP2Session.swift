@@ -129,7 +129,8 @@ public final class HTTP2Session {
             }
             let result: TLSTransfer
             do {
-                result = try pending[pendingOffset...].withUnsafeBytes { bytes throws(TLSError) in try tls.write(bytes) }
+                result = try pending[pendingOffset...].withUnsafeBytes { bytes throws(TLSError) in try tls.write(bytes)
+                }
             } catch {
                 return .failed("\(error)")
             }
@@ -195,7 +196,9 @@ public final class HTTP2Session {
 
     /// nghttp2's `nghttp2_nv` array over one byte buffer that lives for the call (nghttp2 copies
     /// names and values when a frame is submitted).
-    private func withNameValues(_ fields: [HTTPHeader], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Int32)
+    private func withNameValues(
+        _ fields: [HTTPHeader], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Int32
+    )
         -> Int32
     {
         var storage: [UInt8] = []

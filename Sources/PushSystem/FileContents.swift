@@ -9,7 +9,9 @@ public enum FileContents {
         var contents: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let result = chunk.withUnsafeMutableBytes { buffer in Result { () throws(SystemError) in try file.read(into: buffer) } }
+            let result = chunk.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemError) in try file.read(into: buffer) }
+            }
             guard case .success(.value(let count)) = result else { return nil }
             if count == 0 { return contents }
             contents.append(contentsOf: chunk[..<count])

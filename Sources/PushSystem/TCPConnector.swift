@@ -31,13 +31,24 @@ public enum TCPConnector {
                 var storage = sockaddr_storage()
                 withUnsafeMutableBytes(of: &storage) { target in
                     target.copyMemory(
-                        from: UnsafeRawBufferPointer(start: raw, count: min(Int(entry.pointee.ai_addrlen), target.count)))
+                        from: UnsafeRawBufferPointer(
+                            start: raw, count: min(Int(entry.pointee.ai_addrlen), target.count)))
                 }
                 if let address = SocketAddress.from(storage: &storage) { addresses.append(address) }
             }
             cursor = entry.pointee.ai_next
         }
         return addresses
+    }
+
+    /// A blocking connect with `TCP_NODELAY`, for command-line tools (never on an event loop).
+    public static func connect(to address: SocketAddress) throws(SystemError) -> FileDescriptor {
+        let domain = address.family == .ipv4 ? AF_INET : AF_INET6
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let socket = FileDescriptor(owning: try Syscall.call("socket") { Glibc.socket(domain, type, 0) })
+        _ = try Syscall.call("connect") { address.withSockaddr { Glibc.connect(socket.rawValue, $0, $1) } }
+        try socket.setNoDelay()
+        return socket
     }
 
     /// Starts a non-blocking connect with `TCP_NODELAY`; wait for writability, then read

@@ -70,7 +70,8 @@ do {
 if printToken {
     guard case .token(_, _, let signer) = credential else { fail("not token auth") }
     do {
-        StandardStreams.writeOutput(try ProviderTokenCache(teamID: teamID, keyID: keyID, signer: signer).token().jwt + "\n")
+        StandardStreams.writeOutput(
+            try ProviderTokenCache(teamID: teamID, keyID: keyID, signer: signer).token().jwt + "\n")
     } catch {
         fail(error.detail)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import PushTestSupport
 import PushHTTP2
+import PushTestSupport
 import Testing
 
 @testable import APNsMock

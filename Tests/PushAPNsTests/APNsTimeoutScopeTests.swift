@@ -68,7 +68,8 @@ struct APNsTimeoutScopeTests {
         defer { harness.client.shutdown() }
         let profile = APNsProfile(
             server: APNsServer(host: "127.0.0.1", port: port), topic: MockAPNsHarness.topic,
-            credential: .token(teamID: MockAPNsHarness.teamID, keyID: MockAPNsHarness.keyID, signer: harness.signer.sign),
+            credential: .token(
+                teamID: MockAPNsHarness.teamID, keyID: MockAPNsHarness.keyID, signer: harness.signer.sign),
             extraTrustAnchorsFile: harness.certificates.caFile)
         let result = harness.client.send(MockAPNsHarness.notification(), profile: profile)
         #expect(result.outcome == .retry(retryAfterSeconds: nil))

@@ -134,7 +134,10 @@ struct HTTP2ClientConnectionStateMachineTests {
     func refusedStreamResentOnce() {
         var machine = Self.ready()
         _ = Self.open(&machine, 1, streamID: 3, at: 0)
-        #expect(machine.streamEnded(3, on: Self.c1, .unprocessed, now: Self.at(1)) == [.openStream(Self.request(1), on: Self.c1)])
+        #expect(
+            machine.streamEnded(3, on: Self.c1, .unprocessed, now: Self.at(1)) == [
+                .openStream(Self.request(1), on: Self.c1)
+            ])
         machine.streamOpened(Self.request(1), streamID: 5, on: Self.c1)
         #expect(
             machine.streamEnded(5, on: Self.c1, .unprocessed, now: Self.at(2)) == [
@@ -337,7 +340,8 @@ struct HTTP2ClientConnectionStateMachineTests {
         _ = machine.submit(Self.request(1), now: Self.at(0))
         _ = machine.settingsReceived(on: Self.c1, maximumConcurrentStreams: 10, now: Self.at(0))
         machine.streamOpened(Self.request(1), streamID: 1, on: Self.c1)
-        #expect(machine.goAwayReceived(on: Self.c1, lastStreamID: 0, now: Self.at(500)).contains(.openConnection(Self.c2)))
+        #expect(
+            machine.goAwayReceived(on: Self.c1, lastStreamID: 0, now: Self.at(500)).contains(.openConnection(Self.c2)))
         #expect(machine.tick(now: Self.at(2_000)) == [.fail(Self.request(1), .timedOut)])
     }
 

@@ -1,7 +1,7 @@
 import APNsMock
 import PushAPNs
-import PushTestSupport
 import PushHTTP2
+import PushTestSupport
 import Synchronization
 
 /// An in-process `APNsMockServer` on an ephemeral port over real TLS + HTTP/2, and a client
