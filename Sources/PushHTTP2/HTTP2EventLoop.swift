@@ -122,9 +122,11 @@ final class HTTP2EventLoop: @unchecked Sendable {
 
     private func open(_ id: HTTP2ConnectionID, in pool: Pool) {
         let target = pool.target
-        let connection = HTTP2ClientConnection(id: id, target: target)
+        let connection = HTTP2ClientConnection(id: id, target: target, proxy: client.configuration.proxy)
         pool.connections[id] = connection
-        if let addresses = TCPConnector.numericAddresses(host: target.host, port: target.port) {
+        let host = connection.connectHost
+        let port = connection.connectPort
+        if let addresses = TCPConnector.numericAddresses(host: host, port: port) {
             connection.addressesResolved(.success(addresses))
             settle(connection, in: pool)
             return
@@ -136,7 +138,7 @@ final class HTTP2EventLoop: @unchecked Sendable {
             _ = try PosixThread.spawn {
                 let result: Result<[SocketAddress], SystemError>
                 do throws(SystemError) {
-                    result = .success(try TCPConnector.resolve(host: target.host, port: target.port))
+                    result = .success(try TCPConnector.resolve(host: host, port: port))
                 } catch {
                     result = .failure(error)
                 }

@@ -25,6 +25,7 @@ public final class APNsDeliverySender: DeliverySender {
         self.profiles = profiles
         var clientConfiguration = HTTP2ClientConfiguration()
         if let timeout = configuration.apnsRequestTimeout { clientConfiguration.requestTimeout = timeout }
+        clientConfiguration.proxy = configuration.apnsProxy
         self.client = try APNsClient(configuration: clientConfiguration)
     }
 
