@@ -132,10 +132,10 @@ struct HTTP2ClientConnectionStateMachine {
     }
 
     mutating func streamOpened(_ request: HTTP2RequestID, streamID: Int32, on id: HTTP2ConnectionID) {
-        guard var connection = connections[id], let index = connection.opening.firstIndex(of: request) else { return }
-        connection.opening.remove(at: index)
-        connection.streams[streamID] = request
-        connections[id] = connection
+        // In place: a copy of the connection would copy its stream table on every event.
+        guard let index = connections[id]?.opening.firstIndex(of: request) else { return }
+        connections[id]!.opening.remove(at: index)
+        connections[id]!.streams[streamID] = request
     }
 
     /// The session refused to open the stream (it is shutting down).
@@ -150,11 +150,8 @@ struct HTTP2ClientConnectionStateMachine {
     )
         -> [Action]
     {
-        guard var connection = connections[id], let request = connection.streams.removeValue(forKey: streamID) else {
-            return []
-        }
-        connection.lastActivity = now
-        connections[id] = connection
+        guard let request = connections[id]?.streams.removeValue(forKey: streamID) else { return [] }
+        connections[id]!.lastActivity = now
         var actions: [Action] = []
         switch end {
         case .response:

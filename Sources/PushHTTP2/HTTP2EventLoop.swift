@@ -29,6 +29,7 @@ final class HTTP2EventLoop: @unchecked Sendable {
     private var poolsByIndex: [Pool] = []
     private var pending: [HTTP2RequestID: HTTP2PendingRequest] = [:]
     private var registered: [UInt64: (descriptor: Int32, events: EpollEvents)] = [:]
+    private var needsFlush: [(connection: HTTP2ClientConnection, pool: Pool)] = []
     private var lastRequestID: UInt64 = 0
     private var running = true
 
@@ -44,9 +45,12 @@ final class HTTP2EventLoop: @unchecked Sendable {
             guard running else { break }
             let now = MonotonicInstant.now()
             for pool in poolsByIndex { perform(pool.machine.tick(now: now), in: pool) }
+            flushPending()
             waitForEvents()
+            flushPending()
         }
         for pool in poolsByIndex { perform(pool.machine.shutdown(), in: pool) }
+        needsFlush.removeAll()
         for command in client.takeCommands() {
             if case .submit(let request) = command { request.completion(.failure(.shutdown)) }
         }
@@ -80,7 +84,6 @@ final class HTTP2EventLoop: @unchecked Sendable {
     // MARK: Carrying out actions
 
     private func perform(_ actions: [HTTP2ClientConnectionStateMachine.Action], in pool: Pool) {
-        var flushes: [HTTP2ClientConnection] = []
         for action in actions {
             switch action {
             case .openConnection(let id):
@@ -89,18 +92,18 @@ final class HTTP2EventLoop: @unchecked Sendable {
                 guard let connection = pool.connections[id], let submitted = pending[request] else { continue }
                 if let streamID = connection.submit(submitted.request) {
                     pool.machine.streamOpened(request, streamID: streamID, on: id)
-                    if !flushes.contains(where: { $0 === connection }) { flushes.append(connection) }
+                    markForFlush(connection, in: pool)
                 } else {
                     perform(pool.machine.streamNotOpened(request, on: id), in: pool)
                 }
             case .cancelStream(let streamID, let id):
                 guard let connection = pool.connections[id] else { continue }
                 connection.cancel(streamID: streamID)
-                if !flushes.contains(where: { $0 === connection }) { flushes.append(connection) }
+                markForFlush(connection, in: pool)
             case .sendPing(let id):
                 guard let connection = pool.connections[id] else { continue }
                 connection.ping()
-                if !flushes.contains(where: { $0 === connection }) { flushes.append(connection) }
+                markForFlush(connection, in: pool)
             case .closeConnection(let id):
                 guard let connection = pool.connections.removeValue(forKey: id) else { continue }
                 unregister(connection, in: pool)
@@ -113,10 +116,22 @@ final class HTTP2EventLoop: @unchecked Sendable {
                 pending.removeValue(forKey: request)?.completion(.failure(failure))
             }
         }
-        // One flush per connection for the whole batch of new streams.
-        for connection in flushes where pool.connections[connection.id] === connection {
-            connection.flush()
-            settle(connection, in: pool)
+    }
+
+    private func markForFlush(_ connection: HTTP2ClientConnection, in pool: Pool) {
+        if !needsFlush.contains(where: { $0.connection === connection }) { needsFlush.append((connection, pool)) }
+    }
+
+    /// One flush per connection for everything queued since the last one (a batch of new streams
+    /// shares TLS writes); flushing can report events that queue more.
+    private func flushPending() {
+        while !needsFlush.isEmpty {
+            let batch = needsFlush
+            needsFlush.removeAll()
+            for (connection, pool) in batch where pool.connections[connection.id] === connection {
+                connection.flush()
+                settle(connection, in: pool)
+            }
         }
     }
 
