@@ -3,7 +3,7 @@ import PackageDescription
 
 // One C library → one system-library target → exactly one Swift module that imports it
 // (DESIGN.md "Suggested targets"): CLibPQ→PushPostgres, COpenSSL→PushCrypto,
-// CNghttp2→PushAPNs (HTTP/2 client, and the server side apns-mock uses), CSecp256k1→PushNostr, CCurl→PushRelayClient.
+// CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushRelayClient.
 let package = Package(
     name: "push-gateway",
     products: [
@@ -28,23 +28,26 @@ let package = Package(
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
-        .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto", "PushJSON"]),
+        .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
+        .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
+        .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
         .target(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient", "PushAPNs", "PushMetrics",
+                "PushRelayClient", "PushHTTP2", "PushAPNs", "PushMetrics",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
-        .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
+        .executableTarget(name: "apns-mock", dependencies: ["APNsMock", "PushCrypto", "PushSystem"]),
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "push-gateway-demo",
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
-        .executableTarget(name: "apns-bench", dependencies: ["PushAPNs"]),
+        .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "delivery-bench",
@@ -74,11 +77,13 @@ let package = Package(
         .testTarget(
             name: "PushNostrTests", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushCrypto", "PushTestSupport"]),
+        .testTarget(
+            name: "PushAPNsTests",
+            dependencies: ["PushAPNs", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushGatewayTests",
-            dependencies: ["PushGateway", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
+            dependencies: ["PushGateway", "APNsMock", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
     ],
     swiftLanguageModes: [.v6]
 )

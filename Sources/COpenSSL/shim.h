@@ -44,7 +44,7 @@ static inline void COpenSSL_sk_X509_free(STACK_OF(X509) *stack) {
     sk_X509_free(stack);
 }
 
-// TLS (PushAPNs, apns-mock)
+// TLS (PushHTTP2, apns-mock)
 // Macros over SSL_ctrl / SSL_CTX_ctrl that Swift cannot import (TOOLCHAIN.md §4, pitfall 2).
 static inline int COpenSSL_SSL_CTX_set_min_proto_version(SSL_CTX *context, int version) {
     return (int)SSL_CTX_set_min_proto_version(context, version);

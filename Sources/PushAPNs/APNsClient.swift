@@ -1,5 +1,6 @@
-import Dispatch
 import PushCrypto
+import PushHTTP2
+import PushSystem
 import Synchronization
 
 /// Sends APNs wake-ups (PROTOCOL.md §8) over pooled HTTP/2 connections and classifies each
@@ -32,17 +33,18 @@ public final class APNsClient: Sendable {
     /// at most two request timeouts (the one `ExpiredProviderToken` retry) later.
     public func send(_ notification: APNsNotification, profile: APNsProfile) -> APNsSendResult {
         let box = Mutex<APNsSendResult?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let done = CompletionLatch()
         send(notification, profile: profile) { result in
             box.withLock { $0 = result }
-            done.signal()
+            done.open()
         }
-        // The I/O thread answers by each request's deadline; this bound only guards against a bug
+        // The I/O thread answers by each request's deadlines; this bound only guards against a bug
         // there leaving a worker blocked forever.
-        let bound = configuration.requestTimeout * 2 + .seconds(5)
-        let nanoseconds = bound.components.seconds * 1_000_000_000 + bound.components.attoseconds / 1_000_000_000
-        guard done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else {
-            return APNsSendResult(outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: 0)
+        let bound = (configuration.connectionWaitTimeout + configuration.requestTimeout) * 2 + .seconds(5)
+        guard done.wait(until: MonotonicInstant.now().advanced(by: bound)) else {
+            return APNsSendResult(
+                outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: 0,
+                failure: .timeout)
         }
         return box.withLock { $0! }
     }
@@ -77,15 +79,16 @@ public final class APNsClient: Sendable {
         token: ProviderToken?, attempt: Int, _ completion: @escaping @Sendable (APNsSendResult) -> Void
     ) {
         let request = Self.request(for: notification, topic: profile.topic, token: token)
-        http.submit(request, to: target, timeout: configuration.requestTimeout) { [self] result in
+        http.submit(request, to: target) { [self] result in
             switch result {
             case .failure(.tlsConfiguration):
                 completion(
                     APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: attempt - 1))
-            case .failure:
+            case .failure(let failure):
                 completion(
                     APNsSendResult(
-                        outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: attempt))
+                        outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: attempt,
+                        failure: failure == .timedOut ? .timeout : .transportFailure))
             case .success(let response):
                 let error = APNsErrorBody.parse(response.body)
                 // §8: only 403 ExpiredProviderToken renews the token, once, and retries once.

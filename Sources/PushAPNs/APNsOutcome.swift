@@ -13,6 +13,15 @@ public enum APNsOutcome: Sendable, Equatable {
     case permanentRequestFault
 }
 
+/// Why a transient outcome got no answer from APNs (for metrics: `timeout` vs `transport_failure`).
+public enum APNsFailureKind: String, Sendable, Equatable {
+    /// The stream got no complete response within docs/protocol.md §8's 15 s from its submission.
+    case timeout
+    /// Connecting, TLS, HTTP/2 or the peer failed, or no connection became available in time
+    /// (docs/decisions/0170).
+    case transportFailure = "transport_failure"
+}
+
 /// An outcome together with what APNs answered, for metrics and logs (status and reason are
 /// Apple's closed vocabulary, never device data).
 public struct APNsSendResult: Sendable, Equatable {
@@ -23,11 +32,16 @@ public struct APNsSendResult: Sendable, Equatable {
     public let reason: String?
     /// How many requests APNs processed for this delivery (at most 2: the one token-refresh retry).
     public let requestsSent: Int
+    /// Set when the last attempt got no answer: a timeout or a transport failure.
+    public let failure: APNsFailureKind?
 
-    public init(outcome: APNsOutcome, status: Int?, reason: String?, requestsSent: Int) {
+    public init(
+        outcome: APNsOutcome, status: Int?, reason: String?, requestsSent: Int, failure: APNsFailureKind? = nil
+    ) {
         self.outcome = outcome
         self.status = status
         self.reason = reason
         self.requestsSent = requestsSent
+        self.failure = failure
     }
 }

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// AES-256-GCM (NIST SP 800-38D) with a 12-byte nonce and a 16-byte tag, as PROTOCOL.md §7 seals.
 public enum AES256GCM {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A failed cryptographic operation: what failed, plus the OpenSSL error queue at that moment.
 public struct CryptoError: Error, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// SHA-256 (FIPS 180-4) through OpenSSL's EVP interface.
 public enum SHA256 {

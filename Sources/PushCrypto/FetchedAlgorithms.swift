@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Algorithm implementations fetched once from OpenSSL's default provider.
 ///

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Synchronization
 
 extension HMACSHA256 {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Owned `EVP_PKEY`.
 final class OwnedKey {

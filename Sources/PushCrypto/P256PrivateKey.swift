@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A NIST P-256 private key (ES256 signing for the APNs provider token, PROTOCOL.md §8, and the
 /// synthetic App Attest devices of the tests). Held as DER so the value is `Sendable`; an OpenSSL

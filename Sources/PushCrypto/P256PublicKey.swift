@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A NIST P-256 public key, held as its 65-byte uncompressed point (SEC 1 §2.3.3) that OpenSSL has
 /// confirmed lies on the curve. A value type, so it can be stored and shared across threads; an

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Cryptographically secure random bytes from OpenSSL's DRBG.
 public enum SecureRandom {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Synchronization
 
 /// Random bytes from OpenSSL's DRBG, drawn in blocks and handed out in small pieces.

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Glibc
 
 /// What a non-blocking TLS operation needs before it can make progress.

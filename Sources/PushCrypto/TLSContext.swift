@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// An OpenSSL `SSL_CTX` configured once and then only read: OpenSSL allows creating connections
 /// from one context on many threads after setup, which is why this owner of a C handle is

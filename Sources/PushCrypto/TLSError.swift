@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A TLS failure with the OpenSSL context that explains it (never secrets: OpenSSL error strings
 /// name functions and reasons, not key material).

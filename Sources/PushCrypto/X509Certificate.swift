@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Glibc
 
 /// A parsed X.509 certificate, held as its DER encoding (a `Sendable` value); OpenSSL parses it

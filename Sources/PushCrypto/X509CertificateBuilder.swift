@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Issues X.509 v3 certificates signed with ECDSA-SHA256. Meant for tests (the synthetic App
 /// Attest authority) and development tooling; production code only verifies certificates.

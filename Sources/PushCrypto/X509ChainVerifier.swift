@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Verifies a certificate chain leaf → intermediates → one pinned root at a given time, with
 /// OpenSSL's `X509_STORE_CTX` (RFC 5280 §6 path validation). The store holds only the pinned root:

@@ -1,4 +1,4 @@
-import CSecp256k1
+internal import CSecp256k1
 
 /// BIP-340 Schnorr signature verification over secp256k1.
 public enum Schnorr {

@@ -1,4 +1,4 @@
-import CSecp256k1
+internal import CSecp256k1
 
 /// A secp256k1 secret key ready for BIP-340 signing (used by tests and the relay-side `deliver` command).
 public struct SchnorrSigningKey: Sendable {

@@ -1,4 +1,4 @@
-import CSecp256k1
+internal import CSecp256k1
 import PushCrypto
 
 /// The one libsecp256k1 context of the process, created and randomized once.

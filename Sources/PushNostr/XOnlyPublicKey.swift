@@ -1,4 +1,4 @@
-import CSecp256k1
+internal import CSecp256k1
 import PushCrypto
 
 /// A BIP-340 x-only secp256k1 public key that is known to be a valid curve point.

@@ -1,4 +1,4 @@
-import CLibPQ
+internal import CLibPQ
 import Glibc
 
 /// One session with PostgreSQL. Owns its `PGconn` (closed with `PQfinish` in `deinit`).

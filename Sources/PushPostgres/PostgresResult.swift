@@ -1,4 +1,4 @@
-import CLibPQ
+internal import CLibPQ
 
 /// The rows of one successful statement. Owns its `PGresult` (freed with `PQclear` in `deinit`);
 /// values are copied out, so no pointer into the result escapes.

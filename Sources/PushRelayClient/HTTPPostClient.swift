@@ -1,4 +1,4 @@
-import CCurl
+internal import CCurl
 
 /// What a server answered to one POST.
 public struct HTTPPostResponse: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import CPushSystem
+internal import CPushSystem
 import Glibc
 
 /// Readiness conditions of an epoll registration or event.

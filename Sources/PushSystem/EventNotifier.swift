@@ -1,4 +1,4 @@
-import CPushSystem
+internal import CPushSystem
 import Glibc
 
 /// An eventfd used to wake an event loop from other threads. `notify()` is safe from any thread.

@@ -1,22 +1,24 @@
 import Glibc
 
-/// Reads a small file whole with plain system calls: /proc files (whose size reads as 0) and
-/// key files. Blocking: call it where blocking is fine.
+/// Reads a small file whole with plain system calls: /proc files (whose size reads as 0), key files,
+/// scripts and PEM files named on a command line. Blocking: call it where blocking is fine.
 public enum FileContents {
     /// The file's bytes; throws when it cannot be opened or read, or holds more than `limit` bytes.
     public static func read(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemError(function: "open", code: errno) }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        let file = FileDescriptor(owning: try Syscall.call("open") { open(path, O_RDONLY | O_CLOEXEC) })
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw SystemError(function: "read", code: errno) }
-            if count == 0 { return bytes }
-            bytes += buffer[0..<count]
-            guard bytes.count <= limit else { throw SystemError(function: "read", code: EFBIG) }
+            let result = chunk.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemError) in try file.read(into: buffer) }
+            }
+            guard case .success(.value(let count)) = result else {
+                if case .failure(let error) = result { throw error }
+                throw SystemError(function: "read", code: EAGAIN)
+            }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[..<count])
+            guard contents.count <= limit else { throw SystemError(function: "read", code: EFBIG) }
         }
     }
 }

@@ -1,4 +1,4 @@
-import CPushSystem
+internal import CPushSystem
 import Glibc
 
 /// An owned file descriptor: closed exactly once, when the value is consumed or goes out of scope.

@@ -1,6 +1,7 @@
-import Dispatch
-import Foundation
+import Glibc
 import PushAPNs
+import PushHTTP2
+import PushSystem
 import Synchronization
 
 // apns-bench: pushes/s and latency of `APNsClient` over ONE connection to an APNs-compatible
@@ -19,7 +20,7 @@ let usage = """
     """
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("apns-bench: \(message)\n".utf8))
+    StandardStreams.writeError("apns-bench: \(message)\n")
     exit(2)
 }
 
@@ -55,7 +56,7 @@ while let flag = arguments.popFirst() {
     }
 }
 
-guard let privateKeyFile, let keyData = FileManager.default.contents(atPath: privateKeyFile) else {
+guard let privateKeyFile, let keyData = try? FileContents.read(privateKeyFile) else {
     fail("--private-key-file must name a readable .p8 PEM\n\(usage)")
 }
 let credential: APNsProfile.Credential
@@ -69,7 +70,8 @@ do {
 if printToken {
     guard case .token(_, _, let signer) = credential else { fail("not token auth") }
     do {
-        print(try ProviderTokenCache(teamID: teamID, keyID: keyID, signer: signer).token().jwt)
+        StandardStreams.writeOutput(
+            try ProviderTokenCache(teamID: teamID, keyID: keyID, signer: signer).token().jwt + "\n")
     } catch {
         fail(error.detail)
     }
@@ -94,7 +96,7 @@ final class Run: Sendable {
     let failures = Atomic<Int>(0)
     let submitted = Atomic<Int>(0)
     let completed = Atomic<Int>(0)
-    let finished = DispatchSemaphore(value: 0)
+    let finished = CompletionLatch()
 
     /// Built before the clock starts: the benchmark measures the client, not making test data.
     let notifications: [APNsNotification]
@@ -110,13 +112,13 @@ final class Run: Sendable {
     func submitNext() {
         let index = submitted.add(1, ordering: .relaxed).oldValue
         guard index < total else { return }
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = MonotonicInstant.now()
         client.send(notifications[index], profile: profile) { [self] result in
-            let elapsed = DispatchTime.now().uptimeNanoseconds - start
+            let elapsed = MonotonicInstant.now().nanoseconds - start.nanoseconds
             latencies.withLock { $0[index] = elapsed }
             if result.outcome != .accepted { failures.add(1, ordering: .relaxed) }
             submitNext()
-            if completed.add(1, ordering: .relaxed).newValue == total { finished.signal() }
+            if completed.add(1, ordering: .relaxed).newValue == total { finished.open() }
         }
     }
 
@@ -132,19 +134,26 @@ let run = Run(client: client, profile: profile, total: requests)
 // Connect (TLS, SETTINGS, first JWT) before the clock starts.
 guard client.send(Run.notification(0), profile: profile).outcome == .accepted else { fail("the warm-up push failed") }
 
-let started = DispatchTime.now().uptimeNanoseconds
+let started = MonotonicInstant.now()
 for _ in 0..<streams { run.submitNext() }
 run.finished.wait()
-let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
 client.shutdown()
 
 let sorted = run.latencies.withLock { $0 }.sorted()
+/// `value` rounded to `digits` decimals, as text.
+func fixed(_ value: Double, _ digits: Int) -> String {
+    let scale = (0..<digits).reduce(1) { product, _ in product * 10 }
+    let scaled = Int((value * Double(scale)).rounded())
+    guard digits > 0 else { return String(scaled) }
+    let fraction = String(scaled % scale)
+    return "\(scaled / scale)." + String(repeating: "0", count: digits - fraction.count) + fraction
+}
 func percentileMilliseconds(_ fraction: Double) -> String {
     let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
-    return String(format: "%.2f", Double(sorted[max(0, index)]) / 1e6)
+    return fixed(Double(sorted[max(0, index)]) / 1e6, 2)
 }
-print(
+StandardStreams.writeOutput(
     "streams=\(streams) requests=\(requests) failures=\(run.failures.load(ordering: .relaxed))"
-        + " seconds=\(String(format: "%.3f", seconds))"
-        + " pushes_per_second=\(String(format: "%.0f", Double(requests) / seconds))"
-        + " p50_ms=\(percentileMilliseconds(0.50)) p99_ms=\(percentileMilliseconds(0.99))")
+        + " seconds=\(fixed(seconds, 3))" + " pushes_per_second=\(fixed(Double(requests) / seconds, 0))"
+        + " p50_ms=\(percentileMilliseconds(0.50)) p99_ms=\(percentileMilliseconds(0.99))\n")

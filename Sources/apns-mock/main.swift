@@ -1,15 +1,20 @@
-import Foundation
-import PushAPNs
+import APNsMock
+import Glibc
 import PushCrypto
+import PushSystem
 
 // apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5). The first line
 // on standard output is the bound port, so a caller using `--listen 127.0.0.1:0` can read it.
 
-// A parent may have spawned us with signals blocked (test runners do): unblock them first, before
-// any thread exists, so SIGTERM and SIGINT stop the mock.
-var noSignals = sigset_t()
-sigemptyset(&noSignals)
-sigprocmask(SIG_SETMASK, &noSignals, nil)
+// Before any thread exists: it unblocks SIGTERM and SIGINT, which a parent (a test runner) may
+// have blocked, and new threads inherit that mask.
+let signals: SignalNotifier
+do {
+    signals = try SignalNotifier()
+} catch {
+    StandardStreams.writeError("apns-mock: \(error)\n")
+    exit(1)
+}
 
 let usage = """
     usage: apns-mock --cert-file PEM --key-file PEM [--listen HOST:PORT] [--record FILE] [--script FILE]
@@ -29,7 +34,7 @@ let usage = """
     """
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
-    FileHandle.standardError.write(Data("apns-mock: \(message)\n".utf8))
+    StandardStreams.writeError("apns-mock: \(message)\n")
     exit(status)
 }
 
@@ -78,9 +83,9 @@ if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().d
 
 var script = APNsMockScript()
 if let scriptFile {
-    guard let contents = FileManager.default.contents(atPath: scriptFile) else { fail("cannot read the script file") }
+    guard let contents = try? FileContents.read(scriptFile) else { fail("cannot read the script file") }
     do {
-        script = try APNsMockScript.parse(Array(contents))
+        script = try APNsMockScript.parse(contents)
     } catch {
         fail("script: \(error)")
     }
@@ -88,7 +93,7 @@ if let scriptFile {
 
 var tokenVerifier: APNsMockValidator.TokenVerifier?
 if let providerPublicKeyFile {
-    guard let contents = FileManager.default.contents(atPath: providerPublicKeyFile),
+    guard let contents = try? FileContents.read(providerPublicKeyFile),
         let publicKey = try? P256PublicKey(pem: String(decoding: contents, as: UTF8.self))
     else { fail("--provider-public-key must name a PEM P-256 public key") }
     tokenVerifier = APNsMockValidator.signatureVerifier(publicKey)
@@ -107,6 +112,7 @@ do {
     fail("\(error)", status: 1)
 }
 
-FileHandle.standardOutput.write(Data("\(server.port)\n".utf8))
-// Serve until killed; the server's threads do the work.
-while true { sleep(3600) }
+StandardStreams.writeOutput("\(server.port)\n")
+// The server's threads do the work until SIGTERM or SIGINT.
+_ = try? signals.waitForSignal()
+server.stop()

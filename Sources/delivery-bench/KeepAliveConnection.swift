@@ -1,4 +1,5 @@
 import Glibc
+import PushSystem
 
 /// A blocking HTTP/1.1 keep-alive client connection to `127.0.0.1:port`: writes a prepared request
 /// and reads exactly one response (status line, header fields, `Content-Length` body).
@@ -17,25 +18,12 @@ struct KeepAliveConnection {
     }
 
     static func connect(port: Int) throws(Failure) -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        do throws(SystemError) {
+            let address = SocketAddress(family: .ipv4, host: "127.0.0.1", port: UInt16(port))
+            return try TCPConnector.connect(to: address).release()
+        } catch {
+            throw Failure(description: "\(error)")
         }
-        guard connected == 0 else {
-            let code = errno
-            _ = Glibc.close(descriptor)
-            throw Failure(description: "connect: errno \(code)")
-        }
-        var one: Int32 = 1
-        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        return descriptor
     }
 
     func close() { _ = Glibc.close(descriptor) }

@@ -1,7 +1,9 @@
 import Foundation
+import PushHTTP2
 import PushTestSupport
 import Testing
 
+@testable import APNsMock
 @testable import PushAPNs
 
 @Suite("APNs client against apns-mock over TLS + HTTP/2")

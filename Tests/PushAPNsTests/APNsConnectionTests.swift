@@ -1,7 +1,9 @@
 import Foundation
+import PushHTTP2
 import PushTestSupport
 import Testing
 
+@testable import APNsMock
 @testable import PushAPNs
 
 @Suite("APNs connections: certificate auth, keep-alive, backoff, the apns-mock executable")
@@ -67,19 +69,6 @@ struct APNsConnectionTests {
         #expect(server.pingsReceived >= 1)
         #expect(client.send(MockAPNsHarness.notification(2), profile: profile).outcome == .accepted)
         #expect(server.connectionCount == 2)
-    }
-
-    @Test("reconnect backoff doubles from the initial delay up to the maximum")
-    func backoff() {
-        let delays = (1...8).map {
-            HTTP2EventLoop.backoff(afterFailures: $0, initial: .milliseconds(250), maximum: .seconds(30))
-        }
-        #expect(
-            delays == [
-                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8),
-                .seconds(16),
-                .seconds(30),
-            ])
     }
 
     @Test("after a failed connection, sends inside the backoff window fail fast and a later one reconnects")

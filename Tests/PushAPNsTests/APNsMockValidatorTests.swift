@@ -1,6 +1,8 @@
 import PushCrypto
+import PushHTTP2
 import Testing
 
+@testable import APNsMock
 @testable import PushAPNs
 
 @Suite("apns-mock request checks (Apple's reasons)")

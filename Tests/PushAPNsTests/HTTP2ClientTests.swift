@@ -4,7 +4,9 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import APNsMock
 @testable import PushAPNs
+@testable import PushHTTP2
 
 @Suite("HTTP/2 client and apns-mock at the HTTP level")
 struct HTTP2ClientTests {
@@ -24,7 +26,7 @@ struct HTTP2ClientTests {
             host: "127.0.0.1", port: port, credentialID: "raw",
             tls: try TLSContext.client(extraTrustAnchorsFile: certificates.caFile))
         let result = await withCheckedContinuation { continuation in
-            client.submit(request, to: target, timeout: .seconds(10)) { continuation.resume(returning: $0) }
+            client.submit(request, to: target) { continuation.resume(returning: $0) }
         }
         return try result.get()
     }
@@ -81,28 +83,6 @@ struct HTTP2ClientTests {
         #expect(response.status == 200)
         #expect(response.header("apns-id") == id)
         #expect(response.body.isEmpty)
-    }
-}
-
-@Suite("The I/O thread's wake signal")
-struct WakeSignalTests {
-    static func bytesWaiting(_ wake: WakeSignal) -> Int {
-        var buffer = [UInt8](repeating: 0, count: 16)
-        return max(0, read(wake.descriptor, &buffer, buffer.count))
-    }
-
-    @Test("a burst of signals writes one byte until drained; a signal after draining writes again")
-    func coalesces() throws {
-        let wake = try WakeSignal()
-        #expect(Socket.wait(wake.descriptor, events: Int16(POLLIN), milliseconds: 0) == 0)
-        for _ in 0..<5 { wake.signal() }
-        #expect(Self.bytesWaiting(wake) == 1)
-        wake.signal()
-        #expect(Self.bytesWaiting(wake) == 0)
-        wake.drain()
-        wake.signal()
-        #expect(Socket.wait(wake.descriptor, events: Int16(POLLIN), milliseconds: 0) != 0)
-        #expect(Self.bytesWaiting(wake) == 1)
     }
 }
 

@@ -1,4 +1,6 @@
+import APNsMock
 import PushAPNs
+import PushHTTP2
 import PushTestSupport
 import Synchronization
 
@@ -18,7 +20,7 @@ struct MockAPNsHarness {
         listenHost: String = "127.0.0.1", script: APNsMockScript = APNsMockScript(),
         maximumConcurrentStreams: UInt32 = 1000,
         alpnProtocols: [String] = ["h2"], recordFile: String? = nil, certificateAuth: Bool = false,
-        tokenVerifier: APNsMockValidator.TokenVerifier? = nil,
+        tokenVerifier: APNsMockValidator.TokenVerifier? = nil, handshakeDelay: Duration = .zero,
         client configuration: HTTP2ClientConfiguration = MockAPNsHarness.fastConfiguration(),
         tokenClock: @escaping ProviderTokenCache.Clock = ProviderTokenCache.systemClock
     ) throws {
@@ -30,7 +32,7 @@ struct MockAPNsHarness {
                 alpnProtocols: alpnProtocols, maximumConcurrentStreams: maximumConcurrentStreams, script: script,
                 validator: APNsMockValidator(requireProviderToken: !certificateAuth, tokenVerifier: tokenVerifier),
                 recordFile: recordFile,
-                clientTrustAnchorsFile: certificateAuth ? certificates.caFile : nil))
+                clientTrustAnchorsFile: certificateAuth ? certificates.caFile : nil, handshakeDelay: handshakeDelay))
         client = try APNsClient(configuration: configuration, tokenClock: tokenClock)
     }
 

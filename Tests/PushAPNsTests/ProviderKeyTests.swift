@@ -1,8 +1,10 @@
 import Foundation
 import PushCrypto
+import PushHTTP2
 import PushTestSupport
 import Testing
 
+@testable import APNsMock
 @testable import PushAPNs
 
 /// Real ES256 provider tokens from a `.p8` PEM, verified by `apns-mock` like Apple does.

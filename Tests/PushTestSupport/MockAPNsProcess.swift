@@ -1,4 +1,5 @@
 import Foundation
+import PushSystem
 
 /// Runs the `apns-mock` executable built next to the test bundle and reads the port it prints.
 public final class MockAPNsProcess {
@@ -42,8 +43,8 @@ public final class MockAPNsProcess {
     public func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
+        let deadline = MonotonicInstant.now().advanced(by: .seconds(2))
+        while process.isRunning && MonotonicInstant.now() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }

@@ -5,6 +5,8 @@ DEBIAN_PACKAGES=(
     postgresql curl ca-certificates openssl nginx-light
     # Prometheus and promtool: the rules, dashboard and exposition tests run the real thing.
     prometheus
+    # The HTTP CONNECT proxy between the APNs client and apns-mock (APNsProxyTests).
+    tinyproxy
     # Swift's own runtime dependencies on a bare Debian image (TOOLCHAIN.md §1).
     libncurses6 libsqlite3-0 binutils libc6-dev libgcc-12-dev
 )

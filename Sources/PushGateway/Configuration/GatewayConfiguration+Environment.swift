@@ -37,6 +37,7 @@ extension GatewayConfiguration {
         let logLevel = Self.logLevel(&reader)
         let migrationsDirectory = reader.optional("PUSH_GATEWAY_MIGRATIONS_DIR")
         let testing = Self.testingOverrides(&reader)
+        let apnsProxy = Self.apnsProxy(&reader)
 
         guard reader.errors.isEmpty, let databaseURL, let origin, let listen, let healthListen,
             let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing
@@ -46,6 +47,7 @@ extension GatewayConfiguration {
             healthListen: healthListen, trustedProxies: trustedProxies, grantKeys: keys.grant, tokenKeys: keys.token,
             challengeKeys: keys.challenge, fingerprintKey: keys.fingerprint, limits: limits, profiles: profiles,
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, testing: testing)
+        self.apnsProxy = apnsProxy
     }
 
     private static func origin(_ reader: inout EnvironmentReader) -> GatewayOrigin? {

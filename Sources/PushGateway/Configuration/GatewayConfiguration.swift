@@ -1,3 +1,4 @@
+import PushHTTP2
 import PushSystem
 
 /// The whole validated configuration of PROTOCOL.md §12, built from the environment by
@@ -55,6 +56,8 @@ public struct GatewayConfiguration: Sendable {
     /// A shorter APNs request timeout than PROTOCOL.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
     /// test only, docs/decisions/0151).
     public let apnsRequestTimeout: Duration?
+    /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
+    public internal(set) var apnsProxy: HTTP2Proxy?
     /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
     public let appAttestRootPEM: [UInt8]?
     /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.

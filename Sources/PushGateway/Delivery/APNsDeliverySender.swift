@@ -1,4 +1,5 @@
 import PushAPNs
+import PushHTTP2
 
 /// The production sender: one APNs HTTP/2 client for the process (its connection pools are keyed
 /// by environment and credential, PROTOCOL.md §8) and one `APNsProfile` per configured app profile.
@@ -24,6 +25,7 @@ public final class APNsDeliverySender: DeliverySender {
         self.profiles = profiles
         var clientConfiguration = HTTP2ClientConfiguration()
         if let timeout = configuration.apnsRequestTimeout { clientConfiguration.requestTimeout = timeout }
+        clientConfiguration.proxy = configuration.apnsProxy
         self.client = try APNsClient(configuration: clientConfiguration)
     }
 

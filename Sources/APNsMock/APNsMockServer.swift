@@ -1,6 +1,8 @@
-import Foundation
+import Glibc
 import PushCrypto
+import PushHTTP2
 import PushJSON
+import PushSystem
 import Synchronization
 
 /// A real TLS + HTTP/2 server that speaks the APNs provider API for tests, the local-run README
@@ -24,12 +26,16 @@ public final class APNsMockServer: Sendable {
         public var clientTrustAnchorsFile: String?
         /// When false, PINGs are never acknowledged (a silently dead connection).
         public var answerPings: Bool
+        /// How long each accepted connection waits before its TLS handshake (a slow path to
+        /// Apple, for the client's connection-wait bound, docs/decisions/0170).
+        public var handshakeDelay: Duration
 
         public init(
             host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, keyFile: String,
             alpnProtocols: [String] = ["h2"], maximumConcurrentStreams: UInt32 = 1000,
             script: APNsMockScript = APNsMockScript(), validator: APNsMockValidator = APNsMockValidator(),
-            recordFile: String? = nil, clientTrustAnchorsFile: String? = nil, answerPings: Bool = true
+            recordFile: String? = nil, clientTrustAnchorsFile: String? = nil, answerPings: Bool = true,
+            handshakeDelay: Duration = .zero
         ) {
             self.host = host
             self.port = port
@@ -42,6 +48,7 @@ public final class APNsMockServer: Sendable {
             self.recordFile = recordFile
             self.clientTrustAnchorsFile = clientTrustAnchorsFile
             self.answerPings = answerPings
+            self.handshakeDelay = handshakeDelay
         }
     }
 
@@ -53,10 +60,13 @@ public final class APNsMockServer: Sendable {
     public let port: UInt16
     private let configuration: Configuration
     private let context: TLSContext
-    private let listener: Int32
-    private let recordDescriptor: Int32
+    private let listener: TCPListener
+    private let recordFile: FileDescriptor?
     private let stopping = Atomic<Bool>(false)
-    private let runningThreads = Atomic<Int>(0)
+    /// Readable once `stop()` was called: every thread of the server watches it.
+    private let stopSignal: EventNotifier
+    private let acceptThread = Mutex<PosixThread?>(nil)
+    private let connectionThreads = Mutex<[PosixThread]>([])
     private let connectionCounter = Atomic<Int>(0)
     private let maximumOpenStreams = Atomic<Int>(0)
     private let pingCounter = Atomic<Int>(0)
@@ -65,7 +75,7 @@ public final class APNsMockServer: Sendable {
 
     /// Binds, then accepts connections on a background thread until `stop()`.
     public init(configuration: Configuration) throws(StartError) {
-        signal(SIGPIPE, SIG_IGN)
+        ProcessSignals.ignoreBrokenPipe()
         do {
             context = try TLSContext.server(
                 certificateChainFile: configuration.certificateFile, keyFile: configuration.keyFile,
@@ -75,36 +85,40 @@ public final class APNsMockServer: Sendable {
             throw StartError(description: "TLS setup: \(error)")
         }
         do {
-            (listener, port) = try Socket.listen(host: configuration.host, port: configuration.port)
+            let host = TCPConnector.numericAddresses(host: configuration.host, port: configuration.port)?.first
+            guard let host else { throw StartError(description: "listen: the host must be an IP address") }
+            listener = try TCPListener(address: host, backlog: 512)
+            stopSignal = try EventNotifier()
+        } catch let error as StartError {
+            throw error
         } catch {
             throw StartError(description: "listen: \(error)")
         }
-        if let recordFile = configuration.recordFile {
-            recordDescriptor = open(recordFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard recordDescriptor >= 0 else {
-                Glibc.close(listener)
-                throw StartError(description: "cannot open the record file")
-            }
+        port = listener.localAddress.port
+        if let path = configuration.recordFile {
+            let raw = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard raw >= 0 else { throw StartError(description: "cannot open the record file") }
+            recordFile = FileDescriptor(owning: raw)
         } else {
-            recordDescriptor = -1
+            recordFile = nil
         }
         self.configuration = configuration
         self.cursor = Mutex(APNsMockScriptCursor(script: configuration.script))
-        runningThreads.add(1, ordering: .relaxed)
-        let thread = Thread { [self] in
-            acceptLoop()
-            runningThreads.subtract(1, ordering: .releasing)
+        do {
+            let thread = try PosixThread.spawn { [self] in acceptLoop() }
+            acceptThread.withLock { $0 = thread }
+        } catch {
+            throw StartError(description: "thread: \(error)")
         }
-        thread.name = "apns-mock-accept"
-        thread.start()
     }
 
     /// Stops accepting, drops every connection and waits for the server's threads to end.
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        while runningThreads.load(ordering: .acquiring) > 0 { usleep(1_000) }
-        Glibc.close(listener)
-        if recordDescriptor >= 0 { Glibc.close(recordDescriptor) }
+        stopSignal.notify()
+        acceptThread.withLock { $0 }?.join()
+        for thread in connectionThreads.withLock({ $0 }) { thread.join() }
+        listener.close()
     }
 
     /// Every request received so far, in the order they completed.
@@ -122,40 +136,62 @@ public final class APNsMockServer: Sendable {
     // MARK: Threads
 
     private func acceptLoop() {
-        while !stopping.load(ordering: .acquiring) {
-            guard Socket.wait(listener, events: Int16(POLLIN), milliseconds: 50) != 0 else { continue }
-            let descriptor = accept(listener, nil, nil)
-            guard descriptor >= 0 else { continue }
-            guard (try? Socket.setNonBlocking(descriptor)) != nil else {
-                Glibc.close(descriptor)
-                continue
+        guard let waiter = try? Waiter(stopSignal), let listening = listener.rawDescriptor,
+            (try? waiter.epoll.add(listening, id: 1, events: .readable)) != nil
+        else { return }
+        while waiter.wait(timeout: .seconds(1)) {
+            var peer = ""
+            while let socket = try? listener.accept(peer: &peer) {
+                let connection: HTTP2ServerConnection
+                do {
+                    connection = try HTTP2ServerConnection(socket: socket, context: context)
+                } catch {
+                    continue
+                }
+                let server = self
+                // HTTP2ServerConnection is confined to the thread that serves it from here on.
+                nonisolated(unsafe) let handedOver = connection
+                if let thread = try? PosixThread.spawn({ server.serve(handedOver) }) {
+                    connectionThreads.withLock { $0.append(thread) }
+                }
             }
-            runningThreads.add(1, ordering: .relaxed)
-            let thread = Thread { [self] in
-                serve(descriptor)
-                runningThreads.subtract(1, ordering: .releasing)
-            }
-            thread.start()
+        }
+    }
+
+    /// One thread's epoll: its socket (id 1) and the server's stop signal (id 0).
+    private final class Waiter {
+        let epoll: Epoll
+        private let stopDescriptor: Int32
+
+        init(_ stop: EventNotifier) throws(SystemError) {
+            epoll = try Epoll(capacity: 4)
+            stopDescriptor = stop.rawDescriptor
+            try epoll.add(stopDescriptor, id: 0, events: .readable)
+        }
+
+        /// Waits for the socket or the timeout; false once the server is stopping.
+        func wait(timeout: Duration) -> Bool {
+            let milliseconds = Int32(max(0, (timeout.nanosecondsClamped + 999_999) / 1_000_000))
+            guard let count = try? epoll.wait(timeoutMilliseconds: milliseconds) else { return false }
+            return !(0..<count).contains { epoll.readyEvent(at: $0).id == 0 }
         }
     }
 
     /// A response scheduled for later (a scripted delay).
     private struct Scheduled {
-        let due: ContinuousClock.Instant
+        let due: MonotonicInstant
         let streamID: Int32
         let status: Int
         let headers: [HTTPHeader]
         let body: [UInt8]
     }
 
-    private func serve(_ descriptor: Int32) {
-        guard let connection = try? HTTP2ServerConnection(descriptor: descriptor, context: context) else {
-            Glibc.close(descriptor)
-            return
-        }
-        defer { connection.close() }
-        guard connection.handshake(timeoutMilliseconds: 5_000),
-            connection.negotiatedProtocol == "h2",
+    private func serve(_ connection: HTTP2ServerConnection) {
+        guard let waiter = try? Waiter(stopSignal) else { return }
+        // Only the stop signal is watched yet, so this sleeps the whole delay unless stopped.
+        if configuration.handshakeDelay > .zero, !waiter.wait(timeout: configuration.handshakeDelay) { return }
+        guard (try? waiter.epoll.add(connection.descriptor, id: 1, events: .readable)) != nil else { return }
+        guard handshake(connection, waiter), connection.negotiatedProtocol == "h2",
             connection.start(
                 maximumConcurrentStreams: configuration.maximumConcurrentStreams,
                 answerPings: configuration.answerPings)
@@ -172,33 +208,56 @@ public final class APNsMockServer: Sendable {
         }
         connection.onPing = { [self] in pingCounter.add(1, ordering: .relaxed) }
         var state = ConnectionState(number: number, clientCertificateSubject: connection.clientCertificateSubject)
-        while !stopping.load(ordering: .acquiring) {
+        var interest = EpollEvents.readable
+        while true {
             guard connection.flush() else { return }
             if state.goAwayLastStreamID != nil, state.scheduled.isEmpty, !connection.hasPendingOutput,
                 state.stalledStreams == 0
             {
                 return
             }
-            let now = ContinuousClock.now
-            let waitUntil = min(state.scheduled.map(\.due).min() ?? now + .milliseconds(50), now + .milliseconds(50))
-            let milliseconds = Int32(max(0, now.duration(to: waitUntil) / .milliseconds(1)))
-            let events = Int16(POLLIN) | (connection.wantsWrite ? Int16(POLLOUT) : 0)
-            let revents = Socket.wait(descriptor, events: events, milliseconds: milliseconds)
-            if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                guard connection.readAvailable() else { return }
+            let wanted: EpollEvents = connection.wantsWrite ? [.readable, .writable] : .readable
+            if wanted != interest {
+                try? waiter.epoll.modify(connection.descriptor, id: 1, events: wanted)
+                interest = wanted
             }
+            let now = MonotonicInstant.now()
+            let wait = state.scheduled.map { now.duration(to: $0.due) }.min() ?? .seconds(1)
+            guard waiter.wait(timeout: min(wait, .seconds(1))) else { return }
+            guard connection.readAvailable() else { return }
             let requests = connection.completedRequests
             connection.completedRequests.removeAll()
             for request in requests {
                 guard handle(request, on: connection, state: &state) else { return }
             }
-            let due = ContinuousClock.now
+            let due = MonotonicInstant.now()
             for item in state.scheduled where item.due <= due {
                 connection.respond(streamID: item.streamID, status: item.status, headers: item.headers, body: item.body)
             }
             state.scheduled.removeAll { $0.due <= due }
             if connection.isFinished { return }
         }
+    }
+
+    /// Runs the TLS handshake, waiting at most 5 s; false when it failed or the server stops.
+    private func handshake(_ connection: HTTP2ServerConnection, _ waiter: Waiter) -> Bool {
+        let deadline = MonotonicInstant.now().advanced(by: .seconds(5))
+        var interest = EpollEvents.readable
+        while MonotonicInstant.now() < deadline {
+            guard let progress = connection.handshake() else { return false }
+            let wanted: EpollEvents
+            switch progress {
+            case .complete: return true
+            case .wantRead: wanted = .readable
+            case .wantWrite: wanted = .writable
+            }
+            if wanted != interest {
+                try? waiter.epoll.modify(connection.descriptor, id: 1, events: wanted)
+                interest = wanted
+            }
+            guard waiter.wait(timeout: .milliseconds(100)) else { return false }
+        }
+        return false
     }
 
     private struct ConnectionState {
@@ -234,7 +293,7 @@ public final class APNsMockServer: Sendable {
             body.endObject()
             state.scheduled.append(
                 Scheduled(
-                    due: .now, streamID: request.streamID, status: rejection.status,
+                    due: .now(), streamID: request.streamID, status: rejection.status,
                     headers: [HTTPHeader("apns-id", apnsID)], body: body.bytes))
             return true
         }
@@ -261,7 +320,8 @@ public final class APNsMockServer: Sendable {
         state.processed += 1
         state.scheduled.append(
             Scheduled(
-                due: .now + .milliseconds(reply.delayMilliseconds), streamID: request.streamID, status: reply.status,
+                due: MonotonicInstant.now().advanced(by: .milliseconds(reply.delayMilliseconds)),
+                streamID: request.streamID, status: reply.status,
                 headers: Self.responseHeaders(apnsID: apnsID, reply: reply), body: Self.responseBody(reply)))
         let scriptedGoAway = goAwayAfter.map { state.processed >= $0 && state.number <= goAwayConnections } ?? false
         if state.goAwayLastStreamID == nil, reply.action == .goAway || scriptedGoAway {
@@ -304,10 +364,9 @@ public final class APNsMockServer: Sendable {
             status: status)
         recordList.withLock { list in
             list.append(entry)
-            if recordDescriptor >= 0 {
-                let line = Array((entry.jsonLine + "\n").utf8)
-                _ = line.withUnsafeBytes { write(recordDescriptor, $0.baseAddress, $0.count) }
-            }
+            guard configuration.recordFile != nil else { return }
+            let line = Array((entry.jsonLine + "\n").utf8)
+            _ = line.withUnsafeBytes { try? recordFile?.write($0) }
         }
     }
 }

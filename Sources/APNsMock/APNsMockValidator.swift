@@ -1,4 +1,5 @@
 import PushCrypto
+import PushHTTP2
 
 /// Apple's request checks as `apns-mock` applies them, in Apple's vocabulary ("Handling
 /// notification responses from APNs"): a failed check is the status and `reason` to answer.

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushHTTP2
 import PushJSON
 
 /// One request `apns-mock` received, as it arrived.

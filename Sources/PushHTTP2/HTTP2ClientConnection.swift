@@ -1,0 +1,390 @@
+import PushCrypto
+import PushSystem
+
+/// The I/O of one HTTP/2 client connection, confined to the client's event-loop thread: the
+/// non-blocking TCP connect, the TLS handshake, and an `HTTP2Session` in the client role. It
+/// decides nothing: what it sees goes into `reports` for the state machine, and it carries out
+/// what the event loop tells it.
+final class HTTP2ClientConnection: HTTP2SessionDelegate {
+    /// What the state machine must hear about, in the order it happened.
+    enum Report: Equatable {
+        case settings(maximumConcurrentStreams: Int)
+        case streamEnded(Int32, HTTP2ClientConnectionStateMachine.StreamEnd)
+        case goAway(lastStreamID: Int32)
+        case pingAcknowledged
+        case activity
+        case closed(HTTP2Failure)
+    }
+
+    private enum Stage {
+        case resolving
+        case connecting
+        /// Through the proxy: the CONNECT request is being written, then its answer read.
+        case tunneling
+        case handshaking(TLSProgress)
+        case open
+        case closed
+    }
+
+    private final class ResponseBuffer {
+        var status: Int?
+        var headers: [HTTPHeader] = []
+        var body: [UInt8] = []
+    }
+
+    static let maximumResponseBody = 65_536
+    /// A proxy's answer to CONNECT longer than this is refused.
+    static let maximumTunnelResponse = 8_192
+
+    let id: HTTP2ConnectionID
+    let target: HTTP2Target
+    let proxy: HTTP2Proxy?
+    private var tunnelRequest: [UInt8] = []
+    private var tunnelRequestOffset = 0
+    private var tunnelResponse: [UInt8] = []
+    private var stage = Stage.resolving
+    private var socket: FileDescriptor?
+    /// The socket's raw descriptor while one is open (for epoll), else -1.
+    private(set) var descriptor: Int32 = -1
+    private var addresses: [SocketAddress] = []
+    private var tls: TLSConnection?
+    private var session: HTTP2Session?
+    private var responses: [Int32: ResponseBuffer] = [:]
+    private var wantsWrite = false
+    private var readBuffer = [UInt8](repeating: 0, count: 16_384)
+    private(set) var reports: [Report] = []
+
+    init(id: HTTP2ConnectionID, target: HTTP2Target, proxy: HTTP2Proxy?) {
+        self.id = id
+        self.target = target
+        self.proxy = proxy
+    }
+
+    /// Where the TCP connection goes: the proxy when there is one, else the target.
+    var connectHost: String { proxy?.host ?? target.host }
+    var connectPort: UInt16 { proxy?.port ?? target.port }
+
+    /// The readiness the event loop must wait for; nil when there is no socket to watch.
+    var interest: EpollEvents? {
+        switch stage {
+        case .resolving, .closed: return nil
+        case .connecting: return .writable
+        case .tunneling: return tunnelRequestOffset < tunnelRequest.count ? .writable : .readable
+        case .handshaking(let progress): return progress == .wantWrite ? .writable : .readable
+        case .open: return wantsWrite ? [.readable, .writable] : .readable
+        }
+    }
+
+    func takeReports() -> [Report] {
+        defer { reports.removeAll(keepingCapacity: true) }
+        return reports
+    }
+
+    // MARK: Setup
+
+    func addressesResolved(_ result: Result<[SocketAddress], SystemError>) {
+        guard case .resolving = stage else { return }
+        switch result {
+        case .success(let resolved) where !resolved.isEmpty:
+            addresses = resolved
+            connectNextAddress(lastError: nil)
+        case .success:
+            fail(.transport(proxy == nil ? "no address for the host" : "no address for the proxy"))
+        case .failure(let error):
+            fail(.transport(error.description))
+        }
+    }
+
+    private func connectNextAddress(lastError: SystemError?) {
+        var lastError = lastError
+        while !addresses.isEmpty {
+            do throws(SystemError) {
+                let socket = try TCPConnector.startConnect(to: addresses.removeFirst())
+                descriptor = socket.rawValue
+                self.socket = consume socket
+                stage = .connecting
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        fail(.transport(lastError?.description ?? "connect failed"))
+    }
+
+    /// Handles readiness of the socket.
+    func handle(_ events: EpollEvents) {
+        switch stage {
+        case .connecting:
+            if let error = socket?.pendingConnectError() {
+                closeSocket()
+                connectNextAddress(lastError: error)
+                return
+            }
+            guard proxy == nil else {
+                let authority =
+                    target.host.contains(":") ? "[\(target.host)]:\(target.port)" : "\(target.host):\(target.port)"
+                tunnelRequest = Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
+                stage = .tunneling
+                advanceTunnel()
+                return
+            }
+            startTLS()
+        case .tunneling:
+            advanceTunnel()
+        case .handshaking:
+            advanceHandshake()
+        case .open:
+            if !events.isDisjoint(with: [.readable, .hangup, .error, .readHangup]) { readAvailable() }
+            flush()
+        case .resolving, .closed:
+            break
+        }
+    }
+
+    private func startTLS() {
+        do {
+            tls = try TLSConnection(clientOn: descriptor, context: target.tls, serverName: target.host)
+        } catch {
+            fail(.tlsConfiguration(error.description))
+            return
+        }
+        stage = .handshaking(.wantWrite)
+        advanceHandshake()
+    }
+
+    /// Writes CONNECT, then reads the proxy's answer head; a 2xx opens the tunnel for TLS.
+    /// docs/protocol.md §12: a proxy that refuses is a transient failure, like one that is down.
+    private func advanceTunnel() {
+        do {
+            while tunnelRequestOffset < tunnelRequest.count {
+                let result = try tunnelRequest[tunnelRequestOffset...].withUnsafeBytes { bytes throws(SystemError) in
+                    try socket?.send(bytes)
+                }
+                guard case .value(let count) = result else { return }
+                tunnelRequestOffset += count
+            }
+            var chunk = [UInt8](repeating: 0, count: 1_024)
+            while true {
+                let result = try chunk.withUnsafeMutableBytes { buffer throws(SystemError) in
+                    try socket?.receive(into: buffer)
+                }
+                guard case .value(let count) = result else { return }
+                guard count > 0 else {
+                    fail(.transport("the proxy closed the connection"))
+                    return
+                }
+                tunnelResponse += chunk[..<count]
+                if let status = Self.tunnelStatus(tunnelResponse) {
+                    guard (200..<300).contains(status) else {
+                        fail(.transport("the proxy refused the tunnel (HTTP \(status))"))
+                        return
+                    }
+                    startTLS()
+                    return
+                }
+                guard tunnelResponse.count <= Self.maximumTunnelResponse else {
+                    fail(.transport("the proxy's answer is too long"))
+                    return
+                }
+            }
+        } catch {
+            fail(.transport("proxy: \(error)"))
+        }
+    }
+
+    /// The status code of a complete response head (`HTTP/1.x NNN …\r\n…\r\n\r\n`); nil while
+    /// incomplete, 0 when it is not HTTP.
+    static func tunnelStatus(_ head: [UInt8]) -> Int? {
+        let end = Array("\r\n\r\n".utf8)
+        guard head.count >= end.count,
+            (0...(head.count - end.count)).contains(where: { head[$0..<($0 + end.count)].elementsEqual(end) })
+        else { return nil }
+        let line = String(decoding: head.prefix { $0 != 0x0D }, as: UTF8.self).split(separator: " ")
+        guard line.count >= 2, line[0].hasPrefix("HTTP/1."), line[1].count == 3, let status = Int(line[1]) else {
+            return 0
+        }
+        return status
+    }
+
+    private func advanceHandshake() {
+        guard let tls else { return }
+        do {
+            let progress = try tls.handshake()
+            guard progress == .complete else {
+                stage = .handshaking(progress)
+                return
+            }
+        } catch {
+            switch error.code {
+            case .certificateVerification, .alpnNotNegotiated, .configuration:
+                fail(.tlsConfiguration(error.description))
+            case .protocolFailure, .closed:
+                fail(.transport(error.description))
+            }
+            return
+        }
+        do {
+            // Servers never push to clients of this project; a large window lets responses flow.
+            session = try HTTP2Session(
+                role: .client, delegate: self, settings: [.enablePush(false), .initialWindowSize(1 << 20)])
+        } catch {
+            fail(.transport("HTTP/2 session setup failed"))
+            return
+        }
+        stage = .open
+        flush()
+    }
+
+    // MARK: Carrying out actions
+
+    /// Opens a stream; nil when the session refused it. Frames leave with the next `flush()`, so
+    /// a batch of submissions shares TLS writes.
+    func submit(_ request: HTTP2Request) -> Int32? {
+        guard let session else { return nil }
+        var fields = [
+            HTTPHeader(":method", request.method), HTTPHeader(":scheme", "https"), HTTPHeader(":path", request.path),
+            HTTPHeader(":authority", target.authority),
+        ]
+        fields += request.headers
+        guard let streamID = session.submitRequest(fields, body: request.body) else { return nil }
+        responses[streamID] = ResponseBuffer()
+        return streamID
+    }
+
+    func cancel(streamID: Int32) {
+        responses[streamID] = nil
+        session?.resetStream(streamID, errorCode: .cancel)
+    }
+
+    func ping() { _ = session?.ping() }
+
+    /// The complete response of a stream the state machine declared succeeded.
+    func takeResponse(streamID: Int32) -> HTTP2Response {
+        let buffer = responses.removeValue(forKey: streamID)
+        return HTTP2Response(status: buffer?.status ?? 0, headers: buffer?.headers ?? [], body: buffer?.body ?? [])
+    }
+
+    /// Closes the connection without reporting it (the state machine asked for it).
+    func close() {
+        guard !isClosed else { return }
+        stage = .closed
+        tls?.shutdown()
+        session = nil
+        tls = nil
+        // Responses completed just before the close are still to be taken (they precede the
+        // `.closed` report); they go with the connection.
+        closeSocket()
+    }
+
+    var isClosed: Bool {
+        if case .closed = stage { true } else { false }
+    }
+
+    /// Moves the session's output to TLS until the socket would block.
+    func flush() {
+        guard let tls, let session, !isClosed else { return }
+        switch session.flush(to: tls) {
+        case .drained:
+            wantsWrite = false
+            if session.isFinished { fail(.transport("HTTP/2 session finished")) }
+        case .wouldBlockOnWrite: wantsWrite = true
+        case .wouldBlockOnRead: break
+        case .closed: fail(.transport("connection closed by the server"))
+        case .failed(let detail): fail(.transport(detail))
+        }
+    }
+
+    private func readAvailable() {
+        guard let tls, let session else { return }
+        var received = false
+        while !isClosed {
+            let result: TLSTransfer
+            do {
+                result = try readBuffer.withUnsafeMutableBytes { buffer throws(TLSError) in try tls.read(into: buffer) }
+            } catch {
+                fail(.transport("\(error)"))
+                return
+            }
+            switch result {
+            case .transferred(let count):
+                if !received {
+                    received = true
+                    reports.append(.activity)
+                }
+                let accepted = readBuffer.withUnsafeBytes {
+                    session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count]))
+                }
+                guard accepted else {
+                    fail(.transport("HTTP/2 protocol error"))
+                    return
+                }
+            case .wantRead, .wantWrite:
+                return
+            case .closed:
+                fail(.transport("connection closed by the server"))
+                return
+            }
+        }
+    }
+
+    private func fail(_ failure: HTTP2Failure) {
+        guard !isClosed else { return }
+        close()
+        reports.append(.closed(failure))
+    }
+
+    private func closeSocket() {
+        socket = nil
+        descriptor = -1
+    }
+
+    // MARK: HTTP2SessionDelegate
+
+    func session(_ session: HTTP2Session, openedStream streamID: Int32) {}
+
+    func session(_ session: HTTP2Session, receivedHeader header: HTTPHeader, streamID: Int32) {
+        guard let buffer = responses[streamID] else { return }
+        if header.name == ":status" {
+            buffer.status = Int(header.value)
+        } else {
+            buffer.headers.append(header)
+        }
+    }
+
+    func session(_ session: HTTP2Session, receivedData bytes: UnsafeRawBufferPointer, streamID: Int32) {
+        guard let buffer = responses[streamID] else { return }
+        let room = Self.maximumResponseBody - buffer.body.count
+        buffer.body.append(contentsOf: bytes.prefix(max(0, room)))
+    }
+
+    func session(_ session: HTTP2Session, peerEndedStream streamID: Int32) {}
+
+    func session(_ session: HTTP2Session, closedStream streamID: Int32, errorCode: HTTP2ErrorCode) {
+        guard let buffer = responses[streamID] else { return }
+        if errorCode == .noError, buffer.status != nil {
+            reports.append(.streamEnded(streamID, .response))
+            return
+        }
+        responses[streamID] = nil
+        // docs/protocol.md §8: REFUSED_STREAM before any response header means "never processed".
+        let unprocessed = errorCode == .refusedStream && buffer.status == nil
+        reports.append(.streamEnded(streamID, unprocessed ? .unprocessed : .reset))
+    }
+
+    func session(_ session: HTTP2Session, didNotSendStream streamID: Int32) {
+        guard responses.removeValue(forKey: streamID) != nil else { return }
+        reports.append(.streamEnded(streamID, .unprocessed))
+    }
+
+    func sessionReceivedSettings(_ session: HTTP2Session) {
+        reports.append(.settings(maximumConcurrentStreams: session.remoteMaximumConcurrentStreams))
+    }
+
+    func session(_ session: HTTP2Session, receivedGoAway lastStreamID: Int32) {
+        reports.append(.goAway(lastStreamID: lastStreamID))
+    }
+
+    func session(_ session: HTTP2Session, receivedPing isAcknowledgement: Bool) {
+        if isAcknowledgement { reports.append(.pingAcknowledged) }
+    }
+}

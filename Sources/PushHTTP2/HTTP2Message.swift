@@ -1,0 +1,90 @@
+import PushCrypto
+
+/// One header field as sent or received (names are lowercase in HTTP/2, RFC 9113 §8.2.1).
+public struct HTTPHeader: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A request for the HTTP/2 client: pseudo-headers come from `method`, `path` and the target.
+public struct HTTP2Request: Sendable {
+    public let method: String
+    public let path: String
+    public let headers: [HTTPHeader]
+    public let body: [UInt8]
+
+    public init(method: String, path: String, headers: [HTTPHeader], body: [UInt8]) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A complete HTTP/2 response.
+public struct HTTP2Response: Sendable, Equatable {
+    public let status: Int
+    public let headers: [HTTPHeader]
+    public let body: [UInt8]
+
+    public init(status: Int, headers: [HTTPHeader], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+}
+
+/// Why a request got no response. Details name the layer that failed, never request data.
+public enum HTTP2Failure: Error, Sendable, Equatable {
+    /// TLS refused the server (trust, hostname, ALPN) or the client credential: an operator problem.
+    case tlsConfiguration(String)
+    /// Connecting, TLS records, HTTP/2 framing or the peer closing: worth retrying later.
+    case transport(String)
+    /// No connection could take the request within the connection wait bound
+    /// (docs/decisions/0170): worth retrying later.
+    case connectionUnavailable
+    /// No complete response within the request timeout, counted from submitting the stream.
+    case timedOut
+    /// The client is shutting down.
+    case shutdown
+}
+
+/// Where requests go: one pool of connections per (host, port, credential).
+public struct HTTP2Target: Sendable {
+    public let host: String
+    public let port: UInt16
+    /// Distinguishes pools to the same host with different TLS client identities or trust.
+    public let credentialID: String
+    public let tls: TLSContext
+
+    public init(host: String, port: UInt16, credentialID: String, tls: TLSContext) {
+        self.host = host
+        self.port = port
+        self.credentialID = credentialID
+        self.tls = tls
+    }
+
+    var poolKey: HTTP2PoolKey { HTTP2PoolKey(host: host, port: port, credentialID: credentialID) }
+
+    var authority: String { port == 443 ? host : "\(host):\(port)" }
+}
+
+struct HTTP2PoolKey: Hashable, Sendable {
+    let host: String
+    let port: UInt16
+    let credentialID: String
+}
+
+/// A submitted request with everything needed to answer it.
+struct HTTP2PendingRequest: Sendable {
+    let target: HTTP2Target
+    let request: HTTP2Request
+    let completion: @Sendable (Result<HTTP2Response, HTTP2Failure>) -> Void
+}
