@@ -1,3 +1,4 @@
+import APNsMock
 import Glibc
 import PushAPNs
 import PushCrypto
