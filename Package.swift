@@ -83,7 +83,9 @@ let package = Package(
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushGatewayTests",
-            dependencies: ["PushGateway", "APNsMock", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
+            dependencies: [
+                "PushGateway", "APNsMock", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
