@@ -31,7 +31,9 @@ struct BackupRestoreTests {
         }
     }
 
-    @Test("a pg_dump restored into a fresh database, served with the same keys, delivers on a grant issued before the dump")
+    @Test(
+        "a pg_dump restored into a fresh database, served with the same keys, delivers on a grant issued before the dump"
+    )
     func restoredDatabaseDeliversOnOldGrant() throws {
         let certificates = try APNsTestCertificates.shared()
         let mock = try APNsMockServer(
@@ -55,7 +57,8 @@ struct BackupRestoreTests {
         try #require(delegated.status == 201)
         let grant = try #require(try lifecycleObject(delegated)["endpoint_grant"] as? String)
 
-        let dump = FileManager.default.temporaryDirectory.appendingPathComponent("push-gateway-\(UUID().uuidString).dump")
+        let dump = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "push-gateway-\(UUID().uuidString).dump")
         defer { try? FileManager.default.removeItem(at: dump) }
         try Self.runPostgresTool(
             "pg_dump", ["--format=custom", "--no-owner", "--no-privileges", "--file", dump.path, original.database.url])

@@ -65,7 +65,8 @@ struct RollingUpgradeReadinessTests {
 
             let later = try Self.laterMigrations()
             #expect(
-                MigrateTestSupport.migrate(database, ["--runtime-role", role.name], directory: later.path).exitCode == 0)
+                MigrateTestSupport.migrate(database, ["--runtime-role", role.name], directory: later.path).exitCode == 0
+            )
             #expect(SchemaReadiness.check(pool: pool, expectedVersion: Self.laterVersion) == .ready)
         }
     }
