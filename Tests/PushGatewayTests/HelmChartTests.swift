@@ -37,8 +37,8 @@ struct HelmChartTests {
         #expect(kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service"])
         #expect(
             kinds["everything"] == [
-                "Deployment", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "PodDisruptionBudget", "Service",
-                "Service", "ServiceMonitor",
+                "Deployment", "HorizontalPodAutoscaler", "Ingress", "Job", "NetworkPolicy", "PodDisruptionBudget",
+                "Service", "Service", "ServiceMonitor",
             ])
         #expect(kinds["without-migration"] == ["Deployment", "Service", "Service"])
     }
@@ -70,5 +70,45 @@ struct HelmChartTests {
         #expect(configuration.profiles.map(\.id) == ["example-ios-production"])
         #expect(configuration.insecureSettings.isEmpty)
         #expect(configuration.healthListen.description == "0.0.0.0:8081")
+    }
+
+    @Test("the pods carry configuration and Secret checksums, and each changes only with its own input")
+    func checksumAnnotationsRestartPodsOnChange() throws {
+        let (_, summary) = try Self.validateChart()
+        let checksums = try #require(summary["checksums"] as? [String: [String: String]])
+        let defaults = try #require(checksums["defaults"])
+        let config = try #require(defaults["checksum/config"])
+        let secrets = try #require(defaults["checksum/secrets"])
+        #expect(config.count == 64 && secrets.count == 64)
+        #expect(checksums["config-changed"]?["checksum/config"] != config)
+        #expect(checksums["config-changed"]?["checksum/secrets"] == secrets)
+        #expect(checksums["secret-revision-bumped"]?["checksum/secrets"] != secrets)
+        #expect(checksums["secret-revision-bumped"]?["checksum/config"] == config)
+    }
+
+    @Test("a rollout never takes a ready replica away before its successor is ready")
+    func rolloutKeepsCapacity() throws {
+        let (_, summary) = try Self.validateChart()
+        let strategy = try #require(summary["strategy"] as? [String: Any])
+        let rolling = try #require(strategy["rollingUpdate"] as? [String: Any])
+        #expect(strategy["type"] as? String == "RollingUpdate")
+        #expect(rolling["maxUnavailable"] as? Int == 0)
+    }
+
+    @Test("the optional Ingress serves the origin's host over TLS and routes only to the public port")
+    func ingressFollowsTheOrigin() throws {
+        let (_, summary) = try Self.validateChart()
+        let ingress = try #require(summary["ingress"] as? [String: Any])
+        #expect(ingress["className"] as? String == "nginx")
+        let tls = try #require((ingress["tls"] as? [[String: Any]])?.first)
+        #expect(tls["hosts"] as? [String] == ["push.example.com"])
+        #expect(tls["secretName"] as? String == "push-example-com-tls")
+        let rule = try #require((ingress["rules"] as? [[String: Any]])?.first)
+        #expect(rule["host"] as? String == "push.example.com")
+        let http = try #require(rule["http"] as? [String: Any])
+        let path = try #require((http["paths"] as? [[String: Any]])?.first)
+        let backend = try #require((path["backend"] as? [String: Any])?["service"] as? [String: Any])
+        #expect((backend["port"] as? [String: Any])?["name"] as? String == "public")
+        #expect(path["path"] as? String == "/")
     }
 }

@@ -3,8 +3,9 @@
 several value sets, validates every manifest against the Kubernetes JSON schemas shipped in the
 kubernetes-validate package (strict: unknown fields are errors), and checks the chart's own rules
 (non-root, read-only root FS, no capabilities, probes on the private port, secrets only as files,
-migration hook). Prints one JSON object: the kinds rendered per value set and the Deployment's
-environment for the default values. Exit 0 when everything holds, 1 otherwise."""
+migration hook). Prints one JSON object: the kinds rendered per value set, the Deployment's
+environment and rollout strategy for the default values, the pod checksums for the defaults and for
+one change of the configuration and of the Secret revision, and the optional Ingress. Exit 0 when everything holds, 1 otherwise."""
 
 import copy
 import json
@@ -101,6 +102,7 @@ def main():
         enabled=True, publicFrom=[{"namespaceSelector": {"matchLabels": {"name": "ingress"}}}],
         privateFrom=[{"podSelector": {"matchLabels": {"app": "prometheus"}}}])
     everything["serviceMonitor"]["enabled"] = True
+    everything["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
     everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096}
@@ -117,6 +119,26 @@ def main():
         summary["kinds"][scenario] = sorted(validate(render(chart, values, upgrade), scenario))
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    summary["strategy"] = deployment["spec"]["strategy"]
+
+    # The pod template's checksums, for the defaults and for one change of each input.
+    changed_config = copy.deepcopy(defaults)
+    changed_config["limits"] = {"endpointQuotaMax": 11}
+    changed_secret = copy.deepcopy(defaults)
+    changed_secret["secretRevision"] = defaults["secretRevision"] + 1
+    summary["checksums"] = {}
+    for scenario, values in (("defaults", defaults), ("config-changed", changed_config),
+                             ("secret-revision-bumped", changed_secret)):
+        pod = next(d for d in render(chart, values) if d["kind"] == "Deployment")["spec"]["template"]
+        summary["checksums"][scenario] = {
+            name: value for name, value in pod["metadata"].get("annotations", {}).items() if name.startswith("checksum/")}
+    ingress = next(d for d in render(chart, everything, True) if d["kind"] == "Ingress")
+    summary["ingress"] = {
+        "className": ingress["spec"].get("ingressClassName"), "tls": ingress["spec"]["tls"],
+        "rules": ingress["spec"]["rules"]}
+    no_tls = copy.deepcopy(everything)
+    no_tls["ingress"]["tlsSecret"] = ""
+    must_fail(chart, no_tls, "ingress without a TLS secret")
 
     bad_auth = copy.deepcopy(defaults)
     bad_auth["profiles"][0]["auth"] = "password"

@@ -40,3 +40,16 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+
+{{/* The values the Deployment's environment is built from. */}}
+{{- define "push-gateway.configChecksum" -}}
+{{- $config := dict "origin" .Values.origin "publicOrigins" .Values.publicOrigins "trustedProxies" .Values.trustedProxies "logLevel" .Values.logLevel "limits" .Values.limits "profiles" .Values.profiles -}}
+{{- toJson $config | sha256sum -}}
+{{- end -}}
+
+{{/* The runtime Secret's data as the cluster holds it at install/upgrade time (empty when
+rendered offline), plus secretRevision for tools that render without cluster access. */}}
+{{- define "push-gateway.secretsChecksum" -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.runtimeSecret | default dict -}}
+{{- printf "%s/%v/%s" .Values.runtimeSecret .Values.secretRevision (toJson (get $secret "data")) | sha256sum -}}
+{{- end -}}
