@@ -109,7 +109,7 @@ struct DocsConsistencyTests {
 
     @Test("every PUSH_GATEWAY_* name in the docs, chart, env example and systemd unit is one the code reads")
     func documentedVariablesExist() throws {
-        let known = try Self.sourceVariables().union(try Self.toolingVariables())
+        let known = try DocsTests.configurationVariables().union(try Self.toolingVariables())
         #expect(known.count > 20)
         var checked = 0
         for document in try Self.documents() {
@@ -122,22 +122,6 @@ struct DocsConsistencyTests {
             }
         }
         #expect(checked > 0, "the profile and _FILE forms were never exercised")
-    }
-
-    @Test("every variable the code reads is documented in docs/operations.md")
-    func codeVariablesDocumented() throws {
-        let operations = try DocsTests.read("docs/operations.md")
-        let documented = Self.variableNames(in: operations)
-        for name in try Self.sourceVariables().sorted() {
-            #expect(
-                documented.contains(name) || operations.contains("`\(name)"),
-                "\(name) is read by the code but missing from docs/operations.md")
-        }
-        for suffix in GatewayConfiguration.profileVariableSuffixes {
-            #expect(
-                operations.contains("_\(suffix)`"), "PUSH_GATEWAY_PROFILE_<P>_\(suffix) missing from docs/operations.md"
-            )
-        }
     }
 
     // MARK: - metrics
