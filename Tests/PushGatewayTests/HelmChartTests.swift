@@ -111,4 +111,30 @@ struct HelmChartTests {
         #expect((backend["port"] as? [String: Any])?["name"] as? String == "public")
         #expect(path["path"] as? String == "/")
     }
+
+    @Test("the Docker build context holds exactly what the Dockerfile copies, never .build, .local or .git")
+    func dockerContextIsMinimal() throws {
+        let ignore = try DocsTests.read(".dockerignore").split(separator: "\n").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        #expect(ignore.first == "*", ".dockerignore must start by excluding everything")
+        let included = Set(
+            ignore.filter { $0.hasPrefix("!") }.map { String($0.dropFirst()).trimmingCharacters(in: ["/"]) })
+        let dockerfile = try DocsTests.read("deploy/Dockerfile")
+        var copied: Set<String> = []
+        for line in dockerfile.split(separator: "\n") where line.hasPrefix("COPY ") && !line.contains("--from") {
+            let sources = line.split(separator: " ").dropFirst().dropLast().map {
+                String($0).trimmingCharacters(in: ["/"])
+            }
+            copied.formUnion(sources.map { $0 == "." ? "" : $0 })
+        }
+        #expect(!copied.isEmpty)
+        #expect(
+            copied == included, "the Dockerfile copies \(copied.sorted()), .dockerignore lets in \(included.sorted())")
+        for secretOrBulky in [".build", ".local", ".git"] {
+            #expect(!included.contains(secretOrBulky))
+            #expect(ignore.contains("**/\(secretOrBulky)"), "nested \(secretOrBulky) must stay out too")
+        }
+    }
 }
