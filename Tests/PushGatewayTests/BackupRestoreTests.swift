@@ -93,6 +93,10 @@ struct BackupRestoreTests {
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
         try server.start()
         defer { server.drain() }
+        // Step 4 of the runbook: the restored database is ready for the runtime role.
+        let probe = try HTTPTestClient(port: server.privatePort)
+        try probe.send("GET /_readiness HTTP/1.1\r\nHost: gateway\r\n\r\n")
+        #expect(try probe.readResponse().status == 200)
         let client = DeliveryClient(port: server.publicPort)
         let body = DeliveryTestGateway.body(
             grant: restored.grant, requestID: try CanonicalUUID.version4(), expiresAt: DeliveryTestGateway.now() + 60)
