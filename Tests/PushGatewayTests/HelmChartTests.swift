@@ -28,6 +28,32 @@ struct HelmChartTests {
         return (result.status, result.output)
     }
 
+    /// `environment` with every value under /etc/push-gateway/secrets/ (the chart's mount and the
+    /// env example's folder) replaced by a file in `reference`'s directory holding a valid value.
+    static func withSecretFiles(
+        _ environment: [String: String], in reference: ConfigurationTestEnvironment, apnsKeyFile: String
+    ) throws -> [String: String] {
+        let secretsDirectory = "/etc/push-gateway/secrets/"
+        let files = [
+            "database-url": "postgresql://gateway@db.internal/push",
+            "grant-keys": reference.variables["PUSH_GATEWAY_GRANT_KEYS"]!,
+            "token-keys": reference.variables["PUSH_GATEWAY_TOKEN_KEYS"]!,
+            "challenge-keys": reference.variables["PUSH_GATEWAY_CHALLENGE_KEYS"]!,
+            "fingerprint-key": reference.variables["PUSH_GATEWAY_FINGERPRINT_KEY"]!,
+            apnsKeyFile: ConfigurationTestEnvironment.privateKeyPEM,
+        ]
+        var result: [String: String] = [:]
+        for (name, value) in environment {
+            guard value.hasPrefix(secretsDirectory) else {
+                result[name] = value
+                continue
+            }
+            let file = String(value.dropFirst(secretsDirectory.count))
+            result[name] = try reference.write(file, try #require(files[file], "unexpected secret file \(file)"))
+        }
+        return result
+    }
+
     @Test("every value set renders and validates strictly; the chart's own rules hold; bad values fail to render")
     func rendersAndValidates() throws {
         let (exitCode, summary) = try Self.validateChart()
@@ -48,24 +74,8 @@ struct HelmChartTests {
         let (_, summary) = try Self.validateChart()
         let rendered = try #require(summary["environment"] as? [String: String])
         let reference = try ConfigurationTestEnvironment()
-        let secretsDirectory = "/etc/push-gateway/secrets/"
-        let files = [
-            "database-url": "postgresql://gateway@db.internal/push",
-            "grant-keys": reference.variables["PUSH_GATEWAY_GRANT_KEYS"]!,
-            "token-keys": reference.variables["PUSH_GATEWAY_TOKEN_KEYS"]!,
-            "challenge-keys": reference.variables["PUSH_GATEWAY_CHALLENGE_KEYS"]!,
-            "fingerprint-key": reference.variables["PUSH_GATEWAY_FINGERPRINT_KEY"]!,
-            "apns-example-ios-production.p8": ConfigurationTestEnvironment.privateKeyPEM,
-        ]
-        var environment: [String: String] = [:]
-        for (name, value) in rendered {
-            guard value.hasPrefix(secretsDirectory) else {
-                environment[name] = value
-                continue
-            }
-            let file = String(value.dropFirst(secretsDirectory.count))
-            environment[name] = try reference.write(file, try #require(files[file], "unexpected secret file \(file)"))
-        }
+        let environment = try Self.withSecretFiles(
+            rendered, in: reference, apnsKeyFile: "apns-example-ios-production.p8")
         let configuration = try GatewayConfiguration(environment: environment)
         #expect(configuration.profiles.map(\.id) == ["example-ios-production"])
         #expect(configuration.insecureSettings.isEmpty)
