@@ -63,8 +63,8 @@ struct HelmChartTests {
         #expect(kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service"])
         #expect(
             kinds["everything"] == [
-                "Deployment", "HorizontalPodAutoscaler", "Ingress", "Job", "NetworkPolicy", "PodDisruptionBudget",
-                "Service", "Service", "ServiceMonitor",
+                "Deployment", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "PodDisruptionBudget", "Service",
+                "Service", "ServiceMonitor",
             ])
         #expect(kinds["without-migration"] == ["Deployment", "Service", "Service"])
     }
@@ -108,6 +108,8 @@ struct HelmChartTests {
     @Test("the optional Ingress serves the origin's host over TLS and routes only to the public port")
     func ingressFollowsTheOrigin() throws {
         let (_, summary) = try Self.validateChart()
+        let kinds = try #require(summary["kinds"] as? [String: [String]])
+        #expect(kinds["with-ingress"] == ["Deployment", "Ingress", "Job", "PodDisruptionBudget", "Service", "Service"])
         let ingress = try #require(summary["ingress"] as? [String: Any])
         #expect(ingress["className"] as? String == "nginx")
         let tls = try #require((ingress["tls"] as? [[String: Any]])?.first)

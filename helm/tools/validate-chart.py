@@ -102,7 +102,6 @@ def main():
         enabled=True, publicFrom=[{"namespaceSelector": {"matchLabels": {"name": "ingress"}}}],
         privateFrom=[{"podSelector": {"matchLabels": {"app": "prometheus"}}}])
     everything["serviceMonitor"]["enabled"] = True
-    everything["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
     everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096}
@@ -112,10 +111,13 @@ def main():
     without_migration = copy.deepcopy(defaults)
     without_migration["migration"]["enabled"] = False
     without_migration["podDisruptionBudget"]["enabled"] = False
+    with_ingress = copy.deepcopy(defaults)
+    with_ingress["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
 
     summary = {"kinds": {}}
     for scenario, values, upgrade in (("defaults", defaults, False), ("everything", everything, True),
-                                      ("without-migration", without_migration, False)):
+                                      ("without-migration", without_migration, False),
+                                      ("with-ingress", with_ingress, True)):
         summary["kinds"][scenario] = sorted(validate(render(chart, values, upgrade), scenario))
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -132,11 +134,11 @@ def main():
         pod = next(d for d in render(chart, values) if d["kind"] == "Deployment")["spec"]["template"]
         summary["checksums"][scenario] = {
             name: value for name, value in pod["metadata"].get("annotations", {}).items() if name.startswith("checksum/")}
-    ingress = next(d for d in render(chart, everything, True) if d["kind"] == "Ingress")
+    ingress = next(d for d in render(chart, with_ingress, True) if d["kind"] == "Ingress")
     summary["ingress"] = {
         "className": ingress["spec"].get("ingressClassName"), "tls": ingress["spec"]["tls"],
         "rules": ingress["spec"]["rules"]}
-    no_tls = copy.deepcopy(everything)
+    no_tls = copy.deepcopy(with_ingress)
     no_tls["ingress"]["tlsSecret"] = ""
     must_fail(chart, no_tls, "ingress without a TLS secret")
 
