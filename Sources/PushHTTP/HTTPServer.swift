@@ -108,7 +108,7 @@ public final class HTTPServer: Sendable {
         if case .failure(let error) = result { throw .system(error) }
     }
 
-    /// Begins a graceful drain (PROTOCOL.md §9): stop accepting at once (new connections are
+    /// Begins a graceful drain (docs/protocol.md §9): stop accepting at once (new connections are
     /// refused), close idle keep-alive connections at once, let requests whose first byte has
     /// arrived finish and answer them with `Connection: close`, and close whatever is left after
     /// `timeout` (default: the configured `drainTimeout`). Idempotent.

@@ -1,4 +1,4 @@
-/// Limits and timeouts of one listener. Defaults follow PROTOCOL.md §1 and §9; tests shorten them.
+/// Limits and timeouts of one listener. Defaults follow docs/protocol.md §1 and §9; tests shorten them.
 public struct HTTPServerConfiguration: Sendable {
     /// `host:port` to listen on; port 0 picks an ephemeral port (read it back from `HTTPServer.port`).
     public var listen: String
@@ -8,7 +8,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnections: Int = 1024
     /// Complete requests waiting for a worker; when full, further requests get the same 503.
     public var maxQueuedRequests: Int = 256
-    /// Request line plus header fields (PROTOCOL.md §1: 16 KiB); over it → 431.
+    /// Request line plus header fields (docs/protocol.md §1: 16 KiB); over it → 431.
     public var maxHeaderBytes: Int = HTTPRequestParser.defaultMaxHeaderBytes
     /// Head not complete this long after the request's first byte → 408 and close.
     public var headerTimeout: Duration = .seconds(10)

@@ -8,7 +8,7 @@ public enum HTTPVersion: Sendable, Equatable {
 public struct RequestHead: Sendable {
     /// The method token, case-sensitive as received (RFC 9110 §9.1).
     public let method: String
-    /// The origin-form request target exactly as received: path plus `?query` if present (PROTOCOL.md §2).
+    /// The origin-form request target exactly as received: path plus `?query` if present (docs/protocol.md §2).
     public let target: String
     /// The target up to (not including) the first `?`.
     public let path: String

@@ -22,7 +22,7 @@ public struct Response: Sendable, Equatable {
         self.body = body
     }
 
-    /// PROTOCOL.md §1: every response body is JSON in UTF-8.
+    /// docs/protocol.md §1: every response body is JSON in UTF-8.
     public static let jsonContentType = HTTPField("Content-Type", "application/json; charset=utf-8")
 
     /// A JSON response whose body is the given, already serialized, JSON text.
@@ -35,13 +35,13 @@ public struct Response: Sendable, Equatable {
         json(status: status, Array(text.utf8), headers: headers)
     }
 
-    /// `{"error":"<code>"}` with the given status: the only error bodies PROTOCOL.md §1 allows.
+    /// `{"error":"<code>"}` with the given status: the only error bodies docs/protocol.md §1 allows.
     public static func error(_ status: Int, _ code: ErrorCode, headers: [HTTPField] = []) -> Response {
         json(status: status, code.body, headers: headers)
     }
 }
 
-/// The closed set of error codes of PROTOCOL.md §1.
+/// The closed set of error codes of docs/protocol.md §1.
 public enum ErrorCode: String, Sendable, CaseIterable {
     case invalidRequest = "invalid_request"
     case invalidAttestation = "invalid_attestation"

@@ -28,10 +28,10 @@ public struct Route: Sendable {
     }
 }
 
-/// Exact-path router (PROTOCOL.md §1): unknown path → 404 `not_found`, other method → 405
+/// Exact-path router (docs/protocol.md §1): unknown path → 404 `not_found`, other method → 405
 /// `invalid_request`, missing or non-JSON content type on a JSON route → 400 `invalid_request`.
 public struct Router: Sendable {
-    /// PROTOCOL.md §1: 8192 bytes unless a route says otherwise; also the limit of unknown paths.
+    /// docs/protocol.md §1: 8192 bytes unless a route says otherwise; also the limit of unknown paths.
     public static let defaultBodyLimit = 8192
     /// The label of requests that matched no route.
     public static let unknownLabel = "unknown"
@@ -78,7 +78,7 @@ public struct Router: Sendable {
     }
 
     /// Exactly one `Content-Type` whose media type is `application/json` (any case); parameters such
-    /// as `; charset=utf-8` are allowed (PROTOCOL.md §1, RFC 9110 §8.3.1).
+    /// as `; charset=utf-8` are allowed (docs/protocol.md §1, RFC 9110 §8.3.1).
     static func isJSONContentType(_ headers: HTTPHeaders) -> Bool {
         // Byte-level on the received header bytes: this runs on every JSON request, and splitting,
         // trimming and lowercasing Strings cost more than the rest of the routing.

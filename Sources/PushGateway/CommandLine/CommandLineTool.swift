@@ -1,4 +1,4 @@
-/// Entry point of the `push-gateway` executable: dispatches the subcommands of PROTOCOL.md §12.
+/// Entry point of the `push-gateway` executable: dispatches the subcommands of docs/protocol.md §12.
 public enum CommandLineTool {
     /// Exit status for usage errors (no subcommand, unknown subcommand, bad flags).
     public static let usageExitCode: Int32 = 2

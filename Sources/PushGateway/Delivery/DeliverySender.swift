@@ -1,4 +1,4 @@
-/// One admitted delivery attempt, everything the APNs client needs for one request (PROTOCOL.md
+/// One admitted delivery attempt, everything the APNs client needs for one request (docs/protocol.md
 /// §8). The relay chose none of these bytes except the request id and expiry.
 public struct DeliveryAttempt: Sendable {
     /// The raw APNs device token (decrypted from custody just for this attempt).
@@ -18,7 +18,7 @@ public struct DeliveryAttempt: Sendable {
     }
 }
 
-/// The classification of one attempt's APNs answer: the rows of the PROTOCOL.md §4.7 table.
+/// The classification of one attempt's APNs answer: the rows of the docs/protocol.md §4.7 table.
 public enum DeliveryOutcome: Sendable, Equatable {
     /// APNs 200.
     case accepted
@@ -36,7 +36,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
 }
 
 /// Sends one admitted attempt and classifies the answer. Called on an HTTP worker thread after the
-/// admission transaction committed; it may block (at most PROTOCOL.md §8's 15 s plus one retry).
+/// admission transaction committed; it may block (at most docs/protocol.md §8's 15 s plus one retry).
 public protocol DeliverySender: Sendable {
     func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome
 }

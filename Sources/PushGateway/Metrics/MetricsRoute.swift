@@ -1,6 +1,6 @@
 import PushHTTP
 
-/// `GET /metrics` on the private listener (PROTOCOL.md §9): the Prometheus text exposition.
+/// `GET /metrics` on the private listener (docs/protocol.md §9): the Prometheus text exposition.
 struct MetricsRoute: Sendable {
     let metrics: GatewayMetrics
 

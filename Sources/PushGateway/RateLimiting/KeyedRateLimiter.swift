@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Per-key token buckets in memory (per replica): per source address for challenges (PROTOCOL.md
+/// Per-key token buckets in memory (per replica): per source address for challenges (docs/protocol.md
 /// §4.1) and per relay for deliveries (§4.7).
 ///
 /// Memory is bounded: at most `maximumKeys` buckets are kept. When a new key arrives at the bound,

@@ -1,4 +1,4 @@
-/// The database part of `/_readiness` (PROTOCOL.md §9).
+/// The database part of `/_readiness` (docs/protocol.md §9).
 public enum DatabaseReadiness: Sendable, Equatable, CustomStringConvertible {
     case ready
     case notReady(NotReadyReason)

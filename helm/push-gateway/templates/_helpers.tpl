@@ -23,7 +23,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ printf "%s:%s" .Values.image.repository .Values.image.tag }}
 {{- end -}}
 
-{{/* PROTOCOL.md §12: <P> is the profile id upper-cased with non-alphanumerics as "_". */}}
+{{/* docs/protocol.md §12: <P> is the profile id upper-cased with non-alphanumerics as "_". */}}
 {{- define "push-gateway.profileVariable" -}}
 {{- regexReplaceAll "[^A-Z0-9]" (upper .) "_" -}}
 {{- end -}}
