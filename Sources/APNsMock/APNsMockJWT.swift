@@ -1,7 +1,7 @@
 import PushCrypto
 import PushJSON
 
-/// A provider token as `apns-mock` reads it: the shape PROTOCOL.md §8 prescribes, checked
+/// A provider token as `apns-mock` reads it: the shape docs/protocol.md §8 prescribes, checked
 /// strictly; the ES256 signature itself is left to a pluggable verifier.
 public struct APNsMockJWT: Sendable, Equatable {
     public let keyID: String

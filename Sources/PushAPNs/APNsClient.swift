@@ -3,10 +3,10 @@ import PushHTTP2
 import PushSystem
 import Synchronization
 
-/// Sends APNs wake-ups (PROTOCOL.md §8) over pooled HTTP/2 connections and classifies each
+/// Sends APNs wake-ups (docs/protocol.md §8) over pooled HTTP/2 connections and classifies each
 /// answer (§4.7). Thread-safe; create one per process and call `shutdown()` at exit.
 public final class APNsClient: Sendable {
-    /// The body of every attempt, byte for byte (PROTOCOL.md §8).
+    /// The body of every attempt, byte for byte (docs/protocol.md §8).
     public static let body = Array(
         #"{"aps":{"alert":{"body":"Reconnect to your relay now"},"mutable-content":1}}"#.utf8)
 
@@ -114,7 +114,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// The exact request of PROTOCOL.md §8.
+    /// The exact request of docs/protocol.md §8.
     static func request(for notification: APNsNotification, topic: String, token: ProviderToken?) -> HTTP2Request {
         var headers = [
             HTTPHeader("apns-id", notification.requestID),

@@ -1,4 +1,4 @@
-/// The outcome of one delivery attempt as PROTOCOL.md §4.7 maps it to the relay's response.
+/// The outcome of one delivery attempt as docs/protocol.md §4.7 maps it to the relay's response.
 public enum APNsOutcome: Sendable, Equatable {
     /// APNs 200.
     case accepted

@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// Where and as whom the gateway talks to APNs for one app profile (PROTOCOL.md §8, §12).
+/// Where and as whom the gateway talks to APNs for one app profile (docs/protocol.md §8, §12).
 public struct APNsProfile: Sendable {
     /// How the provider authenticates.
     public enum Credential: Sendable {

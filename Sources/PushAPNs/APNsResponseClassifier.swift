@@ -1,4 +1,4 @@
-/// Maps an APNs answer to the outcome table of PROTOCOL.md §4.7. Pure: no I/O, no clock.
+/// Maps an APNs answer to the outcome table of docs/protocol.md §4.7. Pure: no I/O, no clock.
 public enum APNsResponseClassifier {
     // Reasons that mean "try again later" whatever status carries them (§4.7, retry row).
     static let transientReasons: Set<String> = [

@@ -23,7 +23,7 @@ public struct ProviderTokenError: Error, Sendable, Equatable {
     public let detail: String
 }
 
-/// The one provider token per (team id, key id), shared by every connection (PROTOCOL.md §8):
+/// The one provider token per (team id, key id), shared by every connection (docs/protocol.md §8):
 /// renewed once it is 50 minutes old, never more often than every 20 minutes, except the forced
 /// renewal after `403 ExpiredProviderToken`, which ignores that floor and always yields a new `iat`.
 public final class ProviderTokenCache: Sendable {
@@ -102,7 +102,7 @@ public final class ProviderTokenCache: Sendable {
         return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
     }
 
-    /// `base64url(header).base64url(claims)` with the exact JSON PROTOCOL.md §8 prescribes.
+    /// `base64url(header).base64url(claims)` with the exact JSON docs/protocol.md §8 prescribes.
     static func signingInput(teamID: String, keyID: String, issuedAt: Int64) -> String {
         var header = JSONWriter()
         header.beginObject()

@@ -1,4 +1,4 @@
-/// The App Attest environment of an app profile (PROTOCOL.md §12
+/// The App Attest environment of an app profile (docs/protocol.md §12
 /// `PUSH_GATEWAY_PROFILE_<P>_APP_ATTEST_ENVIRONMENT`), which fixes the AAGUID (§5 step 5).
 public enum AppAttestEnvironment: String, Sendable, CaseIterable {
     case production

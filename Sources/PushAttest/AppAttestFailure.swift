@@ -1,5 +1,5 @@
 /// Why an App Attest attestation or assertion was refused; the raw values are the reasons printed
-/// by `push-gateway verify-attestation` / `verify-assertion` (PROTOCOL.md §12).
+/// by `push-gateway verify-attestation` / `verify-assertion` (docs/protocol.md §12).
 public enum AppAttestFailure: String, Error, Sendable, CaseIterable {
     /// The certificate chain does not lead to the pinned root (or a certificate is unusable).
     case chain

@@ -1,7 +1,7 @@
 import PushCrypto
 import PushJSON
 
-/// The bytes an App Attest operation signs (PROTOCOL.md §3): `<domain> "\n" <compact JSON>`, with
+/// The bytes an App Attest operation signs (docs/protocol.md §3): `<domain> "\n" <compact JSON>`, with
 /// members in the route's fixed order and every value copied from the validated request as received.
 public struct AppAttestTranscript: Sendable, Equatable {
     /// A JSON member value: a string exactly as received, or an integer in shortest decimal.
@@ -18,7 +18,7 @@ public struct AppAttestTranscript: Sendable, Equatable {
         case revokeDelegation
         case revokeInstallation
 
-        /// Domain separation string (PROTOCOL.md §3 table).
+        /// Domain separation string (docs/protocol.md §3 table).
         public var domain: String {
             switch self {
             case .enroll: "buzz.push.enroll.v1"
@@ -29,7 +29,7 @@ public struct AppAttestTranscript: Sendable, Equatable {
             }
         }
 
-        /// Request path (PROTOCOL.md §4); the audience is the origin followed by it.
+        /// Request path (docs/protocol.md §4); the audience is the origin followed by it.
         public var path: String {
             switch self {
             case .enroll: "/v1/installations"
@@ -139,6 +139,6 @@ public struct AppAttestTranscript: Sendable, Equatable {
         return writer.bytes
     }
 
-    /// SHA-256 of ``bytes`` (PROTOCOL.md §3: `clientDataHash`).
+    /// SHA-256 of ``bytes`` (docs/protocol.md §3: `clientDataHash`).
     public var clientDataHash: [UInt8] { SHA256.hash(bytes) }
 }

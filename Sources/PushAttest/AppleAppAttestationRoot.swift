@@ -1,8 +1,8 @@
 import PushCrypto
 
-/// The Apple App Attestation Root CA, built into the binary (PROTOCOL.md §5 step 2).
+/// The Apple App Attestation Root CA, built into the binary (docs/protocol.md §5 step 2).
 public enum AppleAppAttestationRoot {
-    /// SHA-256 of the root's DER encoding, as published in PROTOCOL.md §5.
+    /// SHA-256 of the root's DER encoding, as published in docs/protocol.md §5.
     public static let pinnedFingerprintHex = "1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932"
 
     /// The built-in certificate, PEM as distributed by Apple
@@ -35,7 +35,7 @@ public enum AppleAppAttestationRoot {
     }
 
     /// Whether `candidate` is Apple's root (used to decide whether an operator-supplied root file
-    /// is an insecure setting, PROTOCOL.md §12).
+    /// is an insecure setting, docs/protocol.md §12).
     public static func isAppleRoot(_ candidate: X509Certificate) -> Bool {
         Hex.encode(candidate.sha256Fingerprint) == pinnedFingerprintHex
     }

@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// Verifies an App Attest assertion exactly as PROTOCOL.md §5 ("Assertion") lists, in that order.
+/// Verifies an App Attest assertion exactly as docs/protocol.md §5 ("Assertion") lists, in that order.
 public enum AssertionVerifier {
     /// Fixed part of authenticatorData: rpIdHash 32, flags 1, counter 4 (WebAuthn §6.1).
     static let fixedAuthenticatorDataLength = 37

@@ -1,13 +1,13 @@
 import PushCrypto
 
-/// Verifies an App Attest attestation object exactly as PROTOCOL.md §5 ("Attestation") lists, in
+/// Verifies an App Attest attestation object exactly as docs/protocol.md §5 ("Attestation") lists, in
 /// that order; the first failing step decides the reason.
 public struct AttestationVerifier: Sendable {
     /// Apple's credential-certificate nonce extension (App Attest, "Validating apps that connect to
     /// your server", step 2).
     public static let nonceExtensionOID = "1.2.840.113635.100.8.2"
 
-    /// What a successful attestation establishes (PROTOCOL.md §5 step 6).
+    /// What a successful attestation establishes (docs/protocol.md §5 step 6).
     public struct AttestedKey: Sendable, Equatable {
         /// SHA-256 of the public key; equals the key id the client sent.
         public let keyID: [UInt8]
@@ -61,7 +61,7 @@ public struct AttestationVerifier: Sendable {
         guard let publicKey = leaf.p256PublicKey(), keyID.count == SHA256.byteCount,
             ConstantTime.equals(SHA256.hash(publicKey.uncompressedPoint), keyID)
         else { throw .keyID }
-        // Step 5: authenticator data (WebAuthn §6.1 layout, offsets of PROTOCOL.md §5).
+        // Step 5: authenticator data (WebAuthn §6.1 layout, offsets of docs/protocol.md §5).
         let authenticatorData = object.authenticatorData
         guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else { throw .appID }
         guard authenticatorData[33..<37].allSatisfy({ $0 == 0 }) else { throw .counter }
@@ -88,7 +88,7 @@ public struct AttestationVerifier: Sendable {
     }
 }
 
-/// The members of an attestation object after PROTOCOL.md §5 step 1.
+/// The members of an attestation object after docs/protocol.md §5 step 1.
 struct ParsedAttestation {
     let leafDER: [UInt8]
     let intermediateDER: [UInt8]

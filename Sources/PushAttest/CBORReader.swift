@@ -13,10 +13,10 @@ public struct CBORLimits: Sendable, Equatable {
         self.maximumItemCount = maximumItemCount
     }
 
-    /// Attestation objects: PROTOCOL.md §1 caps them at 16384 bytes; the deepest item is a
+    /// Attestation objects: docs/protocol.md §1 caps them at 16384 bytes; the deepest item is a
     /// certificate inside `x5c` inside `attStmt` (depth 4).
     public static let attestationObject = CBORLimits(maximumByteCount: 16384, maximumDepth: 4, maximumItemCount: 32)
-    /// Assertions: PROTOCOL.md §1 caps them at 1024 bytes; a flat map of two byte strings.
+    /// Assertions: docs/protocol.md §1 caps them at 1024 bytes; a flat map of two byte strings.
     public static let assertion = CBORLimits(maximumByteCount: 1024, maximumDepth: 2, maximumItemCount: 8)
     /// The authenticator extensions map after byte 37 of an assertion's authenticatorData
     /// (contents not interpreted, only bounded).

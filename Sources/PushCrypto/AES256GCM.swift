@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-/// AES-256-GCM (NIST SP 800-38D) with a 12-byte nonce and a 16-byte tag, as PROTOCOL.md §7 seals.
+/// AES-256-GCM (NIST SP 800-38D) with a 12-byte nonce and a 16-byte tag, as docs/protocol.md §7 seals.
 public enum AES256GCM {
     public static let keyByteCount = 32
     public static let nonceByteCount = 12

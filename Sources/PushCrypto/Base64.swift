@@ -12,7 +12,7 @@ public enum Base64 {
         encode(Array(bytes), alphabet: standardAlphabet, padded: true)
     }
 
-    /// base64url alphabet without padding (PROTOCOL.md §1 challenges, §7 sealed formats).
+    /// base64url alphabet without padding (docs/protocol.md §1 challenges, §7 sealed formats).
     public static func encodeURLNoPadding(_ bytes: some Collection<UInt8>) -> String {
         encode(Array(bytes), alphabet: urlAlphabet, padded: false)
     }
@@ -23,7 +23,7 @@ public enum Base64 {
         append(bytes, alphabet: urlAlphabet, padded: false, to: &output)
     }
 
-    /// Standard alphabet, padded or unpadded (PROTOCOL.md §1); `nil` unless strictly valid.
+    /// Standard alphabet, padded or unpadded (docs/protocol.md §1); `nil` unless strictly valid.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         decode(text.utf8)
     }

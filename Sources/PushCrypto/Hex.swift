@@ -27,7 +27,7 @@ public enum Hex {
     }
 
     /// Decodes hexadecimal text of even length; `nil` on any other character or an odd length.
-    /// With `lowercaseOnly` (the wire formats of PROTOCOL.md §1) upper-case digits are refused too.
+    /// With `lowercaseOnly` (the wire formats of docs/protocol.md §1) upper-case digits are refused too.
     public static func decode(_ text: some StringProtocol, lowercaseOnly: Bool = false) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count % 2 == 0 else { return nil }

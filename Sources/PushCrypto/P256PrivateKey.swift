@@ -1,6 +1,6 @@
 internal import COpenSSL
 
-/// A NIST P-256 private key (ES256 signing for the APNs provider token, PROTOCOL.md §8, and the
+/// A NIST P-256 private key (ES256 signing for the APNs provider token, docs/protocol.md §8, and the
 /// synthetic App Attest devices of the tests). Held as DER so the value is `Sendable`; an OpenSSL
 /// handle exists only during each operation.
 public struct P256PrivateKey: Sendable {

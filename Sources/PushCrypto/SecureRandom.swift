@@ -4,7 +4,7 @@ internal import COpenSSL
 public enum SecureRandom {
     public struct Failure: Error, Sendable {}
 
-    /// Returns `count` random bytes; throws when the DRBG cannot produce them (PROTOCOL.md §1 maps
+    /// Returns `count` random bytes; throws when the DRBG cannot produce them (docs/protocol.md §1 maps
     /// a randomness failure to 503).
     public static func bytes(_ count: Int) throws(Failure) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: count)

@@ -26,7 +26,7 @@ public final class SecureRandomPool: Sendable {
     }
 
     /// `count` random bytes (at most the pool's capacity); throws when the DRBG cannot produce them
-    /// (PROTOCOL.md §1 maps a randomness failure to 503).
+    /// (docs/protocol.md §1 maps a randomness failure to 503).
     public func bytes(_ count: Int) throws(SecureRandom.Failure) -> [UInt8] {
         try buffer.withLock { (pool: inout Buffer) throws(SecureRandom.Failure) -> [UInt8] in
             precondition(count >= 0 && count <= pool.bytes.count, "more bytes than the pool holds")

@@ -12,12 +12,12 @@ public enum HTTPParseResult: Sendable {
 
 /// Incremental HTTP/1.1 request parser: call `parse` with all unconsumed bytes whenever more arrive.
 /// It remembers how far it scanned, so a head trickling in byte by byte is scanned once.
-/// Limits come from PROTOCOL.md §1: the head (request line + fields, and any empty lines before it)
+/// Limits come from docs/protocol.md §1: the head (request line + fields, and any empty lines before it)
 /// at most `maxHeaderBytes`, and the body at most `bodyLimit(path)`, checked from `Content-Length`
 /// before any body byte is read. The head is searched for only within its limit, so the outcome does
 /// not depend on how the bytes were split into reads.
 public struct HTTPRequestParser: Sendable {
-    /// 16 KiB: PROTOCOL.md §1 / issue 2.
+    /// 16 KiB: docs/protocol.md §1 / issue 2.
     public static let defaultMaxHeaderBytes = 16 * 1024
 
     public let maxHeaderBytes: Int
@@ -81,7 +81,7 @@ public struct HTTPRequestParser: Sendable {
             } catch {
                 return fail(error)
             }
-            // PROTOCOL.md §1: requests with a body must carry Content-Length.
+            // docs/protocol.md §1: requests with a body must carry Content-Length.
             if parsed.contentLength == nil && HTTPRequestParser.methodsWithBody.contains(parsed.method) {
                 return fail(HTTPParseError(status: 411, reason: "length required"))
             }

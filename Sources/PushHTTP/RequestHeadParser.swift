@@ -14,7 +14,7 @@ enum RequestHeadParser {
         let method = String(decoding: UnsafeRawBufferPointer(rebasing: head[0..<index]), as: UTF8.self)
         index += 1
 
-        // Origin-form only (PROTOCOL.md §2): "/" then visible ASCII. Control bytes, non-ASCII (hence any
+        // Origin-form only (docs/protocol.md §2): "/" then visible ASCII. Control bytes, non-ASCII (hence any
         // invalid UTF-8) and "#" (fragments are never sent, RFC 9110 §4.2.5) are rejected.
         let targetStart = index
         var queryMark: Int? = nil
@@ -120,7 +120,7 @@ enum RequestHeadParser {
                     valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
         }
 
-        // PROTOCOL.md §1: any Transfer-Encoding, with or without Content-Length → 411.
+        // docs/protocol.md §1: any Transfer-Encoding, with or without Content-Length → 411.
         if hasTransferEncoding { throw HTTPParseError(status: 411, reason: "transfer-encoding") }
         guard contentLengthValid else { throw .badRequest("bad content-length") }
         // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.

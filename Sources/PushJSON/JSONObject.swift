@@ -1,6 +1,6 @@
 /// Typed read access to a JSON object for request handlers.
 ///
-/// `JSONObject.closed(_:keys:)` enforces PROTOCOL.md §1's closed objects: every listed member
+/// `JSONObject.closed(_:keys:)` enforces docs/protocol.md §1's closed objects: every listed member
 /// present, nothing else. Getters fail with `wrongType` when a member has another type; `int64`
 /// accepts only exact integers, so `1.0`, `1e3`, `-0` and `2^63` fail it. Names are compared as
 /// UTF-8 bytes (not by Swift's canonical-equivalence `==`).

@@ -1,4 +1,4 @@
-/// Strict JSON reader (RFC 8259 plus the rules of PROTOCOL.md §1).
+/// Strict JSON reader (RFC 8259 plus the rules of docs/protocol.md §1).
 ///
 /// The input must be exactly one JSON value with only JSON whitespace (space, tab, LF, CR) around
 /// it; a byte-order mark is not whitespace and is rejected. Strings must be well-formed UTF-8
@@ -8,7 +8,7 @@
 /// `maximumDepth` deep. Callers bound the input size before reading (the HTTP layer's body limit).
 /// Foundation's `JSONSerialization`/`JSONDecoder` accept duplicate names, hence this reader.
 public enum JSONReader {
-    /// Default nesting limit: far above any request shape of PROTOCOL.md §4 (depth ≤ 3).
+    /// Default nesting limit: far above any request shape of docs/protocol.md §4 (depth ≤ 3).
     public static let defaultMaximumDepth = 32
 
     /// Parses `bytes` as exactly one JSON value.

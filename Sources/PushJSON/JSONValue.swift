@@ -1,6 +1,6 @@
 /// A JSON value as the strict reader produces it and the writer consumes it.
 ///
-/// Numbers are split so that "integer expected" checks are exact (PROTOCOL.md §1): a token
+/// Numbers are split so that "integer expected" checks are exact (docs/protocol.md §1): a token
 /// `-?(0|[1-9][0-9]*)` without fraction or exponent whose value fits a signed 64-bit integer is an
 /// `integer`; every other valid number (`1.0`, `1e3`, `-0`, `9223372036854775808`) is a `number`
 /// kept as its text, so it never passes for an integer.

@@ -1,4 +1,4 @@
-/// Canonical compact JSON writer (PROTOCOL.md §3): no whitespace, members in exactly the order the
+/// Canonical compact JSON writer (docs/protocol.md §3): no whitespace, members in exactly the order the
 /// caller writes them, strings escaped only for `"`, `\` and U+0000..U+001F (as `\u00xx`, lowercase
 /// hex; `/` and non-ASCII are written as they are), integers in shortest decimal. Used for App
 /// Attest transcripts, sealed grants and responses.

@@ -1,5 +1,5 @@
 /// Why a NIP-98 `Authorization` header was refused. For metrics and tests only: every case is answered
-/// with the same `401 {"error":"invalid_auth"}` (PROTOCOL.md §6).
+/// with the same `401 {"error":"invalid_auth"}` (docs/protocol.md §6).
 public enum NIP98Failure: Error, Sendable, Equatable, CaseIterable {
     case missingHeader
     /// Longer than 4096 bytes.
@@ -23,7 +23,7 @@ public enum NIP98Failure: Error, Sendable, Equatable, CaseIterable {
     case repeatedTag
     /// A `u`, `method` or `payload` tag without a value.
     case malformedTag
-    /// The received request URL is undefined (PROTOCOL.md §2: bad `X-Forwarded-Proto`, `Host` or target).
+    /// The received request URL is undefined (docs/protocol.md §2: bad `X-Forwarded-Proto`, `Host` or target).
     case requestURLUndefined
     /// The received URL's origin is not in `PUSH_GATEWAY_PUBLIC_ORIGINS`.
     case originNotAllowed

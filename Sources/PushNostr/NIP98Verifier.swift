@@ -4,7 +4,7 @@ import PushCrypto
 public struct NIP98Authorization: Sendable, Equatable {
     /// The relay identity (the event's `pubkey`).
     public let relayPublicKey: XOnlyPublicKey
-    /// The event id, burned at admission so the event is never admitted twice (PROTOCOL.md §4.7).
+    /// The event id, burned at admission so the event is never admitted twice (docs/protocol.md §4.7).
     public let eventID: [UInt8]
     public let createdAt: Int64
 
@@ -15,13 +15,13 @@ public struct NIP98Authorization: Sendable, Equatable {
     }
 }
 
-/// NIP-98 HTTP authentication of relay deliveries (PROTOCOL.md §6), as a pure function of the request.
+/// NIP-98 HTTP authentication of relay deliveries (docs/protocol.md §6), as a pure function of the request.
 public struct NIP98Verifier: Sendable {
     /// NIP-98 event kind.
     public static let eventKind: Int64 = 27235
-    /// PROTOCOL.md §6: header value at most 4096 bytes.
+    /// docs/protocol.md §6: header value at most 4096 bytes.
     public static let maximumHeaderLength = 4096
-    /// PROTOCOL.md §6: `created_at` at most 60 s in the past …
+    /// docs/protocol.md §6: `created_at` at most 60 s in the past …
     public static let maximumAge: Int64 = 60
     /// … and at most 30 s in the future.
     public static let maximumLead: Int64 = 30
@@ -40,7 +40,7 @@ public struct NIP98Verifier: Sendable {
     ///
     /// - Parameters:
     ///   - authorization: the header value, nil when the header is absent.
-    ///   - requestURL: the received request URL (PROTOCOL.md §2), nil when undefined.
+    ///   - requestURL: the received request URL (docs/protocol.md §2), nil when undefined.
     ///   - method: the request's method.
     ///   - body: the exact received body bytes.
     ///   - now: the current Unix time in seconds.

@@ -13,10 +13,10 @@ enum NostrEventJSONError: Error, Equatable {
 }
 
 extension NostrEvent {
-    /// The seven members of a NIP-01 event; PROTOCOL.md §6 allows no other.
+    /// The seven members of a NIP-01 event; docs/protocol.md §6 allows no other.
     private static let jsonMembers = ["id", "pubkey", "created_at", "kind", "tags", "content", "sig"]
 
-    /// Reads exactly one NIP-01 event object strictly (PROTOCOL.md §6) with PushJSON's reader (RFC 8259
+    /// Reads exactly one NIP-01 event object strictly (docs/protocol.md §6) with PushJSON's reader (RFC 8259
     /// syntax, no duplicate member at any depth even when spelt with escapes) and its closed-object
     /// accessor: the seven members each exactly once and nothing else, `created_at` and `kind` exact
     /// signed 64-bit integers, `tags` an array of arrays of strings.

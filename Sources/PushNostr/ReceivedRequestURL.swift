@@ -1,4 +1,4 @@
-/// The received request URL of PROTOCOL.md §2: `scheme://authority/path?query`, rebuilt from what the
+/// The received request URL of docs/protocol.md §2: `scheme://authority/path?query`, rebuilt from what the
 /// TLS-terminating proxy forwarded. NIP-98's `u` tag must equal it byte for byte.
 public struct ReceivedRequestURL: Sendable, Equatable {
     /// `http` or `https`.

@@ -20,7 +20,7 @@ public struct XOnlyPublicKey: Sendable, Hashable {
 
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
-    /// Accepts exactly 64 lowercase hex characters naming a valid point (PROTOCOL.md §1 "relay pubkey").
+    /// Accepts exactly 64 lowercase hex characters naming a valid point (docs/protocol.md §1 "relay pubkey").
     public init?(hex: String) {
         guard let bytes = Hex.decode(hex, byteCount: 32, lowercaseOnly: true) else { return nil }
         self.init(bytes: bytes)

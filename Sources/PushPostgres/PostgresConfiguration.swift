@@ -9,7 +9,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     public var statementTimeout: Duration?
     /// Per-session `lock_timeout`: waiting longer for a row or table lock fails with SQLSTATE 55P03.
     /// Default 2 s: a `SELECT … FOR UPDATE` behind a slow transaction gives up well before the
-    /// statement timeout and the 20 s request deadline (PROTOCOL.md §1). `nil` leaves the server's
+    /// statement timeout and the 20 s request deadline (docs/protocol.md §1). `nil` leaves the server's
     /// setting alone; `.zero` disables the limit.
     public var lockTimeout: Duration?
     /// libpq `connect_timeout` in whole seconds (libpq treats values below 2 as 2). Default 2 s, so

@@ -1,5 +1,5 @@
 /// A failure talking to PostgreSQL. It carries the SQLSTATE and the server's primary message, never
-/// the connection string or any parameter value (PROTOCOL.md §1: no SQL text or secret leaks; §11).
+/// the connection string or any parameter value (docs/protocol.md §1: no SQL text or secret leaks; §11).
 public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is; callers branch on it (and on `sqlState` for server errors).
     public struct Code: Hashable, Sendable, CustomStringConvertible {

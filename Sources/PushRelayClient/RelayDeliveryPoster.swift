@@ -1,7 +1,7 @@
 import PushCrypto
 import PushNostr
 
-/// The relay side of PROTOCOL.md §4.7 and §6: posts one JSON body with a NIP-98 `Authorization`
+/// The relay side of docs/protocol.md §4.7 and §6: posts one JSON body with a NIP-98 `Authorization`
 /// header signed for exactly this URL, method and body.
 public struct RelayDeliveryPoster: Sendable {
     public let key: SchnorrSigningKey

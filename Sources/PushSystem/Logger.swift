@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 
-/// Severity of a log line; the configured threshold comes from `PUSH_GATEWAY_LOG_LEVEL` (PROTOCOL.md §12).
+/// Severity of a log line; the configured threshold comes from `PUSH_GATEWAY_LOG_LEVEL` (docs/protocol.md §12).
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     case debug = 0
     case info = 1
@@ -25,7 +25,7 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// A value a log field may carry. Only closed-set strings and numbers belong here: PROTOCOL.md §11
+/// A value a log field may carry. Only closed-set strings and numbers belong here: docs/protocol.md §11
 /// forbids tokens, grants, keys, relay pubkeys, request ids and installation handles in logs.
 public enum LogValue: Sendable, Equatable {
     case string(String)

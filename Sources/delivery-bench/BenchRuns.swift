@@ -60,7 +60,7 @@ func directRun(
         concurrency: concurrency, items: admissions.count, seconds: seconds, makeWorker: { (_: Int) -> Void in () },
         perform: { (_: inout Void, index: Int) -> ItemOutcome in
             // For a 200 the gateway does no bookkeeping after the send (the reservation stays:
-            // PROTOCOL.md §4.7), so the admission transaction is the whole database work.
+            // docs/protocol.md §4.7), so the admission transaction is the whole database work.
             do {
                 switch try ledger.admit(admissions[index]) {
                 case .admitted: return .accepted

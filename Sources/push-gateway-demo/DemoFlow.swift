@@ -9,7 +9,7 @@ import PushTestSupport
 struct DemoSettings: Sendable {
     /// `http://host:port` of the public listener, no trailing slash.
     var gatewayURL: String
-    /// `PUSH_GATEWAY_ORIGIN`, the prefix of every transcript audience (PROTOCOL.md §3).
+    /// `PUSH_GATEWAY_ORIGIN`, the prefix of every transcript audience (docs/protocol.md §3).
     var origin: String
     var profile: String
     var appID: String
@@ -60,7 +60,7 @@ struct MockRecord: Sendable {
     }
 }
 
-/// Plays an iPhone app and a relay through the whole flow of PROTOCOL.md §4: challenge, enroll
+/// Plays an iPhone app and a relay through the whole flow of docs/protocol.md §4: challenge, enroll
 /// (synthetic attestation), challenge, delegate (synthetic assertion) to a fresh relay key, then a
 /// NIP-98-signed delivery; prints each answer through `say`.
 struct DemoFlow {
@@ -69,7 +69,7 @@ struct DemoFlow {
     static let delegationsPath = "/v1/delegations"
     static let deliveriesPath = "/v1/deliveries/apns"
     /// Lifetimes the demo asks for: a day for the installation, an hour for the grant, a minute
-    /// for the delivery (within every limit of PROTOCOL.md §4).
+    /// for the delivery (within every limit of docs/protocol.md §4).
     static let installationLifetime: Int64 = 86_400
     static let grantLifetime: Int64 = 3600
     static let deliveryLifetime: Int64 = 60
@@ -215,7 +215,7 @@ struct DemoFlow {
     // MARK: - The mock's record
 
     /// The last line of the `apns-mock` record file whose `apns-id` is `requestID` (the gateway
-    /// sends the delivery's request id as `apns-id`, PROTOCOL.md §8).
+    /// sends the delivery's request id as `apns-id`, docs/protocol.md §8).
     static func mockRecord(in file: String, requestID: String) throws -> MockRecord {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw DemoError("cannot read the apns-mock record file")

@@ -3,7 +3,7 @@ import PushAttest
 import PushCrypto
 import Testing
 
-/// Real device vectors copied from /work/shared/vectors (see its README.md) into Fixtures/.
+/// Real device vectors (node-app-attest, veehaitch) and the transcript vectors, in Fixtures/.
 enum Fixtures {
     struct LoadError: Error {}
 

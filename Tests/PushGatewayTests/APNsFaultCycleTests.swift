@@ -10,7 +10,7 @@ import Testing
 
 @testable import PushGateway
 
-/// One way APNs can answer (PROTOCOL.md §4.7, §8) and the exact relay response it must produce.
+/// One way APNs can answer (docs/protocol.md §4.7, §8) and the exact relay response it must produce.
 private struct FaultRow: Sendable {
     let name: String
     /// The mock's replies for this delivery's device token, in order (a refusal or a provider-token

@@ -134,7 +134,7 @@ struct DeliveryFaultTests {
         #expect(load.wait(for: 20, within: 15) { $0.answeredAt > restarted && $0.response?.status == 200 })
         let posted = load.stop()
 
-        // Every answer is one PROTOCOL.md specifies for these requests (§4.7 admitted, §1 storage
+        // Every answer is one docs/protocol.md specifies for these requests (§4.7 admitted, §1 storage
         // failure), never a 500 or a dropped connection.
         #expect(posted.allSatisfy { $0.response != nil })
         let unexpected = posted.compactMap(\.response).filter {
@@ -147,7 +147,7 @@ struct DeliveryFaultTests {
         #expect(gateway.sender.callCount == posted.filter(isAdmitted).count)
 
         // A 503 whose commit happened while its session died keeps its reservation until the
-        // request's own expires_at (bounded, PROTOCOL.md §4.7); nothing reserves beyond that.
+        // request's own expires_at (bounded, docs/protocol.md §4.7); nothing reserves beyond that.
         let before = try reservations(gateway.database)
         let expiries = Dictionary(uniqueKeysWithValues: posted.map { ($0.requestID.text, $0.expiresAt) })
         #expect(before.allSatisfy { expiries[$0.key] == $0.value })

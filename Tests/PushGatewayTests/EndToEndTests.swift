@@ -63,7 +63,7 @@ struct EndToEndTests {
         #expect(field("apns-expiration") == String(expiresAt))
         #expect(String(decoding: record.body, as: UTF8.self) == Self.reconnectBody)
 
-        // The provider token is a real ES256 JWT over the configured .p8 key (PROTOCOL.md §8).
+        // The provider token is a real ES256 JWT over the configured .p8 key (docs/protocol.md §8).
         let jwt = try #require(field("authorization")?.split(separator: " ").last.map(String.init))
         let parts = jwt.split(separator: ".").map(String.init)
         try #require(parts.count == 3)

@@ -9,7 +9,7 @@ import Testing
 @Suite("Installation lifecycle over HTTP: enroll, delegate, rotate, revoke")
 struct LifecycleFlowTests {
     /// HMAC-SHA-256(fingerprint key, `push-gateway endpoint v1` ‖ 0 ‖ profile ‖ 0 ‖ token), computed
-    /// here from PROTOCOL.md §7 rather than through the gateway's fingerprinter.
+    /// here from docs/protocol.md §7 rather than through the gateway's fingerprinter.
     static func expectedFingerprint(_ gateway: LifecycleGateway, token: [UInt8]) -> [UInt8] {
         HMACSHA256.authenticationCode(
             key: gateway.configuration.fingerprintKey.bytes,

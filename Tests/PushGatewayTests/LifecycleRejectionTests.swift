@@ -44,7 +44,7 @@ struct LifecycleBody {
         return copy.text
     }
 
-    /// Defects every route shares (PROTOCOL.md §1): missing, unknown and duplicate members, `v`,
+    /// Defects every route shares (docs/protocol.md §1): missing, unknown and duplicate members, `v`,
     /// wrong types, trailing bytes, not an object.
     var commonDefects: [String] {
         var bodies = members.map { removing($0.name) }
@@ -67,7 +67,7 @@ struct LifecycleBody {
         return bodies
     }
 
-    /// Wrong formats of the values named in PROTOCOL.md §1.
+    /// Wrong formats of the values named in docs/protocol.md §1.
     func formatDefects(now: Int64) -> [String] {
         var bodies: [String] = []
         for member in members {

@@ -20,7 +20,7 @@ final class CapturedLog: Sendable {
 }
 
 /// Issue 8 "Show": after a whole lifecycle and delivery flow, including rejections and failures,
-/// no log line at debug level holds a secret (PROTOCOL.md §11, BRIEF: never log a token, grant,
+/// no log line at debug level holds a secret (docs/protocol.md §11, BRIEF: never log a token, grant,
 /// key, relay pubkey, request id, handle or database URL/password).
 @Suite("Logs never contain secrets")
 struct LogScanTests {

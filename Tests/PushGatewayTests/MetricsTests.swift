@@ -162,7 +162,7 @@ struct MetricsFormatTests {
 
 @Suite("Metrics on a running gateway", .serialized)
 struct MetricsLiveTests {
-    /// Values a client sends that must never appear in a scrape (PROTOCOL.md §9).
+    /// Values a client sends that must never appear in a scrape (docs/protocol.md §9).
     static let secrets = [
         "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",  // device token
         "k1.c2VjcmV0LWdyYW50LWJ5dGVz",  // grant

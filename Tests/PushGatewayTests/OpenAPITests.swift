@@ -56,7 +56,7 @@ struct OpenAPITests {
         #expect(Set(paths.keys) == Set(routes.map(\.path)))
         for route in routes {
             let statuses = try #require(paths[route.path]?[route.method.lowercased()], "\(route.path)")
-            // PROTOCOL.md §1: every route can answer these.
+            // docs/protocol.md §1: every route can answer these.
             for common in ["400", "408", "411", "413", "503"] {
                 #expect(statuses.contains(common), "\(route.path) \(common)")
             }

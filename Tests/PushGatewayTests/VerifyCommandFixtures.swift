@@ -1,5 +1,5 @@
 /// One real attestation and one real assertion from uebelack/node-app-attest (MIT, @ 3d92d918),
-/// copied from /work/shared/vectors/app-attest/node-app-attest_2024.json for the CLI tests.
+/// as in Tests/PushAttestTests/Fixtures/node-app-attest_2024.json, for the CLI tests.
 enum VerifyCommandFixtures {
     static let appID = "V8H6LQ9448.io.uebelacker.AppAttestExample"
     /// Development attestation, valid at 2024-02-03T21:27:06Z.

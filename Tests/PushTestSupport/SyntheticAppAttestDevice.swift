@@ -1,7 +1,7 @@
 import PushCrypto
 
 /// One synthetic App Attest key on one "device": builds attestation objects and signs assertions the
-/// way iOS does (authenticator data layout of WebAuthn §6.1, PROTOCOL.md §5).
+/// way iOS does (authenticator data layout of WebAuthn §6.1, docs/protocol.md §5).
 public struct SyntheticAppAttestDevice: Sendable {
     /// `appattest` followed by seven zero bytes.
     public static let productionAAGUID = Array("appattest".utf8) + [UInt8](repeating: 0, count: 7)

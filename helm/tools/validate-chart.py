@@ -3,8 +3,9 @@
 several value sets, validates every manifest against the Kubernetes JSON schemas shipped in the
 kubernetes-validate package (strict: unknown fields are errors), and checks the chart's own rules
 (non-root, read-only root FS, no capabilities, probes on the private port, secrets only as files,
-migration hook). Prints one JSON object: the kinds rendered per value set and the Deployment's
-environment for the default values. Exit 0 when everything holds, 1 otherwise."""
+migration hook). Prints one JSON object: the kinds rendered per value set, the Deployment's
+environment and rollout strategy for the default values, the pod checksums for the defaults and for
+one change of the configuration and of the Secret revision, and the optional Ingress. Exit 0 when everything holds, 1 otherwise."""
 
 import copy
 import json
@@ -118,13 +119,36 @@ def main():
     without_migration = copy.deepcopy(defaults)
     without_migration["migration"]["enabled"] = False
     without_migration["podDisruptionBudget"]["enabled"] = False
+    with_ingress = copy.deepcopy(defaults)
+    with_ingress["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
 
     summary = {"kinds": {}}
     for scenario, values, upgrade in (("defaults", defaults, False), ("everything", everything, True),
-                                      ("without-migration", without_migration, False)):
+                                      ("without-migration", without_migration, False),
+                                      ("with-ingress", with_ingress, True)):
         summary["kinds"][scenario] = sorted(validate(render(chart, values, upgrade), scenario))
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    summary["strategy"] = deployment["spec"]["strategy"]
+
+    # The pod template's checksums, for the defaults and for one change of each input.
+    changed_config = copy.deepcopy(defaults)
+    changed_config["limits"] = {"endpointQuotaMax": 11}
+    changed_secret = copy.deepcopy(defaults)
+    changed_secret["secretRevision"] = defaults["secretRevision"] + 1
+    summary["checksums"] = {}
+    for scenario, values in (("defaults", defaults), ("config-changed", changed_config),
+                             ("secret-revision-bumped", changed_secret)):
+        pod = next(d for d in render(chart, values) if d["kind"] == "Deployment")["spec"]["template"]
+        summary["checksums"][scenario] = {
+            name: value for name, value in pod["metadata"].get("annotations", {}).items() if name.startswith("checksum/")}
+    ingress = next(d for d in render(chart, with_ingress, True) if d["kind"] == "Ingress")
+    summary["ingress"] = {
+        "className": ingress["spec"].get("ingressClassName"), "tls": ingress["spec"]["tls"],
+        "rules": ingress["spec"]["rules"]}
+    no_tls = copy.deepcopy(with_ingress)
+    no_tls["ingress"]["tlsSecret"] = ""
+    must_fail(chart, no_tls, "ingress without a TLS secret")
 
     bad_auth = copy.deepcopy(defaults)
     bad_auth["profiles"][0]["auth"] = "password"

@@ -52,7 +52,7 @@ enum AssertionTarget {
                 previousCounter: 0)
         else { return }
         FuzzCheck.require(counter > 0, "counter not above the previous one")
-        // The same assertion replayed against its own counter must be refused (PROTOCOL.md §5 step 4).
+        // The same assertion replayed against its own counter must be refused (docs/protocol.md §5 step 4).
         let replay = try? AssertionVerifier.verify(
             assertion: input, clientDataHash: clientDataHash, appID: appID, publicKey: publicKey,
             previousCounter: counter)

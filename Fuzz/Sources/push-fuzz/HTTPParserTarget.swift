@@ -82,7 +82,7 @@ enum HTTPParserTarget {
         // The limit counts empty lines before the request line too.
         let headBytes = consumed - body.count
         FuzzCheck.require(headBytes <= maxHeaderBytes, "head of \(headBytes) bytes accepted over the limit")
-        // PROTOCOL.md §1: no Transfer-Encoding, one unambiguous Content-Length — no smuggling shape passes.
+        // docs/protocol.md §1: no Transfer-Encoding, one unambiguous Content-Length — no smuggling shape passes.
         FuzzCheck.require(head.headers.values("transfer-encoding").isEmpty, "Transfer-Encoding accepted")
         for value in head.headers.values("content-length") {
             for element in value.split(separator: ",", omittingEmptySubsequences: false) {

@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// A freshly issued challenge, as `POST /v1/installations/challenges` answers it (PROTOCOL.md §4.1).
+/// A freshly issued challenge, as `POST /v1/installations/challenges` answers it (docs/protocol.md §4.1).
 public struct IssuedChallenge: Sendable, Equatable {
     public let challengeID: CanonicalUUID
     /// 32 bytes: 16 random bytes, then the first 16 bytes of the HMAC tag.
@@ -12,7 +12,7 @@ public struct IssuedChallenge: Sendable, Equatable {
 }
 
 /// Why a presented challenge is not acceptable. All of them answer the same
-/// `404 {"error":"not_authorized"}` (PROTOCOL.md §1, no oracle); the distinction is for tests only.
+/// `404 {"error":"not_authorized"}` (docs/protocol.md §1, no oracle); the distinction is for tests only.
 public enum ChallengeRejection: Error, Equatable, Sendable {
     case malformed
     case forged
@@ -20,7 +20,7 @@ public enum ChallengeRejection: Error, Equatable, Sendable {
     case fromTheFuture
 }
 
-/// Stateless challenges (PROTOCOL.md §4.1): nothing is written at issuance; the id is a UUIDv7
+/// Stateless challenges (docs/protocol.md §4.1): nothing is written at issuance; the id is a UUIDv7
 /// carrying the issue time and the challenge carries an HMAC tag over the id, so verification needs
 /// only the keyring. Single use is enforced later, by inserting the id into the consumed-challenges
 /// table in the transaction of the change it authorizes.

@@ -6,7 +6,7 @@ import PushRelayClient
 import PushSystem
 
 /// `push-gateway deliver --url URL --relay-key-file F --grant G [--request-id UUID]
-/// [--expires-in SECONDS]` (PROTOCOL.md §12): the relay side of one delivery. Signs NIP-98 for the
+/// [--expires-in SECONDS]` (docs/protocol.md §12): the relay side of one delivery. Signs NIP-98 for the
 /// exact URL and body, posts once, prints the HTTP status on the first line and the body on the
 /// second; exit 0 for a 2xx, 1 for any other answer or a transport failure, 2 for usage errors
 /// (docs/decisions/0084).
@@ -17,9 +17,9 @@ package enum DeliverCommand: InProcessCommand {
 
         """
 
-    /// The default request lifetime (PROTOCOL.md §12).
+    /// The default request lifetime (docs/protocol.md §12).
     static let defaultExpiresIn: Int64 = 60
-    /// The largest `--expires-in`: one year, the longest a grant can live (PROTOCOL.md §12).
+    /// The largest `--expires-in`: one year, the longest a grant can live (docs/protocol.md §12).
     static let maximumExpiresIn: Int64 = 31_536_000
 
     /// The parsed flags.
@@ -78,7 +78,7 @@ package enum DeliverCommand: InProcessCommand {
             exitCode: (200...299).contains(response.status) ? 0 : 1, standardOutput: output, standardError: "")
     }
 
-    /// The body of PROTOCOL.md §4.7, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.
+    /// The body of docs/protocol.md §4.7, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.
     package static func requestBody(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()

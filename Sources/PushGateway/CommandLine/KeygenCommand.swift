@@ -1,7 +1,7 @@
 import Glibc
 import PushCrypto
 
-/// `push-gateway keygen [--id ID]` (PROTOCOL.md §12): prints `ID:base64(32 random bytes)` for a
+/// `push-gateway keygen [--id ID]` (docs/protocol.md §12): prints `ID:base64(32 random bytes)` for a
 /// keyring or (without the `ID:`, which operators strip) the fingerprint key. The default id is
 /// `k<UTC YYYYMMDD>-<4 random hex digits>` (docs/decisions/0016), so keys made the same day for
 /// the grant and token keyrings do not share an id.

@@ -2,7 +2,7 @@ import Foundation
 import PushPostgres
 
 /// `push-gateway migrate [--runtime-role NAME] [--migrations-dir DIR]` and `migrate --status`
-/// (PROTOCOL.md §12), run by an admin with a DDL-capable `DATABASE_URL`. Exit 0 on success, 1 on
+/// (docs/protocol.md §12), run by an admin with a DDL-capable `DATABASE_URL`. Exit 0 on success, 1 on
 /// failure, 2 on usage errors. `serve` never migrates.
 enum MigrateCommand: InProcessCommand {
     static let usage = """

@@ -1,6 +1,6 @@
 import PushSystem
 
-/// `push-gateway serve` (PROTOCOL.md §12): validate the configuration, refuse to start on any
+/// `push-gateway serve` (docs/protocol.md §12): validate the configuration, refuse to start on any
 /// error, run both listeners and the reaper, and drain on SIGTERM or SIGINT.
 enum ServeCommand {
     static let usage = "usage: push-gateway serve\n"

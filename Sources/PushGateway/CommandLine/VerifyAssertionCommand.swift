@@ -1,7 +1,7 @@
 import PushAttest
 import PushCrypto
 
-/// `push-gateway verify-assertion` (PROTOCOL.md §12): offline App Attest assertion check for app
+/// `push-gateway verify-assertion` (docs/protocol.md §12): offline App Attest assertion check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
 enum VerifyAssertionCommand: InProcessCommand {
     static let usage = """

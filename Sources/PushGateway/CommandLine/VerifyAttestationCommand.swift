@@ -3,7 +3,7 @@ import Glibc
 import PushAttest
 import PushCrypto
 
-/// `push-gateway verify-attestation` (PROTOCOL.md §12): offline App Attest attestation check for app
+/// `push-gateway verify-attestation` (docs/protocol.md §12): offline App Attest attestation check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
 enum VerifyAttestationCommand: InProcessCommand {
     static let usage = """
@@ -72,7 +72,7 @@ extension CommandResult {
     }
 }
 
-/// `--name value` flags of the diagnostic commands, and the input rules of PROTOCOL.md §12.
+/// `--name value` flags of the diagnostic commands, and the input rules of docs/protocol.md §12.
 struct DiagnosticFlags {
     struct UsageError: Error {
         let message: String

@@ -1,4 +1,4 @@
-/// One enabled app profile (PROTOCOL.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
+/// One enabled app profile (docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
 /// how its App Attest data is checked and how APNs is reached for it.
 public struct AppProfile: Sendable {
     public enum APNsEnvironment: String, Sendable, Equatable, CaseIterable {
@@ -9,7 +9,7 @@ public struct AppProfile: Sendable {
         case production, development
     }
 
-    /// How the gateway authenticates to APNs for this profile (PROTOCOL.md §8).
+    /// How the gateway authenticates to APNs for this profile (docs/protocol.md §8).
     public enum APNsAuthentication: Sendable {
         /// Provider token (ES256 JWT) from a `.p8` PKCS#8 key.
         case token(privateKeyPEM: SecretBytes, keyID: String, teamID: String)
@@ -23,7 +23,7 @@ public struct AppProfile: Sendable {
     public let id: String
     /// `<P>` in the profile's variable names.
     public let variableKey: String
-    /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (PROTOCOL.md §5).
+    /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (docs/protocol.md §5).
     public let appID: String
     /// The 10-character team id prefix of `appID`.
     public let teamID: String

@@ -1,5 +1,5 @@
 /// A configuration problem. It names the variable and what is wrong with it, never the value
-/// (PROTOCOL.md §12: "Configuration errors name the variable, never its value").
+/// (docs/protocol.md §12: "Configuration errors name the variable, never its value").
 public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     public let variable: String
     public let problem: String

@@ -37,7 +37,7 @@ struct EnvironmentReader {
         return value
     }
 
-    /// A required secret given directly or through `<name>_FILE` (PROTOCOL.md §12).
+    /// A required secret given directly or through `<name>_FILE` (docs/protocol.md §12).
     mutating func requiredSecret(_ name: String) -> String? {
         let value: String?
         do {

@@ -2,7 +2,7 @@ import PushCrypto
 import PushSystem
 
 extension GatewayConfiguration {
-    /// The insecure test/development variables (PROTOCOL.md §12), in the order they are reported.
+    /// The insecure test/development variables (docs/protocol.md §12), in the order they are reported.
     static let insecureVariables = [
         "PUSH_GATEWAY_APNS_URL_PRODUCTION", "PUSH_GATEWAY_APNS_URL_SANDBOX", "PUSH_GATEWAY_APNS_CA_FILE",
         "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", "PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT",
@@ -15,7 +15,7 @@ extension GatewayConfiguration {
         "APNS_TEAM_ID", "APNS_CERT_FILE",
     ]
 
-    /// Validates every variable of PROTOCOL.md §12 and reads the files they name (no network, no
+    /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no
     /// database). Throws every problem found, not just the first.
     public init(environment: [String: String]) throws(ConfigurationErrors) {
         var reader = EnvironmentReader(environment)
@@ -115,7 +115,7 @@ extension GatewayConfiguration {
     }
 
     /// The three keyrings and the fingerprint key, plus the separation rules between them
-    /// (PROTOCOL.md §7; docs/decisions/0013).
+    /// (docs/protocol.md §7; docs/decisions/0013).
     private static func keyMaterial(_ reader: inout EnvironmentReader) -> KeyMaterial? {
         let grant = keyring(&reader, "PUSH_GATEWAY_GRANT_KEYS")
         let token = keyring(&reader, "PUSH_GATEWAY_TOKEN_KEYS")

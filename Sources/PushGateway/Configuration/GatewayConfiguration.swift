@@ -1,7 +1,7 @@
 import PushHTTP2
 import PushSystem
 
-/// The whole validated configuration of PROTOCOL.md §12, built from the environment by
+/// The whole validated configuration of docs/protocol.md §12, built from the environment by
 /// `init(environment:)`. Secrets are wrapped in `SecretBytes`/`SecretText`, so printing or dumping
 /// a configuration never shows key bytes, private keys or the database URL.
 public struct GatewayConfiguration: Sendable {
@@ -44,7 +44,7 @@ public struct GatewayConfiguration: Sendable {
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
     public let logLevel: LogLevel
-    /// `PUSH_GATEWAY_MIGRATIONS_DIR` when set (PROTOCOL.md §12 `migrate`).
+    /// `PUSH_GATEWAY_MIGRATIONS_DIR` when set (docs/protocol.md §12 `migrate`).
     public let migrationsDirectory: String?
 
     public let apnsProductionServer: APNsServer?
@@ -53,7 +53,7 @@ public struct GatewayConfiguration: Sendable {
     public let apnsExtraTrustAnchorPEM: [UInt8]?
     /// The file that PEM came from, which the TLS layer loads.
     public let apnsExtraTrustAnchorFile: String?
-    /// A shorter APNs request timeout than PROTOCOL.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
+    /// A shorter APNs request timeout than docs/protocol.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
     /// test only, docs/decisions/0151).
     public let apnsRequestTimeout: Duration?
     /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
@@ -63,7 +63,7 @@ public struct GatewayConfiguration: Sendable {
     /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
     public let allowsUntrustedAppAttestRoot: Bool
     /// The test/development variables in use, by name: each is a warning at start and sets
-    /// `push_gateway_insecure_settings 1` (PROTOCOL.md §12).
+    /// `push_gateway_insecure_settings 1` (docs/protocol.md §12).
     public let insecureSettings: [String]
 
     /// The profile enabled under `id`.

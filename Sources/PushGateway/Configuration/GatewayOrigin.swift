@@ -1,5 +1,5 @@
 /// `PUSH_GATEWAY_ORIGIN`: `https://host[:port]`, used verbatim as the prefix of every transcript
-/// `audience` (PROTOCOL.md §3), so no normalisation happens (docs/decisions/0012).
+/// `audience` (docs/protocol.md §3), so no normalisation happens (docs/decisions/0012).
 public struct GatewayOrigin: Sendable, Equatable, CustomStringConvertible {
     /// The origin exactly as configured, e.g. `https://push.buzz.xyz`.
     public let text: String
@@ -16,7 +16,7 @@ public struct GatewayOrigin: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// `PUSH_GATEWAY_PUBLIC_ORIGINS`: the `scheme://authority` values a NIP-98 `u` may start with
-/// (PROTOCOL.md §2). Compared byte for byte, as the received URL is.
+/// (docs/protocol.md §2). Compared byte for byte, as the received URL is.
 public struct PublicOrigins: Sendable, Equatable {
     /// The listed origins, exactly as configured.
     public let origins: [String]

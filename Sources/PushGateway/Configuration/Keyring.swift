@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// A keyring `id:base64(32 bytes),...` (PROTOCOL.md §7, §12): the first key seals, every key
+/// A keyring `id:base64(32 bytes),...` (docs/protocol.md §7, §12): the first key seals, every key
 /// opens, so older keys stay listed after it for rotation.
 public struct Keyring: Sendable {
     /// One named 32-byte key.
@@ -30,7 +30,7 @@ public struct Keyring: Sendable {
     /// Key bytes length for every keyring key and the fingerprint key.
     public static let keyLength = 32
 
-    /// Whether `id` is a valid key id (PROTOCOL.md §7).
+    /// Whether `id` is a valid key id (docs/protocol.md §7).
     public static func isValidKeyID(_ id: Substring) -> Bool {
         (1...32).contains(id.utf8.count)
             && id.utf8.allSatisfy { byte in

@@ -1,5 +1,5 @@
 /// A listener address, `host:port` with an IPv4 literal or a bracketed IPv6 literal
-/// (`0.0.0.0:8080`, `[::1]:8081`) and a port 1..65535 (PROTOCOL.md §12).
+/// (`0.0.0.0:8080`, `[::1]:8081`) and a port 1..65535 (docs/protocol.md §12).
 public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// 4 bytes (IPv4) or 16 bytes (IPv6), network order.
     public let address: [UInt8]

@@ -1,5 +1,5 @@
 /// Key material or other secret bytes (keyring keys, the fingerprint key, APNs private keys).
-/// Printing, interpolating, debug-printing or dumping it never shows the bytes (PROTOCOL.md §11).
+/// Printing, interpolating, debug-printing or dumping it never shows the bytes (docs/protocol.md §11).
 public struct SecretBytes: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The secret itself; hand it only to the code that uses it.
     public let bytes: [UInt8]

@@ -1,4 +1,4 @@
-/// The networks whose `X-Forwarded-For` is believed (PROTOCOL.md §4.1): a list of CIDRs such as
+/// The networks whose `X-Forwarded-For` is believed (docs/protocol.md §4.1): a list of CIDRs such as
 /// `10.0.0.0/8,fd00::/8`; a bare address means that one host. Empty means none.
 public struct TrustedProxies: Sendable, Equatable {
     /// One network: address bytes (4 or 16) and prefix length.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where `migrate` looks for its SQL files (PROTOCOL.md §12): `--migrations-dir`, else
+/// Where `migrate` looks for its SQL files (docs/protocol.md §12): `--migrations-dir`, else
 /// `PUSH_GATEWAY_MIGRATIONS_DIR`, else `./Migrations` (a source checkout), else
 /// `<install prefix>/share/push-gateway/migrations` where the prefix is the executable's
 /// directory's parent (`/usr/local/bin/push-gateway` → `/usr/local/share/push-gateway/migrations`).

@@ -2,7 +2,7 @@ import PushAPNs
 import PushHTTP2
 
 /// The production sender: one APNs HTTP/2 client for the process (its connection pools are keyed
-/// by environment and credential, PROTOCOL.md §8) and one `APNsProfile` per configured app profile.
+/// by environment and credential, docs/protocol.md §8) and one `APNsProfile` per configured app profile.
 public final class APNsDeliverySender: DeliverySender {
     /// A profile's APNs credentials could not be loaded; names the profile, never key material.
     public struct CredentialError: Error, CustomStringConvertible {

@@ -1,7 +1,7 @@
 import PushHTTP
 import PushJSON
 
-/// The delivery route's answers, byte for byte as in the PROTOCOL.md §4.7 table.
+/// The delivery route's answers, byte for byte as in the docs/protocol.md §4.7 table.
 enum DeliveryResponses {
     /// APNs 200.
     static let accepted = Response.json(status: 200, #"{"status":"accepted"}"#)
@@ -23,7 +23,7 @@ enum DeliveryResponses {
         var body = JSONWriter(reservingCapacity: 64)
         body.beginObject()
         body.member("status", "retry")
-        // PROTOCOL.md §4.7: whole seconds clamped to 1..3600.
+        // docs/protocol.md §4.7: whole seconds clamped to 1..3600.
         body.member("retry_after_seconds", retryAfterSeconds.map { min(max($0, 1), 3600) })
         body.endObject()
         return .json(status: 503, body.bytes)
@@ -42,7 +42,7 @@ enum DeliveryResponses {
 }
 
 extension DeliveryOutcome {
-    /// PROTOCOL.md §4.7: terminal outcomes keep the request-id reservation; transient and
+    /// docs/protocol.md §4.7: terminal outcomes keep the request-id reservation; transient and
     /// configuration outcomes release it.
     var keepsReservation: Bool {
         switch self {

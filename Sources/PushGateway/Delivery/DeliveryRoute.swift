@@ -3,7 +3,7 @@ import PushHTTP
 import PushNostr
 import PushSystem
 
-/// `POST /v1/deliveries/apns` (PROTOCOL.md §4.7): a relay asks for one wake of one installation.
+/// `POST /v1/deliveries/apns` (docs/protocol.md §4.7): a relay asks for one wake of one installation.
 ///
 /// Order, first failure wins: strict body (400) → NIP-98 (401) → the relay's token bucket (429) →
 /// the grant: opens, names this relay, `now <= expires_at <= grant.expires_at` (404) → the
@@ -29,7 +29,7 @@ struct DeliveryRoute: Sendable {
     /// Pause before retrying failed bookkeeping (tests shorten it).
     var bookkeepingRetryDelay: Duration = .milliseconds(200)
 
-    /// The one answer to every grant, authority, replay, expiry and quota failure (PROTOCOL.md §1:
+    /// The one answer to every grant, authority, replay, expiry and quota failure (docs/protocol.md §1:
     /// no oracle).
     static let invalidGrant = Response.error(404, .invalidGrant)
 
@@ -97,7 +97,7 @@ struct DeliveryRoute: Sendable {
         }
     }
 
-    /// NIP-98 against the received request URL of PROTOCOL.md §2.
+    /// NIP-98 against the received request URL of docs/protocol.md §2.
     private func authenticate(_ request: Request, now: Int64) -> Result<NIP98Authorization, NIP98Failure> {
         let authorizations = request.headers.values("authorization")
         let hosts = request.headers.values("host")
@@ -127,7 +127,7 @@ struct DeliveryRoute: Sendable {
         return metrics.stageDurations.time(.apnsRequest) { sender.send(attempt) }
     }
 
-    /// PROTOCOL.md §4.7 after the answer: release the reservation for transient and configuration
+    /// docs/protocol.md §4.7 after the answer: release the reservation for transient and configuration
     /// outcomes; mark the epoch dead on an invalid endpoint. Retried a few times on storage failure;
     /// if it still fails, a reservation simply lives until `expires_at` and a dead endpoint is
     /// reported again by APNs on the next attempt.

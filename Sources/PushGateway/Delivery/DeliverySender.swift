@@ -1,4 +1,4 @@
-/// One admitted delivery attempt, everything the APNs client needs for one request (PROTOCOL.md
+/// One admitted delivery attempt, everything the APNs client needs for one request (docs/protocol.md
 /// §8). The relay chose none of these bytes except the request id and expiry.
 public struct DeliveryAttempt: Sendable {
     /// The raw APNs device token (decrypted from custody just for this attempt).
@@ -18,7 +18,7 @@ public struct DeliveryAttempt: Sendable {
     }
 }
 
-/// The classification of one attempt's APNs answer: the rows of the PROTOCOL.md §4.7 table.
+/// The classification of one attempt's APNs answer: the rows of the docs/protocol.md §4.7 table.
 public enum DeliveryOutcome: Sendable, Equatable {
     /// APNs 200.
     case accepted

@@ -1,7 +1,7 @@
 import PushNostr
 
 extension GatewayApplication {
-    /// `POST /v1/deliveries/apns` (PROTOCOL.md §4.7).
+    /// `POST /v1/deliveries/apns` (docs/protocol.md §4.7).
     static let deliveriesPath = "/v1/deliveries/apns"
 
     /// The delivery route, built from the configuration and the injected sender.
@@ -9,7 +9,7 @@ extension GatewayApplication {
         let rate = configuration.relayRatePerSecond
         return DeliveryRoute(
             verifier: NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins),
-            // PROTOCOL.md §4.7: per relay, `rate` per second with a burst of twice that.
+            // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
             relayLimiter: KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate)),
             grants: SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys),
             tokens: SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys),

@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// A UUID in the only text form PROTOCOL.md §1 accepts: canonical lowercase hyphenated 8-4-4-4-12.
+/// A UUID in the only text form docs/protocol.md §1 accepts: canonical lowercase hyphenated 8-4-4-4-12.
 public struct CanonicalUUID: Hashable, Sendable {
     /// The 16 raw bytes, network order.
     public let bytes: [UInt8]

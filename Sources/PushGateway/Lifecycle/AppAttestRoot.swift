@@ -1,7 +1,7 @@
 import PushAttest
 import PushCrypto
 
-/// Which root App Attest attestations chain to (PROTOCOL.md §5 step 2, §12): Apple's built-in
+/// Which root App Attest attestations chain to (docs/protocol.md §5 step 2, §12): Apple's built-in
 /// root, or the root in `PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE` when that file holds Apple's root or
 /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true` accepts another one (tests use a synthetic CA).
 enum AppAttestRoot {

@@ -14,11 +14,11 @@ struct InstallationRecord: Equatable {
     /// Unix seconds.
     let expiresAt: Int64
 
-    /// Unrevoked and unexpired at `now` (PROTOCOL.md §4.2 "live").
+    /// Unrevoked and unexpired at `now` (docs/protocol.md §4.2 "live").
     func isLive(at now: Int64) -> Bool { !isRevoked && now < expiresAt }
 }
 
-/// A new installation as enrollment stores it (PROTOCOL.md §4.2): never the plaintext token.
+/// A new installation as enrollment stores it (docs/protocol.md §4.2): never the plaintext token.
 struct NewInstallation {
     let handle: CanonicalUUID
     let keyID: [UInt8]
@@ -31,7 +31,7 @@ struct NewInstallation {
     let expiresAt: Int64
 }
 
-/// A delegation as `POST /v1/delegations` writes it (PROTOCOL.md §4.3).
+/// A delegation as `POST /v1/delegations` writes it (docs/protocol.md §4.3).
 struct NewDelegation {
     let installation: CanonicalUUID
     let relayPublicKey: [UInt8]
@@ -45,7 +45,7 @@ struct NewDelegation {
 /// The authority store: every SQL statement of the lifecycle routes, named and parameterized, run on
 /// a connection the caller leases (and, for writes, inside the caller's transaction). Times are the
 /// injected wall clock's Unix seconds, passed as parameters rather than `now()`, so one clock decides
-/// every expiry. Row locks are always taken installation first, then delegation (PROTOCOL.md §4.7).
+/// every expiry. Row locks are always taken installation first, then delegation (docs/protocol.md §4.7).
 struct InstallationStore {
     let connection: PostgresConnection
 

@@ -1,7 +1,7 @@
 import PushHTTP
 import PushPostgres
 
-/// Why a lifecycle request was refused, in the order of checks of PROTOCOL.md §1. Each case has
+/// Why a lifecycle request was refused, in the order of checks of docs/protocol.md §1. Each case has
 /// exactly one answer, so "unknown installation", "revoked", "expired", "wrong epoch", "stale
 /// generation" and "challenge used/expired/forged" all produce the same bytes (no oracle).
 enum LifecycleRejection: Error, Equatable {

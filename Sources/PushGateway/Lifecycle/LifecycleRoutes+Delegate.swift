@@ -6,7 +6,7 @@ extension LifecycleRoutes {
     /// §4.3: `not_before` may lie at most this far ahead.
     static let maximumNotBeforeLeadSeconds: Int64 = 300
 
-    /// `POST /v1/delegations` (PROTOCOL.md §4.3).
+    /// `POST /v1/delegations` (docs/protocol.md §4.3).
     func delegate(_ request: Request) -> Response {
         respond { () throws(LifecycleRejection) in try delegation(request.body) }
     }

@@ -2,7 +2,7 @@ import PushAttest
 import PushHTTP
 
 extension LifecycleRoutes {
-    /// `POST /v1/installations/endpoint` (PROTOCOL.md §4.4): a new APNs token and the next epoch.
+    /// `POST /v1/installations/endpoint` (docs/protocol.md §4.4): a new APNs token and the next epoch.
     func rotateEndpoint(_ request: Request) -> Response {
         respond { () throws(LifecycleRejection) in try rotation(request.body) }
     }

@@ -5,7 +5,7 @@ import PushJSON
 import PushPostgres
 
 extension LifecycleRoutes {
-    /// `POST /v1/installations` (PROTOCOL.md §4.2).
+    /// `POST /v1/installations` (docs/protocol.md §4.2).
     func enroll(_ request: Request) -> Response {
         respond { () throws(LifecycleRejection) in try enrollment(request.body) }
     }

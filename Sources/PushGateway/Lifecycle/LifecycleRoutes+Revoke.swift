@@ -2,12 +2,12 @@ import PushAttest
 import PushHTTP
 
 extension LifecycleRoutes {
-    /// `POST /v1/delegations/revoke` (PROTOCOL.md §4.5).
+    /// `POST /v1/delegations/revoke` (docs/protocol.md §4.5).
     func revokeDelegation(_ request: Request) -> Response {
         respond { () throws(LifecycleRejection) in try delegationRevocation(request.body) }
     }
 
-    /// `POST /v1/installations/revoke` (PROTOCOL.md §4.6).
+    /// `POST /v1/installations/revoke` (docs/protocol.md §4.6).
     func revokeInstallation(_ request: Request) -> Response {
         respond { () throws(LifecycleRejection) in try installationRevocation(request.body) }
     }

@@ -5,7 +5,7 @@ import PushMetrics
 import PushPostgres
 import PushSystem
 
-/// The five App Attest routes of PROTOCOL.md §4.2–§4.6. Every handler checks in the order of §1:
+/// The five App Attest routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
 /// body shape (400) → challenge tag and age (404) → installation stage (404) → attestation or
 /// assertion (401) → one transaction that consumes the challenge, advances the counter and applies
 /// the change (404 when any of it fails, and then nothing is written).
@@ -15,7 +15,7 @@ struct LifecycleRoutes: Sendable {
     static let rotateEndpointPath = AppAttestTranscript.Route.rotateEndpoint.path
     static let revokeDelegationPath = AppAttestTranscript.Route.revokeDelegation.path
     static let revokeInstallationPath = AppAttestTranscript.Route.revokeInstallation.path
-    /// PROTOCOL.md §1: the enrollment body carries an attestation of up to 16 KiB.
+    /// docs/protocol.md §1: the enrollment body carries an attestation of up to 16 KiB.
     static let enrollBodyLimit = 23896
 
     let configuration: GatewayConfiguration
@@ -109,7 +109,7 @@ struct LifecycleRoutes: Sendable {
         let transcript: AppAttestTranscript
     }
 
-    /// The shared part of every assertion route (PROTOCOL.md §1, §4.3–§4.6, §5): challenge, then
+    /// The shared part of every assertion route (docs/protocol.md §1, §4.3–§4.6, §5): challenge, then
     /// the installation stage (`stage` on the unlocked row), then the assertion against the stored
     /// key and counter, then one transaction that consumes the challenge, locks the installation,
     /// re-checks `stage` on the locked row, advances the counter and runs `apply`. Any failure in the

@@ -1,7 +1,7 @@
 import PushHTTP
 import PushMetrics
 
-/// `GET /metrics` on the private listener (PROTOCOL.md §9): the Prometheus text exposition.
+/// `GET /metrics` on the private listener (docs/protocol.md §9): the Prometheus text exposition.
 struct MetricsRoute: Sendable {
     let metrics: GatewayMetrics
 

@@ -2,7 +2,7 @@
 public enum RateDecision: Equatable, Sendable {
     case allowed
     /// Refused; `retryAfterSeconds` is the whole number of seconds (≥ 1) until the bucket holds a
-    /// token again, as `Retry-After` must say on every 429 (PROTOCOL.md §1).
+    /// token again, as `Retry-After` must say on every 429 (docs/protocol.md §1).
     case limited(retryAfterSeconds: Int)
 }
 

@@ -31,7 +31,7 @@ public struct ReaperSettings: Sendable {
     }
 }
 
-/// Housekeeping (PROTOCOL.md §10): deletes expired rows in bounded batches, one replica at a time.
+/// Housekeeping (docs/protocol.md §10): deletes expired rows in bounded batches, one replica at a time.
 ///
 /// A pass leases one pooled connection, takes the session-level advisory lock `pushreap` with
 /// `pg_try_advisory_lock` (another replica holding it → the pass is skipped), deletes batch by

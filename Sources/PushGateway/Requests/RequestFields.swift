@@ -3,20 +3,20 @@ import PushJSON
 import PushNostr
 
 /// The one answer to a body that does not have the specified shape: `400 {"error":"invalid_request"}`
-/// (PROTOCOL.md §1). Which rule failed is not told to the client.
+/// (docs/protocol.md §1). Which rule failed is not told to the client.
 public struct InvalidRequest: Error, Equatable, Sendable {
     public init() {}
 }
 
 /// A value exactly as received and its decoded form: transcripts copy request values exactly as
-/// received (PROTOCOL.md §3), while the logic works on the decoded bytes.
+/// received (docs/protocol.md §3), while the logic works on the decoded bytes.
 public struct Received<Value: Sendable & Equatable>: Sendable, Equatable {
     public let text: String
     public let value: Value
 }
 
 /// A strictly parsed request body: one closed JSON object with `"v":1` and the value formats of
-/// PROTOCOL.md §1.
+/// docs/protocol.md §1.
 struct RequestFields {
     private let object: JSONObject
 

@@ -1,13 +1,13 @@
 import PushNostr
 
-/// `POST /v1/installations/challenges` (PROTOCOL.md §4.1): `{"v":1}`.
+/// `POST /v1/installations/challenges` (docs/protocol.md §4.1): `{"v":1}`.
 public struct ChallengeRequest: Sendable, Equatable {
     public init(body: [UInt8]) throws(InvalidRequest) {
         _ = try RequestFields(body: body, names: ["v"])
     }
 }
 
-/// `POST /v1/installations` (PROTOCOL.md §4.2). Time and profile rules need the clock and the
+/// `POST /v1/installations` (docs/protocol.md §4.2). Time and profile rules need the clock and the
 /// configuration, so the handler checks them.
 public struct EnrollRequest: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
@@ -38,7 +38,7 @@ public struct EnrollRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/delegations` (PROTOCOL.md §4.3).
+/// `POST /v1/delegations` (docs/protocol.md §4.3).
 public struct DelegateRequest: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
@@ -70,7 +70,7 @@ public struct DelegateRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/installations/endpoint` (PROTOCOL.md §4.4).
+/// `POST /v1/installations/endpoint` (docs/protocol.md §4.4).
 public struct RotateEndpointRequest: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
@@ -104,7 +104,7 @@ public struct RotateEndpointRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/delegations/revoke` (PROTOCOL.md §4.5).
+/// `POST /v1/delegations/revoke` (docs/protocol.md §4.5).
 public struct RevokeDelegationRequest: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
@@ -129,7 +129,7 @@ public struct RevokeDelegationRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/installations/revoke` (PROTOCOL.md §4.6).
+/// `POST /v1/installations/revoke` (docs/protocol.md §4.6).
 public struct RevokeInstallationRequest: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
@@ -155,7 +155,7 @@ public struct RevokeInstallationRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/deliveries/apns` (PROTOCOL.md §4.7). The grant stays opaque text here; opening it is
+/// `POST /v1/deliveries/apns` (docs/protocol.md §4.7). The grant stays opaque text here; opening it is
 /// an authority check that answers 404, not a shape check.
 public struct DeliveryRequest: Sendable, Equatable {
     public let endpointGrant: String

@@ -2,7 +2,7 @@ import PushCrypto
 import PushHTTP
 import PushSystem
 
-/// `POST /v1/installations/challenges` (PROTOCOL.md §4.1): a stateless challenge, rate limited per
+/// `POST /v1/installations/challenges` (docs/protocol.md §4.1): a stateless challenge, rate limited per
 /// source address; nothing is written anywhere.
 struct ChallengeRoute: Sendable {
     let authority: ChallengeAuthority
@@ -26,7 +26,7 @@ struct ChallengeRoute: Sendable {
 }
 
 extension IssuedChallenge {
-    /// The 200 body of PROTOCOL.md §4.1, `{"challenge_id":"…","challenge":"…","expires_at":…}`,
+    /// The 200 body of docs/protocol.md §4.1, `{"challenge_id":"…","challenge":"…","expires_at":…}`,
     /// written straight into bytes. It is byte for byte what `JSONWriter` writes for these members:
     /// neither the UUID's hex nor base64url has a character JSON escapes.
     var responseBody: [UInt8] {

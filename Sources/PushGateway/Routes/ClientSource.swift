@@ -1,4 +1,4 @@
-/// The source address a per-source rate limit counts (PROTOCOL.md §4.1): the TCP peer, or the last
+/// The source address a per-source rate limit counts (docs/protocol.md §4.1): the TCP peer, or the last
 /// `X-Forwarded-For` hop when the peer is a configured trusted proxy. Only the last hop is taken:
 /// it is the one the trusted proxy itself appended; earlier hops are whatever the client wrote.
 /// The result is used only as a bucket key: the 4 bytes of an IPv4 address (also when it arrives

@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// The keyed endpoint fingerprint of PROTOCOL.md §7: HMAC-SHA-256(fingerprint key,
+/// The keyed endpoint fingerprint of docs/protocol.md §7: HMAC-SHA-256(fingerprint key,
 /// `push-gateway endpoint v1` ‖ 0x00 ‖ profile id ‖ 0x00 ‖ raw token bytes). Keyed, so someone who
 /// reads the database cannot test whether a token they know is enrolled.
 public struct EndpointFingerprinter: Sendable {

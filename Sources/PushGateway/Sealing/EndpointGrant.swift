@@ -1,7 +1,7 @@
 import PushCrypto
 import PushJSON
 
-/// The delivery capability a delegation returns (PROTOCOL.md §7): what the relay may wake, sealed so
+/// The delivery capability a delegation returns (docs/protocol.md §7): what the relay may wake, sealed so
 /// the relay learns nothing from it. It names the delegation and the endpoint epoch, never the APNs
 /// token.
 public struct EndpointGrant: Sendable, Equatable {

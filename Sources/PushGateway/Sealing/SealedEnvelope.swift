@@ -1,6 +1,6 @@
 import PushCrypto
 
-/// The sealed envelope of PROTOCOL.md §7, shared by endpoint grants and token custody:
+/// The sealed envelope of docs/protocol.md §7, shared by endpoint grants and token custody:
 /// `<key id>.<base64url-no-pad(nonce12 ‖ ciphertext ‖ tag16)>`, AES-256-GCM with AAD
 /// `<purpose prefix>` ‖ key id, so an envelope cannot be moved to another purpose or relabelled with
 /// another key id. The first key seals; every key opens (decrypt-only predecessors for rotation).

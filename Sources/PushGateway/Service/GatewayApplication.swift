@@ -10,9 +10,9 @@ public final class GatewayApplication: Sendable {
     public let logger: Logger
     let clock: any WallClock
     let pool: PostgresPool
-    /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
+    /// Sends admitted delivery attempts to APNs (docs/protocol.md §8).
     let sender: any DeliverySender
-    /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
+    /// The exported metrics (docs/protocol.md §9), rendered on the private listener's `GET /metrics`.
     public let metrics: GatewayMetrics
     /// Rate-limited logs of APNs configuration faults and transient failures (docs/protocol.md §9).
     let apnsFaultLog: APNsFaultLog
@@ -20,7 +20,7 @@ public final class GatewayApplication: Sendable {
     public let readiness: ReadinessTracker
     private let draining = Atomic<Bool>(false)
 
-    /// Public route paths with their body limits (PROTOCOL.md §1).
+    /// Public route paths with their body limits (docs/protocol.md §1).
     static let challengesPath = "/v1/installations/challenges"
     /// The challenge route's label in access logs and metrics.
     static let challengesLabel = "challenges"
@@ -54,7 +54,7 @@ public final class GatewayApplication: Sendable {
     /// True from `beginDrain()` on.
     public var isDraining: Bool { draining.load(ordering: .acquiring) }
 
-    /// Readiness fails from now on (PROTOCOL.md §9).
+    /// Readiness fails from now on (docs/protocol.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
     /// The public listener's route table. Challenge issuance never blocks (HMAC, randomness and an

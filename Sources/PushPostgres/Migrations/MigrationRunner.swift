@@ -1,6 +1,6 @@
 import Foundation
 
-/// Applies migrations over one session of a DDL-capable role (PROTOCOL.md §12 `migrate`).
+/// Applies migrations over one session of a DDL-capable role (docs/protocol.md §12 `migrate`).
 ///
 /// - A session-level advisory lock serializes concurrent runners; the second one waits, then finds
 ///   nothing left to do.
@@ -198,7 +198,7 @@ public struct MigrationRunner {
         }
     }
 
-    /// PROTOCOL.md §9/§12: CONNECT on the database, USAGE on the schema, exactly SELECT, INSERT,
+    /// docs/protocol.md §9/§12: CONNECT on the database, USAGE on the schema, exactly SELECT, INSERT,
     /// UPDATE, DELETE on the gateway tables, SELECT on the history table (readiness reads the
     /// schema version) and no CREATE on the database or schema. Verified before COMMIT.
     private func grantRuntimePrivileges(to role: String) throws {

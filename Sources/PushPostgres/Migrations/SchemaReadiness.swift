@@ -1,4 +1,4 @@
-/// The database part of `/_readiness` (PROTOCOL.md §9).
+/// The database part of `/_readiness` (docs/protocol.md §9).
 public enum DatabaseReadiness: Sendable, Equatable, CustomStringConvertible {
     case ready
     case notReady(NotReadyReason)
@@ -19,7 +19,7 @@ public enum NotReadyReason: Sendable, Equatable, CustomStringConvertible {
     case poolExhausted
     /// No migration history: `push-gateway migrate` has not run on this database.
     case schemaNotInstalled
-    /// The schema is at another version than this binary expects (migrate, or deploy the matching binary).
+    /// The schema is behind the version this binary expects (run this binary's `migrate` first).
     case schemaVersionMismatch(found: Int, expected: Int)
     /// The role differs from exactly DML rights (e.g. the gateway runs as the owner role).
     case privileges(RuntimePrivilegeProblem)
@@ -39,7 +39,7 @@ public enum NotReadyReason: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Checks, on a pooled connection of the runtime role, that the database answers, the schema is
-/// at `expectedVersion` and the current role holds exactly DML rights.
+/// at `expectedVersion` or later and the current role holds exactly DML rights.
 public enum SchemaReadiness {
     public static func check(pool: PostgresPool, expectedVersion: Int) -> DatabaseReadiness {
         do {
@@ -65,7 +65,9 @@ public enum SchemaReadiness {
             guard try session.bool(row: 0, column: 1) == true else { return .notReady(.schemaNotInstalled) }
             let version = try connection.query("SELECT coalesce(max(version), 0) FROM \(MigrationRunner.historyTable)")
             let found = Int(try version.int64(row: 0, column: 0) ?? 0)
-            guard found == expectedVersion else {
+            // Later migrations are additive (expand-then-contract, docs/protocol.md §9), so an old
+            // replica stays ready while a rolling upgrade runs the next binary's migrate.
+            guard found >= expectedVersion else {
                 return .notReady(.schemaVersionMismatch(found: found, expected: expectedVersion))
             }
             if let problem = try RuntimePrivileges.problems(of: role, on: connection).first {

@@ -23,7 +23,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ printf "%s:%s" .Values.image.repository .Values.image.tag }}
 {{- end -}}
 
-{{/* PROTOCOL.md §12: <P> is the profile id upper-cased with non-alphanumerics as "_". */}}
+{{/* docs/protocol.md §12: <P> is the profile id upper-cased with non-alphanumerics as "_". */}}
 {{- define "push-gateway.profileVariable" -}}
 {{- regexReplaceAll "[^A-Z0-9]" (upper .) "_" -}}
 {{- end -}}
@@ -39,4 +39,17 @@ capabilities:
   drop: ["ALL"]
 seccompProfile:
   type: RuntimeDefault
+{{- end -}}
+
+{{/* The values the Deployment's environment is built from. */}}
+{{- define "push-gateway.configChecksum" -}}
+{{- $config := dict "origin" .Values.origin "publicOrigins" .Values.publicOrigins "trustedProxies" .Values.trustedProxies "logLevel" .Values.logLevel "limits" .Values.limits "profiles" .Values.profiles -}}
+{{- toJson $config | sha256sum -}}
+{{- end -}}
+
+{{/* The runtime Secret's data as the cluster holds it at install/upgrade time (empty when
+rendered offline), plus secretRevision for tools that render without cluster access. */}}
+{{- define "push-gateway.secretsChecksum" -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.runtimeSecret | default dict -}}
+{{- printf "%s/%v/%s" .Values.runtimeSecret .Values.secretRevision (toJson (get $secret "data")) | sha256sum -}}
 {{- end -}}
