@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
-        .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
+        .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
         .target(name: "PushAPNs", dependencies: ["CNghttp2", "PushCrypto", "PushJSON"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
         .target(

@@ -175,8 +175,10 @@ extension GatewayConfiguration {
         let challengeRate = reader.integer("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
         let reaperInterval = reader.integer("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", in: 1...86_400, default: 60)
         let maxConnections = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS", in: 1...1_000_000, default: 1024)
+        let poolSize = reader.integer("PUSH_GATEWAY_DB_POOL_SIZE", in: 1...1000, default: 16)
+        let workers = reader.integer("PUSH_GATEWAY_WORKERS", in: 1...4096, default: 32)
         guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate,
-            let reaperInterval, let maxConnections
+            let reaperInterval, let maxConnections, let poolSize, let workers
         else {
             return nil
         }
@@ -184,7 +186,7 @@ extension GatewayConfiguration {
             maxGrantLifetimeSeconds: grant, maxInstallationLifetimeSeconds: installation, endpointQuotaMax: quotaMax,
             endpointQuotaWindowSeconds: quotaWindow, relayRatePerSecond: relayRate,
             challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval,
-            maxConnections: Int(maxConnections))
+            maxConnections: Int(maxConnections), databasePoolSize: Int(poolSize), workerCount: Int(workers))
     }
 
     private static func logLevel(_ reader: inout EnvironmentReader) -> LogLevel? {

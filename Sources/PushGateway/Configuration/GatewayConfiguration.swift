@@ -36,6 +36,10 @@ public struct GatewayConfiguration: Sendable {
     /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
     /// docs/decisions/0150).
     public let maxConnections: Int
+    /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, PROTOCOL.md §12).
+    public let databasePoolSize: Int
+    /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, PROTOCOL.md §12).
+    public let workerCount: Int
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -89,6 +93,8 @@ public struct GatewayConfiguration: Sendable {
         self.challengeRatePerMinute = limits.challengeRatePerMinute
         self.reaperIntervalSeconds = limits.reaperIntervalSeconds
         self.maxConnections = limits.maxConnections
+        self.databasePoolSize = limits.databasePoolSize
+        self.workerCount = limits.workerCount
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
@@ -111,6 +117,8 @@ public struct GatewayConfiguration: Sendable {
         var challengeRatePerMinute: Int64
         var reaperIntervalSeconds: Int64
         var maxConnections: Int
+        var databasePoolSize: Int
+        var workerCount: Int
     }
 
     struct TestingOverrides {

@@ -31,8 +31,8 @@ package struct AdmissionRequest: Sendable {
 package enum AdmissionDecision: Sendable, Equatable {
     /// Any authority, replay, reservation or quota failure; nothing was written.
     case refused
-    /// Step 5: the epoch's endpoint is dead. The event id is burned and the request id reserved
-    /// (committed); no quota charged and nothing is sent.
+    /// Step 5: the epoch's endpoint is dead. Nothing was written (the burn and the reservation
+    /// rolled back), no quota charged and nothing is sent.
     case deadEndpoint(invalidAtSeconds: Int64?)
     /// Committed: the send may begin.
     case admitted(AdmittedDelivery)
@@ -73,6 +73,9 @@ package struct DeliveryLedger: Sendable {
             } catch is Refusal {
                 // withTransaction rolled everything back: no event burned, nothing reserved or charged.
                 return .refused
+            } catch let dead as DeadEndpoint {
+                // §4.7 step 5: the dead path writes nothing, so a relay hammering it grows no table.
+                return .deadEndpoint(invalidAtSeconds: dead.invalidAtSeconds)
             }
         }
     }
@@ -84,7 +87,7 @@ package struct DeliveryLedger: Sendable {
         try burnEvent(request, in: transaction)
         try reserveRequest(request, in: transaction)
         if installation.deadEndpointEpoch == request.grant.endpointEpoch {
-            return .deadEndpoint(invalidAtSeconds: installation.deadEndpointInvalidAt)
+            throw DeadEndpoint(invalidAtSeconds: installation.deadEndpointInvalidAt)
         }
         try chargeQuota(fingerprint: installation.fingerprint, now: request.now, in: transaction)
         return .admitted(
@@ -93,6 +96,11 @@ package struct DeliveryLedger: Sendable {
 
     /// An authority, replay, reservation or quota check failed.
     private struct Refusal: Error {}
+
+    /// Step 5 found the epoch's endpoint dead: thrown so that steps 3–4 roll back.
+    private struct DeadEndpoint: Error {
+        let invalidAtSeconds: Int64?
+    }
 
     private struct LockedInstallation {
         let handle: String

@@ -1,6 +1,7 @@
 import Glibc
 import PushHTTP
 import PushNostr
+import PushPostgres
 import PushSystem
 
 /// `POST /v1/deliveries/apns` (PROTOCOL.md §4.7): a relay asks for one wake of one installation.
@@ -64,6 +65,10 @@ struct DeliveryRoute: Sendable {
         let decision: AdmissionDecision
         do {
             decision = try ledger.admit(admission)
+        } catch let failure as PostgresError where failure.isDataException {
+            // A value the request checks should have refused; never a 503 (docs/decisions/0190).
+            logger.error("data exception from the admission", ["sqlstate": .string(failure.sqlState ?? "")])
+            return .error(400, .invalidRequest)
         } catch {
             logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
             return .error(503, .temporarilyUnavailable)

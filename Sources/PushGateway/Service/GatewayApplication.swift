@@ -33,7 +33,7 @@ public final class GatewayApplication: Sendable {
         self.sender = sender
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
-            options: PostgresPool.Options(maximumConnections: 16))
+            options: PostgresPool.Options(maximumConnections: configuration.databasePoolSize))
         let pool = self.pool
         self.metrics = GatewayMetrics(
             insecureSettingsInUse: !configuration.insecureSettings.isEmpty, poolStatistics: { pool.statistics })
