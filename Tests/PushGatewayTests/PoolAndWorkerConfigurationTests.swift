@@ -20,7 +20,7 @@ struct PoolAndWorkerConfigurationTests {
     func setValues() throws {
         let environment = try ConfigurationTestEnvironment().with("PUSH_GATEWAY_DB_POOL_SIZE", "4")
             .with("PUSH_GATEWAY_WORKERS", "9")
-        let configuration = try #require(try environment.configuration())
+        let configuration = try #require(environment.configuration())
         let server = try GatewayServer(
             application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")

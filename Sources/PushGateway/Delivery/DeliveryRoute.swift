@@ -61,7 +61,8 @@ struct DeliveryRoute: Sendable {
         let admission = AdmissionRequest(
             grant: grant, relayPublicKey: relay, authEventID: authorization.eventID,
             authEventCreatedAt: authorization.createdAt, requestID: delivery.requestID,
-            requestExpiresAt: delivery.expiresAt, now: now)
+            requestExpiresAt: delivery.expiresAt, now: now,
+            deadlineUnixMilliseconds: AdmissionRequest.deadline(firstByteAt: request.firstByteAt))
         let decision: AdmissionDecision
         do {
             decision = try ledger.admit(admission)
@@ -76,6 +77,8 @@ struct DeliveryRoute: Sendable {
         switch decision {
         case .refused:
             return Self.invalidGrant
+        case .late:
+            return .error(408, .requestTimeout)
         case .deadEndpoint(let invalidAt):
             return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
         case .admitted(let admitted):

@@ -1,0 +1,85 @@
+import Foundation
+import PushCrypto
+import PushPostgres
+import PushSystem
+import PushTestSupport
+import Synchronization
+import Testing
+
+@testable import PushGateway
+
+@Suite("The admission refuses to begin past the request's deadline by the database's clock (PROTOCOL.md §1)")
+struct DeliveryDeadlineTests {
+    /// The admission the delivery route would build for `scenario`, with the given deadline.
+    static func admission(_ scenario: DeliveryScenario, deadline: Int64) throws -> AdmissionRequest {
+        let now = DeliveryTestGateway.now()
+        return AdmissionRequest(
+            grant: scenario.grant, relayPublicKey: scenario.relay.publicKey.bytes,
+            authEventID: try SecureRandom.bytes(32), authEventCreatedAt: now, requestID: try CanonicalUUID.version4(),
+            requestExpiresAt: now + 60, now: now, deadlineUnixMilliseconds: deadline)
+    }
+
+    static func ledger(_ gateway: DeliveryTestGateway) -> DeliveryLedger {
+        DeliveryLedger(
+            pool: gateway.server.application.pool, quotaMaximum: gateway.configuration.endpointQuotaMax,
+            quotaWindowSeconds: gateway.configuration.endpointQuotaWindowSeconds)
+    }
+
+    @Test("an admission whose deadline has passed is late and writes nothing; the same request in time is admitted")
+    func pastDeadlineWritesNothing() throws {
+        let gateway = try DeliveryTestGateway()
+        let scenario = try gateway.enroll()
+        let ledger = Self.ledger(gateway)
+        let wallNow = SystemWallClock().unixMilliseconds()
+        let late = try Self.admission(scenario, deadline: wallNow - 1)
+        #expect(try ledger.admit(late) == .late)
+        for table in ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"] {
+            #expect(try DeliveryFixtures.count(gateway.admin, table: table) == 0, "\(table)")
+        }
+        let inTime = AdmissionRequest(
+            grant: late.grant, relayPublicKey: late.relayPublicKey, authEventID: late.authEventID,
+            authEventCreatedAt: late.authEventCreatedAt, requestID: late.requestID,
+            requestExpiresAt: late.requestExpiresAt, now: late.now, deadlineUnixMilliseconds: wallNow + 20_000)
+        guard case .admitted = try ledger.admit(inTime) else {
+            Issue.record("the same request within its deadline was not admitted")
+            return
+        }
+        #expect(try gateway.isReserved(scenario, late.requestID))
+    }
+
+    @Test("an admission that waited on the installation lock past its deadline is late and writes nothing")
+    func lockWaitPastDeadline() throws {
+        let gateway = try DeliveryTestGateway()
+        let scenario = try gateway.enroll()
+        let ledger = Self.ledger(gateway)
+        let holder = try gateway.database.connect()
+        try holder.query("BEGIN")
+        try holder.query("SELECT 1 FROM installations WHERE handle = $1::uuid FOR UPDATE", [.text(scenario.handle)])
+        let admission = try Self.admission(scenario, deadline: SystemWallClock().unixMilliseconds() + 300)
+        let outcome = Mutex<Result<AdmissionDecision, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try ledger.admit(admission) }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        // Held past the 300 ms deadline, well inside the 2 s lock_timeout.
+        Thread.sleep(forTimeInterval: 0.7)
+        try holder.query("COMMIT")
+        finished.wait()
+        #expect(try outcome.withLock { $0 }?.get() == .late)
+        for table in ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"] {
+            #expect(try DeliveryFixtures.count(gateway.admin, table: table) == 0, "\(table)")
+        }
+    }
+
+    @Test("the route's deadline is the first byte plus 20 s on the real-time clock")
+    func deadlineFromFirstByte() {
+        let before = SystemWallClock().unixMilliseconds()
+        let deadline = AdmissionRequest.deadline(firstByteAt: .now())
+        let after = SystemWallClock().unixMilliseconds()
+        #expect(deadline >= before + 19_990 && deadline <= after + 20_000)
+        let old = MonotonicInstant(nanoseconds: MonotonicInstant.now().nanoseconds - 25_000_000_000)
+        #expect(AdmissionRequest.deadline(firstByteAt: old) < SystemWallClock().unixMilliseconds())
+    }
+}
