@@ -14,7 +14,7 @@ CREATE FUNCTION admit_delivery(
     p_delegation_id uuid, p_relay_pubkey bytea, p_app_profile text, p_endpoint_epoch bigint,
     p_generation bigint, p_auth_event_id bytea, p_replay_expires_at bigint, p_request_id uuid,
     p_request_expires_at bigint, p_now bigint, p_quota_window_seconds bigint, p_quota_maximum bigint,
-    p_deadline_unix_ms bigint,
+    p_deadline_unix_ms bigint, p_lock_timeout_ms bigint,
     OUT o_outcome text, OUT o_handle uuid, OUT o_encrypted_endpoint bytea, OUT o_dead_invalid_at bigint
 )
 LANGUAGE plpgsql VOLATILE
@@ -35,6 +35,12 @@ BEGIN
         o_outcome := 'late';
         RETURN;
     END IF;
+    -- No session setting survives a transaction-mode pooler (§12), so the lock waits below are
+    -- bounded here, for this transaction only: by the gateway's lock timeout (0: none) and by the
+    -- time left until the deadline.
+    PERFORM set_config('lock_timeout', greatest(1, least(
+        CASE WHEN p_lock_timeout_ms > 0 THEN p_lock_timeout_ms ELSE 2147483647 END,
+        ceil(extract(epoch FROM v_deadline - clock_timestamp()) * 1000)))::bigint::text, true);
 
     -- Step 1: the delegation's installation, live, unexpired, at the grant's epoch and profile.
     -- FOR UPDATE re-checks the conditions on the newest row version after waiting for a
@@ -155,4 +161,4 @@ $$;
 -- Functions are executable by PUBLIC by default; only the runtime role, granted by `migrate`, may
 -- call this one.
 REVOKE ALL ON FUNCTION admit_delivery(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint,
-    bigint, bigint, bigint) FROM PUBLIC;
+    bigint, bigint, bigint, bigint) FROM PUBLIC;

@@ -58,6 +58,12 @@ public final class PostgresPool: @unchecked Sendable {
         self.options = options
     }
 
+    /// The configured `lock_timeout` in milliseconds, 0 for none: for server-side functions that
+    /// bound their own lock waits (a single-statement call runs outside `withTransaction`).
+    public var lockTimeoutMilliseconds: Int64 {
+        configuration.lockTimeout.map(PostgresConfiguration.milliseconds) ?? 0
+    }
+
     /// The configured upper bound on open sessions.
     public var maximumConnections: Int { options.maximumConnections }
 

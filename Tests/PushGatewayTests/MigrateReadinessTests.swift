@@ -68,7 +68,7 @@ struct MigrateReadinessTests {
             #expect(MigrateTestSupport.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
             let admin = try database.connect()
             let signature =
-                "admit_delivery(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint, bigint, bigint, bigint)"
+                "admit_delivery(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint, bigint, bigint, bigint, bigint)"
             let privileges = try admin.query(
                 "SELECT has_function_privilege($1, $3::regprocedure, 'EXECUTE'), "
                     + "has_function_privilege($2, $3::regprocedure, 'EXECUTE')",

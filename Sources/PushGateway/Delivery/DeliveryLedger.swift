@@ -96,7 +96,7 @@ package struct DeliveryLedger: Sendable {
                     """
                     SELECT o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at
                     FROM admit_delivery($1::uuid, $2, $3::text, $4::bigint, $5::bigint, $6, $7::bigint, $8::uuid,
-                                        $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint)
+                                        $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::bigint)
                     """,
                     [
                         .text(request.grant.delegationID.text), .bytes(request.relayPublicKey),
@@ -104,8 +104,16 @@ package struct DeliveryLedger: Sendable {
                         .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
                         .text(request.requestID.text), .int64(request.requestExpiresAt), .int64(request.now),
                         .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
+                        .int64(pool.lockTimeoutMilliseconds),
                     ], resultFormat: .binary)
             }
+        } catch let failure as PostgresError
+            where failure.isLockTimeout
+            && SystemWallClock().unixMilliseconds() >= request.deadlineUnixMilliseconds
+        {
+            // The lock wait ran into the deadline the function set as its bound: the 408 is out and
+            // nothing was written.
+            return .late
         } catch let failure as PostgresError where failure.sqlState == Self.refusedAfterWrite {
             // A write the checks under the installation lock promised failed; the statement's
             // rollback undid the others, so this is an ordinary refusal.
