@@ -3,6 +3,8 @@
 DEBIAN_PACKAGES=(
     pkg-config libpq-dev libssl-dev libcurl4-openssl-dev libnghttp2-dev libsecp256k1-dev
     postgresql curl ca-certificates openssl nginx-light
+    # §12: the pgbouncer tests run serve through a transaction-mode pooler (issue 16).
+    pgbouncer
     # Swift's own runtime dependencies on a bare Debian image (TOOLCHAIN.md §1).
     libncurses6 libsqlite3-0 binutils libc6-dev libgcc-12-dev
 )
