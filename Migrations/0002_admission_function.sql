@@ -7,7 +7,7 @@
 -- its commit is the instant the send may begin. SECURITY INVOKER (the default): it runs with the
 -- runtime role's own DML rights; `migrate` grants that role EXECUTE and nothing more.
 --
--- o_outcome: 'admitted' (o_handle, o_encrypted_endpoint set; event burned, request reserved, quota
+-- o_outcome: 'admitted' (o_handle, o_encrypted_endpoint set only then; event burned, request reserved, quota
 -- charged), 'refused' (nothing written), 'dead' (step 5: nothing written, o_dead_invalid_at set)
 -- or 'late' (the request's deadline had passed by this server's clock: nothing written).
 CREATE FUNCTION admit_delivery(
@@ -23,6 +23,8 @@ DECLARE
     v_now timestamptz := to_timestamp(p_now);
     v_deadline timestamptz := to_timestamp(p_deadline_unix_ms / 1000.0);
     v_window interval := make_interval(secs => p_quota_window_seconds);
+    v_handle uuid;
+    v_sealed_token bytea;
     v_fingerprint bytea;
     v_dead_epoch bigint;
     v_dead_at timestamptz;
@@ -47,7 +49,7 @@ BEGIN
     -- revocation or rotation, which lock in the same order (installation, then delegation).
     SELECT i.handle, i.encrypted_endpoint, i.endpoint_fingerprint, i.dead_endpoint_epoch,
            i.dead_endpoint_invalid_at
-    INTO o_handle, o_encrypted_endpoint, v_fingerprint, v_dead_epoch, v_dead_at
+    INTO v_handle, v_sealed_token, v_fingerprint, v_dead_epoch, v_dead_at
     FROM installations i
     WHERE i.handle = (SELECT d.installation_handle FROM delegations d WHERE d.delegation_id = p_delegation_id)
       AND i.revoked_at IS NULL AND i.expires_at > v_now
@@ -60,23 +62,19 @@ BEGIN
 
     -- Step 2: the delegation row still carries exactly this grant and is in its time window.
     PERFORM 1 FROM delegations d
-    WHERE d.installation_handle = o_handle AND d.relay_pubkey = p_relay_pubkey
+    WHERE d.installation_handle = v_handle AND d.relay_pubkey = p_relay_pubkey
       AND d.delegation_id = p_delegation_id AND d.endpoint_epoch = p_endpoint_epoch
       AND d.generation = p_generation AND d.revoked_at IS NULL
       AND d.not_before <= v_now AND d.expires_at >= v_now
     FOR UPDATE;
     IF NOT FOUND THEN
         o_outcome := 'refused';
-        o_handle := NULL;
-        o_encrypted_endpoint := NULL;
         RETURN;
     END IF;
 
     -- The lock waits above may have used up the time.
     IF clock_timestamp() > v_deadline THEN
         o_outcome := 'late';
-        o_handle := NULL;
-        o_encrypted_endpoint := NULL;
         RETURN;
     END IF;
 
@@ -86,16 +84,12 @@ BEGIN
     PERFORM 1 FROM nip98_replays r WHERE r.relay_pubkey = p_relay_pubkey AND r.auth_event_id = p_auth_event_id;
     IF FOUND THEN
         o_outcome := 'refused';
-        o_handle := NULL;
-        o_encrypted_endpoint := NULL;
         RETURN;
     END IF;
 
     -- Step 5: a dead endpoint writes nothing. Step 4 is still judged (a live reservation is the
     -- same 404 as on a live endpoint), without reserving.
     IF v_dead_epoch = p_endpoint_epoch THEN
-        o_handle := NULL;
-        o_encrypted_endpoint := NULL;
         PERFORM 1 FROM delivery_reservations r
         WHERE r.relay_pubkey = p_relay_pubkey AND r.request_id = p_request_id AND r.expires_at >= v_now;
         IF FOUND THEN
@@ -113,8 +107,6 @@ BEGIN
     FROM endpoint_quota_windows q WHERE q.endpoint_fingerprint = v_fingerprint;
     IF FOUND AND v_window_started + v_window > v_now AND v_count >= p_quota_maximum THEN
         o_outcome := 'refused';
-        o_handle := NULL;
-        o_encrypted_endpoint := NULL;
         RETURN;
     END IF;
 
@@ -127,8 +119,6 @@ BEGIN
     WHERE r.expires_at < v_now;
     IF NOT FOUND THEN
         o_outcome := 'refused';
-        o_handle := NULL;
-        o_encrypted_endpoint := NULL;
         RETURN;
     END IF;
 
@@ -155,6 +145,8 @@ BEGIN
     END IF;
 
     o_outcome := 'admitted';
+    o_handle := v_handle;
+    o_encrypted_endpoint := v_sealed_token;
 END
 $$;
 

@@ -25,6 +25,30 @@ struct DeliveryDeadlineTests {
             quotaWindowSeconds: gateway.configuration.endpointQuotaWindowSeconds)
     }
 
+    /// Runs `admission` on another thread while `hold` keeps its way to the database blocked, then
+    /// returns what the admission decided.
+    static func admit(
+        _ admission: AdmissionRequest, with ledger: DeliveryLedger, whileHolding hold: () throws -> Void
+    ) throws -> AdmissionDecision {
+        let outcome = Mutex<Result<AdmissionDecision, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try ledger.admit(admission) }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        try hold()
+        finished.wait()
+        return try #require(outcome.withLock { $0 }).get()
+    }
+
+    /// No burned event, reservation or quota row.
+    static func expectNothingWritten(_ gateway: DeliveryTestGateway) throws {
+        for table in ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"] {
+            #expect(try DeliveryFixtures.count(gateway.admin, table: table) == 0, "\(table)")
+        }
+    }
+
     @Test("an admission whose deadline has passed is late and writes nothing; the same request in time is admitted")
     func pastDeadlineWritesNothing() throws {
         let gateway = try DeliveryTestGateway()
@@ -33,9 +57,7 @@ struct DeliveryDeadlineTests {
         let wallNow = SystemWallClock().unixMilliseconds()
         let late = try Self.admission(scenario, deadline: wallNow - 1)
         #expect(try ledger.admit(late) == .late)
-        for table in ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"] {
-            #expect(try DeliveryFixtures.count(gateway.admin, table: table) == 0, "\(table)")
-        }
+        try Self.expectNothingWritten(gateway)
         let inTime = AdmissionRequest(
             grant: late.grant, relayPublicKey: late.relayPublicKey, authEventID: late.authEventID,
             authEventCreatedAt: late.authEventCreatedAt, requestID: late.requestID,
@@ -56,21 +78,13 @@ struct DeliveryDeadlineTests {
         try holder.query("BEGIN")
         try holder.query("SELECT 1 FROM installations WHERE handle = $1::uuid FOR UPDATE", [.text(scenario.handle)])
         let admission = try Self.admission(scenario, deadline: SystemWallClock().unixMilliseconds() + 300)
-        let outcome = Mutex<Result<AdmissionDecision, any Error>?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let result = Result { try ledger.admit(admission) }
-            outcome.withLock { $0 = result }
-            finished.signal()
+        let decision = try Self.admit(admission, with: ledger) {
+            // Held past the 300 ms deadline, well inside the 2 s lock_timeout.
+            Thread.sleep(forTimeInterval: 0.7)
+            try holder.query("COMMIT")
         }
-        // Held past the 300 ms deadline, well inside the 2 s lock_timeout.
-        Thread.sleep(forTimeInterval: 0.7)
-        try holder.query("COMMIT")
-        finished.wait()
-        #expect(try outcome.withLock { $0 }?.get() == .late)
-        for table in ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"] {
-            #expect(try DeliveryFixtures.count(gateway.admin, table: table) == 0, "\(table)")
-        }
+        #expect(decision == .late)
+        try Self.expectNothingWritten(gateway)
     }
 
     @Test("the route's deadline is the first byte plus 20 s on the real-time clock")

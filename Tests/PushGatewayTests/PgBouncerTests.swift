@@ -3,7 +3,6 @@ import PushCrypto
 import PushPostgres
 import PushSystem
 import PushTestSupport
-import Synchronization
 import Testing
 
 @testable import PushGateway
@@ -86,20 +85,12 @@ struct PgBouncerTests {
         try holder.query("SELECT 1")
         let admission = try DeliveryDeadlineTests.admission(
             scenario, deadline: SystemWallClock().unixMilliseconds() + 300)
-        let outcome = Mutex<Result<AdmissionDecision, any Error>?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let result = Result { try ledger.admit(admission) }
-            outcome.withLock { $0 = result }
-            finished.signal()
+        let decision = try DeliveryDeadlineTests.admit(admission, with: ledger) {
+            Thread.sleep(forTimeInterval: 0.7)
+            try holder.query("COMMIT")
         }
-        Thread.sleep(forTimeInterval: 0.7)
-        try holder.query("COMMIT")
-        finished.wait()
-        #expect(try outcome.withLock { $0 }?.get() == .late)
-        for table in ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"] {
-            #expect(try DeliveryFixtures.count(gateway.admin, table: table) == 0, "\(table)")
-        }
+        #expect(decision == .late)
+        try DeliveryDeadlineTests.expectNothingWritten(gateway)
     }
 
     @Test("two reapers through pgbouncer delete everything in small batches and leave no advisory lock behind")

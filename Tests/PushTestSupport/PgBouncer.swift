@@ -32,7 +32,6 @@ public final class PgBouncer {
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // pgbouncer refuses to run as root; as root it runs as `postgres`, which must read its files.
-        let asRoot = getuid() == 0
         chmod(directory.path, 0o755)
         let configuration = """
             [databases]
@@ -56,14 +55,7 @@ public final class PgBouncer {
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
                 chmod(path, 0o644)
             }
-            let process = Process()
-            self.process = process
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/pgbouncer")
-            process.arguments =
-                (asRoot ? ["-u", "postgres"] : []) + [directory.appendingPathComponent("pgbouncer.ini").path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            process = try Self.launch(configuration: directory.appendingPathComponent("pgbouncer.ini").path)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -96,6 +88,17 @@ public final class PgBouncer {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// pgbouncer on `configuration`, its output discarded (as `postgres` when this process is root).
+    private static func launch(configuration: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/pgbouncer")
+        process.arguments = (getuid() == 0 ? ["-u", "postgres"] : []) + [configuration]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
     }
 
     private func waitUntilServing() -> Bool {
