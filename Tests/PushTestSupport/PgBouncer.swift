@@ -45,6 +45,11 @@ public final class PgBouncer {
             pool_mode = transaction
             default_pool_size = \(poolSize)
             max_client_conn = 500
+            ; While PostgreSQL is down a client waits in the queue at most this long and then gets
+            ; an error (SQLSTATE class 08, "unavailable"), as a direct connect would fail fast.
+            query_wait_timeout = 5
+            server_connect_timeout = 2
+            server_login_retry = 1
             logfile =
 
             """
@@ -67,6 +72,14 @@ public final class PgBouncer {
     }
 
     deinit { stop() }
+
+    /// With `PUSH_GATEWAY_TEST_THROUGH_PGBOUNCER=1` (scripts/test's pgbouncer pass), a pgbouncer in
+    /// front of `url` for a test gateway's `serve` sessions; otherwise nil and the gateway connects
+    /// directly.
+    public static func forTestGateway(fronting url: String) throws -> PgBouncer? {
+        guard ProcessInfo.processInfo.environment["PUSH_GATEWAY_TEST_THROUGH_PGBOUNCER"] == "1" else { return nil }
+        return try PgBouncer(fronting: url)
+    }
 
     /// The same URI as the one fronted, through pgbouncer.
     public var url: String {
