@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
-        .target(name: "PushPostgres", dependencies: ["CLibPQ"]),
+        .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.

@@ -3,11 +3,13 @@
 public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// A libpq URI (`postgresql://…`) or `key=value` conninfo string.
     public var connectionString: String
-    /// Per-session `statement_timeout`: a statement running longer fails with SQLSTATE 57014.
+    /// `statement_timeout` of every transaction (`SET LOCAL`, never the session): a statement
+    /// running longer fails with SQLSTATE 57014.
     /// Default 5 s: no gateway query should come near it; it bounds a request stuck on the database.
     /// `nil` leaves the server's setting alone; `.zero` disables the limit.
     public var statementTimeout: Duration?
-    /// Per-session `lock_timeout`: waiting longer for a row or table lock fails with SQLSTATE 55P03.
+    /// `lock_timeout` of every transaction (`SET LOCAL`, never the session): waiting longer for a
+    /// row or table lock fails with SQLSTATE 55P03.
     /// Default 2 s: a `SELECT … FOR UPDATE` behind a slow transaction gives up well before the
     /// statement timeout and the 20 s request deadline (docs/protocol.md §1). `nil` leaves the server's
     /// setting alone; `.zero` disables the limit.

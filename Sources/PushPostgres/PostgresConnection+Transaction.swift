@@ -14,8 +14,8 @@ public enum PostgresIsolationLevel: Sendable {
 }
 
 extension PostgresConnection {
-    /// Runs `body` inside `BEGIN ISOLATION LEVEL …`; COMMITs when it returns, ROLLBACKs when it
-    /// throws (and rethrows). Row locks taken with `SELECT … FOR UPDATE` inside are held until then.
+    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` with the configured timeouts as `SET LOCAL`;
+    /// COMMITs when it returns, ROLLBACKs when it throws (and rethrows). Row locks taken with `SELECT … FOR UPDATE` inside are held until then.
     /// A body that swallowed a statement error cannot commit: the transaction is rolled back and a
     /// `.misuse` error thrown instead of PostgreSQL's silent "COMMIT becomes ROLLBACK".
     public func withTransaction<Value>(
@@ -24,7 +24,14 @@ extension PostgresConnection {
         guard !isInTransaction else {
             throw PostgresError(code: .misuse, message: "a transaction is already open on this connection")
         }
-        try query("BEGIN ISOLATION LEVEL \(isolation.sql)\(readOnly ? " READ ONLY" : "")")
+        do {
+            // One round trip: BEGIN and the transaction-local timeouts.
+            try executeScript(
+                "BEGIN ISOLATION LEVEL \(isolation.sql)\(readOnly ? " READ ONLY" : "")\(transactionSettings)")
+        } catch {
+            rollbackIgnoringErrors()
+            throw error
+        }
         let value: Value
         do {
             value = try body(self)

@@ -7,8 +7,13 @@ import Glibc
 /// belong on worker threads only — never on the event loop or inside a Swift concurrency task.
 public final class PostgresConnection {
     private let handle: OpaquePointer
+    /// `SET LOCAL` statements for the configured timeouts, run in the round trip of every `BEGIN`.
+    /// Nothing is set on the session itself: behind a transaction-mode pooler a session setting
+    /// lands on whichever server connection ran it (PROTOCOL.md §12, docs/decisions/0032).
+    let transactionSettings: String
 
-    /// Opens a session and applies the configured `statement_timeout` and `lock_timeout`.
+    /// Opens a session; the configured `statement_timeout` and `lock_timeout` apply to each of its
+    /// transactions (`withTransaction`).
     public init(configuration: PostgresConfiguration) throws(PostgresError) {
         // Defaults first: with expand_dbname the connection string's own keywords come later and
         // therefore win (libpq: "if a keyword is repeated, the last value is used"). TCP keepalives
@@ -34,7 +39,7 @@ public final class PostgresConnection {
         handle = connection
         // Without a processor libpq prints NOTICE/WARNING text to stderr, bypassing the logger.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        try applySessionSettings(configuration)
+        transactionSettings = Self.transactionSettings(configuration)
     }
 
     deinit { PQfinish(handle) }
@@ -125,15 +130,16 @@ public final class PostgresConnection {
         PQresultErrorField(result, Int32(code.value)).map { String(cString: $0) }
     }
 
-    private func applySessionSettings(_ configuration: PostgresConfiguration) throws(PostgresError) {
+    /// Whole milliseconds from our own configuration, never client input: safe to write into SQL.
+    private static func transactionSettings(_ configuration: PostgresConfiguration) -> String {
+        var statements = ""
         if let timeout = configuration.statementTimeout {
-            let milliseconds = PostgresConfiguration.milliseconds(timeout)
-            try query("SELECT set_config('statement_timeout', $1, false)", [.text("\(milliseconds)ms")])
+            statements += "; SET LOCAL statement_timeout = \(PostgresConfiguration.milliseconds(timeout))"
         }
         if let timeout = configuration.lockTimeout {
-            let milliseconds = PostgresConfiguration.milliseconds(timeout)
-            try query("SELECT set_config('lock_timeout', $1, false)", [.text("\(milliseconds)ms")])
+            statements += "; SET LOCAL lock_timeout = \(PostgresConfiguration.milliseconds(timeout))"
         }
+        return statements
     }
 
     private static func connect(keywords: [String], values: [String]) -> OpaquePointer? {

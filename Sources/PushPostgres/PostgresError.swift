@@ -47,6 +47,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var isQueryCanceled: Bool { sqlState == "57014" }
     /// `23514`: a CHECK constraint refused the row.
     public var isCheckViolation: Bool { sqlState == "23514" }
+    /// SQLSTATE class 22 (data exception, e.g. `22008` from `to_timestamp` out of range): a value
+    /// reached SQL that the request checks should have refused. Never a storage failure.
+    public var isDataException: Bool { sqlState?.hasPrefix("22") == true }
     /// The database is unreachable or the session died; nothing about the request is known.
     public var isUnavailable: Bool { code == .unavailable }
     /// The pool had no free connection within its acquire timeout.

@@ -1,4 +1,4 @@
-import Foundation
+import PushSystem
 
 /// A bounded set of connections shared by the worker threads.
 ///
@@ -9,7 +9,7 @@ import Foundation
 ///   restart. While the server is down, acquires fail fast with `.unavailable`: a failed connect
 ///   suppresses new attempts for `reconnectDelay`, so requests do not each wait for a timeout.
 ///
-/// `@unchecked Sendable`: every mutable property is guarded by `condition`, and a connection is
+/// `@unchecked Sendable`: every mutable property is guarded by `lock`, and a connection is
 /// handed to exactly one thread at a time (a leased connection is not reachable from the pool).
 public final class PostgresPool: @unchecked Sendable {
     /// Sizing and pacing of the pool.
@@ -47,10 +47,10 @@ public final class PostgresPool: @unchecked Sendable {
 
     private let configuration: PostgresConfiguration
     private let options: Options
-    private let condition = NSCondition()
+    private let lock = ConditionLock()
     private var idle: [PostgresConnection] = []
     private var openCount = 0
-    private var connectSuppressedUntil: ContinuousClock.Instant?
+    private var connectSuppressedUntil: MonotonicInstant?
 
     /// Connections are opened lazily, on the first acquires.
     public init(configuration: PostgresConfiguration, options: Options = Options()) {
@@ -58,10 +58,17 @@ public final class PostgresPool: @unchecked Sendable {
         self.options = options
     }
 
+    /// The configured `lock_timeout` in milliseconds, 0 for none: for server-side functions that
+    /// bound their own lock waits (a single-statement call runs outside `withTransaction`).
+    public var lockTimeoutMilliseconds: Int64 {
+        configuration.lockTimeout.map(PostgresConfiguration.milliseconds) ?? 0
+    }
+
+    /// The configured upper bound on open sessions.
+    public var maximumConnections: Int { options.maximumConnections }
+
     public var statistics: Statistics {
-        condition.lock()
-        defer { condition.unlock() }
-        return Statistics(open: openCount, idle: idle.count)
+        lock.withLock { Statistics(open: openCount, idle: idle.count) }
     }
 
     /// Runs `body` with a connection leased for its duration. Blocks: call from a worker thread.
@@ -82,72 +89,87 @@ public final class PostgresPool: @unchecked Sendable {
 
     /// Leases a connection; pair with `release`. Prefer `withConnection`.
     public func acquire() throws(PostgresError) -> PostgresConnection {
-        let deadline = ContinuousClock.now + options.acquireTimeout
-        condition.lock()
+        let deadline = MonotonicInstant.now().advanced(by: options.acquireTimeout)
         while true {
-            if let candidate = idle.popLast() {
-                condition.unlock()
+            switch lease(until: deadline) {
+            case .idle(let candidate):
+                // Checked outside the lock: it may poll the socket.
                 if candidate.isReusable && !candidate.hasUnsolicitedInput { return candidate }
-                condition.lock()
-                openCount -= 1
-                continue
-            }
-            if openCount < options.maximumConnections {
-                if let suppressedUntil = connectSuppressedUntil, ContinuousClock.now < suppressedUntil {
-                    condition.unlock()
-                    throw PostgresError(code: .unavailable, message: "a connect failed moments ago; retrying shortly")
-                }
-                openCount += 1
-                condition.unlock()
+                lock.withLock { openCount -= 1 }
+            case .connect:
                 return try connect()
+            case .failed(let failure):
+                throw failure
             }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else {
-                condition.unlock()
-                throw PostgresError(code: .poolExhausted, message: "no database connection became free in time")
+        }
+    }
+
+    private enum Lease {
+        case idle(PostgresConnection)
+        /// A slot was taken for a new session.
+        case connect
+        case failed(PostgresError)
+    }
+
+    /// Under the lock: an idle connection or a slot for a new one, waiting for either until `deadline`.
+    private func lease(until deadline: MonotonicInstant) -> Lease {
+        lock.withLock {
+            while true {
+                if let candidate = idle.popLast() { return .idle(candidate) }
+                if openCount < options.maximumConnections {
+                    if let suppressedUntil = connectSuppressedUntil, MonotonicInstant.now() < suppressedUntil {
+                        return .failed(
+                            PostgresError(code: .unavailable, message: "a connect failed moments ago; retrying shortly")
+                        )
+                    }
+                    openCount += 1
+                    return .connect
+                }
+                guard MonotonicInstant.now() < deadline else {
+                    return .failed(
+                        PostgresError(code: .poolExhausted, message: "no database connection became free in time"))
+                }
+                _ = lock.wait(until: deadline)
             }
-            let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date().addingTimeInterval(seconds))
         }
     }
 
     /// Returns a leased connection. One that broke or was left inside a transaction loses its slot
     /// and closes when the caller drops its last reference.
     public func release(_ connection: PostgresConnection) {
-        condition.lock()
-        if connection.isReusable {
-            idle.append(connection)
-        } else {
-            openCount -= 1
+        lock.withLock {
+            if connection.isReusable {
+                idle.append(connection)
+            } else {
+                openCount -= 1
+            }
+            lock.signal()
         }
-        condition.signal()
-        condition.unlock()
     }
 
     private func connect() throws(PostgresError) -> PostgresConnection {
         do {
             let connection = try PostgresConnection(configuration: configuration)
-            condition.lock()
-            connectSuppressedUntil = nil
-            condition.unlock()
+            lock.withLock { connectSuppressedUntil = nil }
             return connection
         } catch {
-            condition.lock()
-            openCount -= 1
-            connectSuppressedUntil = ContinuousClock.now + options.reconnectDelay
-            condition.signal()
-            condition.unlock()
+            lock.withLock {
+                openCount -= 1
+                connectSuppressedUntil = MonotonicInstant.now().advanced(by: options.reconnectDelay)
+                lock.signal()
+            }
             throw error
         }
     }
 
     private func discardIdleConnections() {
-        condition.lock()
-        let discarded = idle
-        idle.removeAll()
-        openCount -= discarded.count
-        condition.broadcast()
-        condition.unlock()
+        let discarded = lock.withLock {
+            let discarded = idle
+            idle.removeAll()
+            openCount -= discarded.count
+            lock.broadcast()
+            return discarded
+        }
         // `discarded` is released here, outside the lock (PQfinish may write to the socket).
         _ = discarded
     }

@@ -46,7 +46,7 @@ func prepareAdmissions(count: Int, installations: [BenchInstallation]) throws ->
         return AdmissionRequest(
             grant: installation.grant, relayPublicKey: installation.relay.publicKey.bytes,
             authEventID: try SecureRandom.bytes(32), authEventCreatedAt: now, requestID: try CanonicalUUID.version4(),
-            requestExpiresAt: now + 300, now: now)
+            requestExpiresAt: now + 300, now: now, deadlineUnixMilliseconds: (now + 3600) * 1000)
     }
 }
 
@@ -66,6 +66,7 @@ func directRun(
                 case .admitted: return .accepted
                 case .refused: return .failed("refused")
                 case .deadEndpoint: return .failed("dead endpoint")
+                case .late: return .failed("past its deadline")
                 }
             } catch {
                 return .failed("storage: \(error)")

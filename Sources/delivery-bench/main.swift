@@ -9,8 +9,8 @@ import PushGateway
 import PushPostgres
 
 let usage = """
-    usage: delivery-bench --port PORT --gateway-pid PID [--host HOST] [--seconds S] [--concurrency 1,8,32,128]
-                          [--idle-connections N]
+    usage: delivery-bench --port PORT --gateway-pid PID --postgres-pid PID [--host HOST] [--seconds S]
+                          [--concurrency 1,8,32,128] [--idle-connections N]
     Reads the gateway configuration (DATABASE_URL as the runtime role, keys, profiles) from the environment.
 
     """
@@ -18,6 +18,8 @@ let usage = """
 struct Options {
     var port = 0
     var gatewayPID: Int32 = 0
+    /// The postmaster of the cluster both sides use: PostgreSQL's CPU per operation (issue 16).
+    var postgresPID: Int32 = 0
     var host = "localhost"
     var seconds = 10.0
     var concurrencies = [1, 8, 32, 128]
@@ -30,6 +32,7 @@ struct Options {
             switch flag {
             case "--port": port = Int(value) ?? 0
             case "--gateway-pid": gatewayPID = Int32(value) ?? 0
+            case "--postgres-pid": postgresPID = Int32(value) ?? 0
             case "--host": host = value
             case "--seconds": seconds = Double(value) ?? 0
             case "--concurrency": concurrencies = value.split(separator: ",").compactMap { Int($0) }
@@ -37,7 +40,8 @@ struct Options {
             default: throw BenchError("unknown flag \(flag)")
             }
         }
-        guard port > 0, gatewayPID > 0, seconds > 0, !concurrencies.isEmpty, concurrencies.allSatisfy({ $0 > 0 }),
+        guard port > 0, gatewayPID > 0, postgresPID > 0, seconds > 0, !concurrencies.isEmpty,
+            concurrencies.allSatisfy({ $0 > 0 }),
             idleConnections >= 0
         else { throw BenchError("missing or invalid flags") }
     }
@@ -64,6 +68,7 @@ func main() throws {
     raiseDescriptorLimit()
     let configuration = try GatewayConfiguration(environment: ProcessInfo.processInfo.environment)
     let gateway = ProcessStatistics(pid: options.gatewayPID)
+    let cluster = ProcessStatistics(pid: options.postgresPID)
     let postgres = PostgresConfiguration(connectionString: configuration.databaseURL.value)
     let loadAtStart = loadAverage()
 
@@ -88,25 +93,36 @@ func main() throws {
 
     // CPU per accepted item: the gateway process per delivery, and this process (the database
     // client side of the admission transaction) per direct admission.
-    var rows: [(gateway: RunResult, direct: RunResult, cpuPerDelivery: Double, directCPUPerAdmission: Double)] = []
+    // PostgreSQL's CPU (the whole cluster) per accepted item on each side.
+    var rows:
+        [(
+            gateway: RunResult, direct: RunResult, cpuPerDelivery: Double, directCPUPerAdmission: Double,
+            postgresPerDelivery: Double, postgresPerAdmission: Double
+        )] = []
     for concurrency in options.concurrencies {
         let cpuBefore = try gateway.cpuSeconds()
+        let clusterBefore = try cluster.clusterCPUSeconds()
         let throughGateway = try gatewayRun(
             concurrency: concurrency, items: itemBudget(rate: gatewayRate, seconds: options.seconds),
             seconds: options.seconds, port: options.port, host: options.host, installations: installations)
         let cpu = try gateway.cpuSeconds() - cpuBefore
+        let clusterForGateway = try cluster.clusterCPUSeconds() - clusterBefore
         let admissions = try prepareAdmissions(
             count: itemBudget(rate: directRate, seconds: options.seconds), installations: installations)
         let ownCPUBefore = try ProcessStatistics(pid: getpid()).cpuSeconds()
+        let clusterBeforeDirect = try cluster.clusterCPUSeconds()
         let direct = try directRun(
             concurrency: concurrency, seconds: options.seconds, ledger: ledger, admissions: admissions)
         let directCPU = try ProcessStatistics(pid: getpid()).cpuSeconds() - ownCPUBefore
+        let clusterForDirect = try cluster.clusterCPUSeconds() - clusterBeforeDirect
         gatewayRate = max(gatewayRate, throughGateway.perSecond)
         directRate = max(directRate, direct.perSecond)
+        let delivered = Double(max(throughGateway.accepted, 1))
+        let admitted = Double(max(direct.accepted, 1))
         rows.append(
             (
-                throughGateway, direct, cpu / Double(max(throughGateway.accepted, 1)),
-                directCPU / Double(max(direct.accepted, 1))
+                throughGateway, direct, cpu / delivered, directCPU / admitted, clusterForGateway / delivered,
+                clusterForDirect / admitted
             ))
     }
     let peakRSS = try gateway.statusMebibytes("VmHWM")
@@ -126,16 +142,17 @@ func main() throws {
     )
     print("")
     print(
-        "| connections | gateway deliveries/s | p50 ms | p99 ms | direct admissions/s | p50 ms | p99 ms | gateway ÷ direct | gateway CPU µs/delivery | direct client CPU µs/admission |"
+        "| connections | gateway deliveries/s | p50 ms | p99 ms | direct admissions/s | p50 ms | p99 ms | gateway ÷ direct | gateway CPU µs/delivery | PostgreSQL CPU µs/delivery | direct client CPU µs/admission | PostgreSQL CPU µs/direct admission |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows {
         let cells = [
             "\(row.gateway.concurrency)", format(row.gateway.perSecond, 0) + (row.gateway.ranOut ? "*" : ""),
             format(row.gateway.percentile(0.5), 2), format(row.gateway.percentile(0.99), 2),
             format(row.direct.perSecond, 0) + (row.direct.ranOut ? "*" : ""), format(row.direct.percentile(0.5), 2),
             format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
-            format(row.cpuPerDelivery * 1e6, 0), format(row.directCPUPerAdmission * 1e6, 0),
+            format(row.cpuPerDelivery * 1e6, 0), format(row.postgresPerDelivery * 1e6, 0),
+            format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0),
         ]
         print("| " + cells.joined(separator: " | ") + " |")
     }

@@ -14,6 +14,7 @@ struct CheckConfigCommandTests {
             result.standardOutput == """
                 configuration ok
                 profile buzz-ios-production: apns production, app attest production, token auth
+                capacity: 16 database sessions, 32 workers
                 insecure settings: none
 
                 """)

@@ -213,7 +213,8 @@ struct DeliveryAdmissionTests {
         #expect(response.status == 410)
         #expect(response.bodyText == #"{"status":"invalid_endpoint","generation":2,"invalid_at":1600000000}"#)
         #expect(gateway.sender.callCount == 0)
-        #expect(try gateway.isReserved(scenario, requestID))
+        // §4.7 step 5 (revised): the dead path writes nothing, not even the reservation.
+        #expect(try !gateway.isReserved(scenario, requestID))
         #expect(try DeliveryFixtures.count(gateway.admin, table: "endpoint_quota_windows") == 0)
 
         try DeliveryFixtures.updateInstallation(gateway.admin, handle: scenario.handle, set: "endpoint_epoch = 2")
@@ -226,6 +227,25 @@ struct DeliveryAdmissionTests {
                 sealedGrant: rotated.sealed))
         #expect(revived.status == 200)
         #expect(gateway.sender.callCount == 1)
+    }
+
+    @Test("50 deliveries to a dead endpoint each answer the 410 and leave no new row anywhere (issue 14 finding 5)")
+    func deadEndpointWritesNothing() throws {
+        let gateway = try DeliveryTestGateway()
+        // Reservations would live up to the grant's 30 days, as in the finding's reproduction.
+        let scenario = try gateway.enroll(generation: 4, grantLifetime: 30 * 86_400)
+        try DeliveryFixtures.updateInstallation(
+            gateway.admin, handle: scenario.handle,
+            set: "dead_endpoint_epoch = 1, dead_endpoint_invalid_at = to_timestamp(1600000000)")
+        let tables = ["nip98_replays", "delivery_reservations", "endpoint_quota_windows"]
+        let before = try tables.map { try DeliveryFixtures.count(gateway.admin, table: $0) }
+        for _ in 0..<50 {
+            let response = try gateway.deliver(scenario, expiresAt: DeliveryTestGateway.now() + 29 * 86_400)
+            #expect(response.status == 410)
+            #expect(response.bodyText == #"{"status":"invalid_endpoint","generation":4,"invalid_at":1600000000}"#)
+        }
+        #expect(try tables.map { try DeliveryFixtures.count(gateway.admin, table: $0) } == before)
+        #expect(gateway.sender.callCount == 0)
     }
 
     @Test("retry: 503 with clamped retry_after_seconds, reservation released, same request id then succeeds")

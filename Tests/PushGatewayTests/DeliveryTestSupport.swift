@@ -60,6 +60,8 @@ final class DeliveryTestGateway {
     static let host = "push.buzz.xyz"
 
     let database: TemporaryDatabase
+    /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
+    let pooler: PgBouncer?
     let server: GatewayServer
     let sender: ScriptedSender
     let admin: PostgresConnection
@@ -79,7 +81,9 @@ final class DeliveryTestGateway {
             let role = try database.createRole()
             let migrated = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
             guard migrated.exitCode == 0 else { throw TestSupportError("migrate failed: \(migrated.standardError)") }
-            let environment = adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", database.url(for: role)))
+            pooler = try PgBouncer.forTestGateway(fronting: database.url(for: role))
+            let environment = adjust(
+                try ConfigurationTestEnvironment().with("DATABASE_URL", pooler?.url ?? database.url(for: role)))
             let configuration = try GatewayConfiguration(environment: environment.variables)
             self.sender = sender
             server = try GatewayServer(

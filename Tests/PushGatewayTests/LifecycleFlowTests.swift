@@ -285,6 +285,24 @@ struct LifecycleFlowTests {
         #expect(try gateway.delegate(device, relay: lifecycleRelayKey(), generation: 1).status == 201)
     }
 
+    @Test(
+        "a correctly asserted delegation with not_before -2^63 or -10^15 is 400 invalid_request, never 503 (issue 14 finding 4)",
+        arguments: [Int64.min, -1_000_000_000_000_000])
+    func notBeforeOutsideUnixTimeRange(notBefore: Int64) throws {
+        let gateway = try LifecycleGateway()
+        let device = try gateway.makeDevice()
+        try gateway.enroll(device)
+        let before = try gateway.rowCounts()
+        let response = try gateway.post(
+            "/v1/delegations",
+            try device.delegateBody(
+                challenge: try gateway.challenge(), epoch: 1, generation: 1, relay: lifecycleRelayKey(),
+                notBefore: notBefore, expiresAt: gateway.clock.unixSeconds() + 60))
+        #expect(response.status == 400 && response.bodyText == #"{"error":"invalid_request"}"#)
+        #expect(try gateway.rowCounts() == before)
+        #expect(try Self.counter(gateway, try #require(device.handle)) == 0)
+    }
+
     @Test("a bad assertion on a live installation is 401 invalid_attestation and writes nothing")
     func badAssertion() throws {
         let gateway = try LifecycleGateway()

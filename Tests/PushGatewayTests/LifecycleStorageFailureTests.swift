@@ -8,6 +8,24 @@ import Testing
 
 @Suite("Lifecycle storage failures answer 503 and leave nothing behind; authority failures answer 404")
 struct LifecycleStorageFailureTests {
+    @Test("a data exception (SQLSTATE class 22) is 400 invalid_request, never a storage failure")
+    func dataExceptionIsNeverUnavailable() throws {
+        for sqlState in ["22008", "22003", "22P02", "22007"] {
+            let failure = PostgresError(code: .server, sqlState: sqlState, message: "out of range")
+            #expect(failure.isDataException && !failure.isUnavailable)
+            #expect(LifecycleRejection.from(failure) == .invalidRequest)
+        }
+        // The exact failure of issue 14 finding 4, raised by a real server.
+        try TemporaryDatabase.with { database in
+            let connection = try database.connect()
+            let failure = try #require(throws: PostgresError.self) {
+                try connection.query("SELECT to_timestamp($1::bigint)", [.int64(Int64.min)])
+            }
+            #expect(failure.sqlState == "22008")
+            #expect(LifecycleRejection.from(failure) == .invalidRequest)
+        }
+    }
+
     @Test("unique-key conflicts are 404; pool exhaustion, outages, timeouts, deadlocks and sealing failures are 503")
     func rejectionMapping() {
         #expect(

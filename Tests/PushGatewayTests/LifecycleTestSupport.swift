@@ -31,6 +31,8 @@ final class LifecycleGateway {
     static let appID = "ABCDE12345.xyz.buzz.app"
 
     let database: TemporaryDatabase
+    /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
+    let pooler: PgBouncer?
     let authority: SyntheticAppAttestAuthority
     let clock: LifecycleTestClock
     let configuration: GatewayConfiguration
@@ -57,7 +59,8 @@ final class LifecycleGateway {
             "app-attest-root.pem",
             "-----BEGIN CERTIFICATE-----\n" + Base64.encode(authority.root.derEncoded) + "\n-----END CERTIFICATE-----\n"
         )
-        environment = environment.with("DATABASE_URL", databaseURL ?? database.url(for: role))
+        pooler = try PgBouncer.forTestGateway(fronting: database.url(for: role))
+        environment = environment.with("DATABASE_URL", databaseURL ?? pooler?.url ?? database.url(for: role))
             .with("PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootPath)
             .with("PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT", "true")
             // Tests ask for many challenges from one address.

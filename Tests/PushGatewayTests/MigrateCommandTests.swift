@@ -16,8 +16,9 @@ struct MigrateCommandTests {
             let outcome = Support.migrate(database)
             #expect(outcome.exitCode == 0, "\(outcome.standardError)")
             #expect(outcome.standardOutput.contains("applied 0001_initial.sql"))
+            #expect(outcome.standardOutput.contains("applied 0002_admission_function.sql"))
             let connection = try database.connect()
-            #expect(try Support.historyVersions(connection) == [1])
+            #expect(try Support.historyVersions(connection) == [1, 2])
             for table in [
                 "installations", "delegations", "consumed_challenges", "nip98_replays", "delivery_reservations",
                 "endpoint_quota_windows",
@@ -43,11 +44,11 @@ struct MigrateCommandTests {
             let again = Support.migrate(database)
             #expect(again.exitCode == 0)
             #expect(!again.standardOutput.contains("applied 0001"))
-            #expect(again.standardOutput.contains("schema is up to date at version 1"))
+            #expect(again.standardOutput.contains("schema is up to date at version 2"))
             let after = try connection.query("SELECT applied_at::text FROM \(MigrationRunner.historyTable)")
                 .string(row: 0, column: 0)
             #expect(before == after)
-            #expect(try Support.historyVersions(connection) == [1])
+            #expect(try Support.historyVersions(connection) == [1, 2])
         }
     }
 

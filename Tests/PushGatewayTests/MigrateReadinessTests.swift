@@ -60,6 +60,29 @@ struct MigrateReadinessTests {
         }
     }
 
+    @Test("migrate grants the runtime role EXECUTE on admit_delivery; without it, or for PUBLIC, it is not ready")
+    func admissionFunctionGrant() throws {
+        try TemporaryDatabase.with { database in
+            let role = try database.createRole()
+            let other = try database.createRole()
+            #expect(MigrateTestSupport.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
+            let admin = try database.connect()
+            let signature =
+                "admit_delivery(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint, bigint, bigint, bigint, bigint)"
+            let privileges = try admin.query(
+                "SELECT has_function_privilege($1, $3::regprocedure, 'EXECUTE'), "
+                    + "has_function_privilege($2, $3::regprocedure, 'EXECUTE')",
+                [.text(role.name), .text(other.name), .text(signature)])
+            // PUBLIC's default EXECUTE is revoked, so a role migrate did not name cannot call it.
+            #expect(try privileges.bool(row: 0, column: 0) == true && privileges.bool(row: 0, column: 1) == false)
+            try admin.query("REVOKE EXECUTE ON FUNCTION \(signature) FROM \(role.name)")
+            let pool = PostgresPool(configuration: database.configuration(role: role))
+            #expect(
+                GatewaySchema.readiness(pool: pool)
+                    == .notReady(.privileges(.cannotExecuteFunction("admit_delivery"))))
+        }
+    }
+
     @Test("a schema behind the version this binary expects is not ready")
     func schemaBehindNotReady() throws {
         try TemporaryDatabase.with { database in

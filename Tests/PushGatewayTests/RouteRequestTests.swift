@@ -137,6 +137,37 @@ struct RouteRequestTests {
         }
     }
 
+    @Test(
+        "every Unix time outside 0...253402300799 is invalid_request before any SQL (issue 14 finding 4)",
+        arguments: ["-9223372036854775808", "-1000000000000000", "-1", "253402300800", "9223372036854775807"])
+    func unixTimesOutsideRangeAreRefused(value: String) {
+        #expect(throws: InvalidRequest()) {
+            try DelegateRequest(body: Self.body(Self.replacing(Self.delegate, "not_before", with: value)))
+        }
+        let notBeforeZero = Self.replacing(Self.delegate, "not_before", with: "0")
+        #expect(throws: InvalidRequest()) {
+            try DelegateRequest(body: Self.body(Self.replacing(notBeforeZero, "expires_at", with: value)))
+        }
+        let delivery: [(String, String)] = [
+            ("v", "1"), ("endpoint_grant", "\"k.abc\""), ("request_id", "\"\(Self.uuid)\""), ("expires_at", value),
+        ]
+        #expect(throws: InvalidRequest()) { try DeliveryRequest(body: Self.body(delivery)) }
+        let enroll: [(String, String)] = [
+            ("v", "1"), ("challenge_id", "\"\(Self.uuid)\""), ("challenge", "\"\(Self.challenge)\""),
+            ("key_id", "\"\(Self.keyID)\""), ("attestation", "\"\(Self.assertion)\""), ("app_profile", "\"p\""),
+            ("endpoint", "\"\(Self.endpoint)\""), ("endpoint_epoch", "1"), ("expires_at", value),
+        ]
+        #expect(throws: InvalidRequest()) { try EnrollRequest(body: Self.body(enroll)) }
+    }
+
+    @Test("the ends of the Unix time range, 0 and 253402300799, are accepted")
+    func unixTimeRangeEndsAreAccepted() throws {
+        let ends = Self.replacing(
+            Self.replacing(Self.delegate, "not_before", with: "0"), "expires_at", with: "253402300799")
+        let request = try DelegateRequest(body: Self.body(ends))
+        #expect((request.notBefore, request.expiresAt) == (0, 253_402_300_799))
+    }
+
     @Test("revoking a delegation needs a generation of at least 1")
     func revokeDelegationRules() throws {
         let members: [(String, String)] = [

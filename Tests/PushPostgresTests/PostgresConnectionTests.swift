@@ -122,30 +122,39 @@ struct PostgresConnectionTests {
         }
     }
 
-    @Test("statement_timeout cancels a long statement with a typed query-canceled error")
+    @Test("statement_timeout cancels a long statement in a transaction with a typed query-canceled error")
     func statementTimeout() throws {
         try TemporaryDatabase.with { database in
             let connection = try PostgresConnection(
                 configuration: database.configuration(statementTimeout: .milliseconds(100)))
-            let setting = try connection.query("SELECT current_setting('statement_timeout')")
-            #expect(try setting.string(row: 0, column: 0) == "100ms")
             let started = ContinuousClock.now
-            let error = try #require(throws: PostgresError.self) { try connection.query("SELECT pg_sleep(5)") }
+            let error = try #require(throws: PostgresError.self) {
+                try connection.withTransaction(isolation: .readCommitted) { transaction in
+                    #expect(try transaction.query("SHOW statement_timeout").string(row: 0, column: 0) == "100ms")
+                    try transaction.query("SELECT pg_sleep(5)")
+                }
+            }
             #expect(error.sqlState == "57014")
             #expect(error.isQueryCanceled)
             #expect(ContinuousClock.now - started < .seconds(3))
         }
     }
 
-    @Test("the default configuration applies 5 s statement and 2 s lock timeouts to every session")
+    @Test(
+        "the default 5 s statement and 2 s lock timeouts apply to every transaction and never to the session")
     func defaultTimeouts() throws {
         try TemporaryDatabase.with { database in
             let connection = try PostgresConnection(
                 configuration: PostgresConfiguration(connectionString: database.url))
-            let result = try connection.query(
-                "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')")
-            #expect(try result.string(row: 0, column: 0) == "5s")
-            #expect(try result.string(row: 0, column: 1) == "2s")
+            let timeouts = "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')"
+            let inside = try connection.withTransaction(isolation: .readCommitted) { try $0.query(timeouts) }
+            #expect(try inside.string(row: 0, column: 0) == "5s")
+            #expect(try inside.string(row: 0, column: 1) == "2s")
+            // Behind a transaction-mode pooler a session setting would stay on a shared server
+            // connection (PROTOCOL.md §12): the session keeps the server's defaults.
+            let outside = try connection.query(timeouts)
+            #expect(try outside.string(row: 0, column: 0) == "0")
+            #expect(try outside.string(row: 0, column: 1) == "0")
         }
     }
 

@@ -7,6 +7,8 @@ DEBIAN_PACKAGES=(
     prometheus
     # The HTTP CONNECT proxy between the APNs client and apns-mock (APNsProxyTests).
     tinyproxy
+    # §12: the pgbouncer tests run serve through a transaction-mode pooler (issue 16).
+    pgbouncer
     # Swift's own runtime dependencies on a bare Debian image (TOOLCHAIN.md §1).
     libncurses6 libsqlite3-0 binutils libc6-dev libgcc-12-dev
 )

@@ -47,6 +47,7 @@ enum CheckConfigCommand: InProcessCommand {
                 "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), app attest "
                 + "\(profile.appAttestEnvironment.rawValue), \(authentication) auth\n"
         }
+        text += "capacity: \(configuration.databasePoolSize) database sessions, \(configuration.workerCount) workers\n"
         let insecure = configuration.insecureSettings
         text += "insecure settings: " + (insecure.isEmpty ? "none" : insecure.joined(separator: ", ")) + "\n"
         return text

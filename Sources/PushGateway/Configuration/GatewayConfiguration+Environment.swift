@@ -178,8 +178,10 @@ extension GatewayConfiguration {
         let reaperInterval = reader.integer("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", in: 1...86_400, default: 60)
         let maxConnections = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS", in: 1...1_000_000, default: 1024)
         let perPeer = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER", in: 1...1_000_000, default: 256)
+        let poolSize = reader.integer("PUSH_GATEWAY_DB_POOL_SIZE", in: 1...1000, default: 16)
+        let workers = reader.integer("PUSH_GATEWAY_WORKERS", in: 1...4096, default: 32)
         guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate,
-            let reaperInterval, let maxConnections, let perPeer
+            let reaperInterval, let maxConnections, let perPeer, let poolSize, let workers
         else {
             return nil
         }
@@ -187,7 +189,8 @@ extension GatewayConfiguration {
             maxGrantLifetimeSeconds: grant, maxInstallationLifetimeSeconds: installation, endpointQuotaMax: quotaMax,
             endpointQuotaWindowSeconds: quotaWindow, relayRatePerSecond: relayRate,
             challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval,
-            maxConnections: Int(maxConnections), maxConnectionsPerPeer: Int(perPeer))
+            maxConnections: Int(maxConnections), maxConnectionsPerPeer: Int(perPeer),
+            databasePoolSize: Int(poolSize), workerCount: Int(workers))
     }
 
     private static func logLevel(_ reader: inout EnvironmentReader) -> LogLevel? {

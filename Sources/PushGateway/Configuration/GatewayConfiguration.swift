@@ -40,6 +40,10 @@ public struct GatewayConfiguration: Sendable {
     /// Open connections from one peer address before answering 503; trusted proxies are exempt
     /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
     public let maxConnectionsPerPeer: Int
+    /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, PROTOCOL.md §12).
+    public let databasePoolSize: Int
+    /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, PROTOCOL.md §12).
+    public let workerCount: Int
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -96,6 +100,8 @@ public struct GatewayConfiguration: Sendable {
         self.reaperIntervalSeconds = limits.reaperIntervalSeconds
         self.maxConnections = limits.maxConnections
         self.maxConnectionsPerPeer = limits.maxConnectionsPerPeer
+        self.databasePoolSize = limits.databasePoolSize
+        self.workerCount = limits.workerCount
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
@@ -119,6 +125,8 @@ public struct GatewayConfiguration: Sendable {
         var reaperIntervalSeconds: Int64
         var maxConnections: Int
         var maxConnectionsPerPeer: Int
+        var databasePoolSize: Int
+        var workerCount: Int
     }
 
     struct TestingOverrides {

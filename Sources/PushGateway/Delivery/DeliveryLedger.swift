@@ -1,4 +1,5 @@
 import PushPostgres
+import PushSystem
 
 /// Everything the admission transaction needs to know about one authenticated delivery request.
 /// `package`: the delivery benchmark runs the same admission directly on PostgreSQL.
@@ -12,10 +13,13 @@ package struct AdmissionRequest: Sendable {
     let requestExpiresAt: Int64
     /// The gateway's Unix time in seconds for every time comparison of this request.
     let now: Int64
+    /// When the request's 408 is due, in Unix milliseconds of the real-time clock; the database
+    /// refuses to begin the admission after it by its own clock.
+    let deadlineUnixMilliseconds: Int64
 
     package init(
         grant: EndpointGrant, relayPublicKey: [UInt8], authEventID: [UInt8], authEventCreatedAt: Int64,
-        requestID: CanonicalUUID, requestExpiresAt: Int64, now: Int64
+        requestID: CanonicalUUID, requestExpiresAt: Int64, now: Int64, deadlineUnixMilliseconds: Int64
     ) {
         self.grant = grant
         self.relayPublicKey = relayPublicKey
@@ -24,6 +28,15 @@ package struct AdmissionRequest: Sendable {
         self.requestID = requestID
         self.requestExpiresAt = requestExpiresAt
         self.now = now
+        self.deadlineUnixMilliseconds = deadlineUnixMilliseconds
+    }
+
+    /// A request's 408 instant (`Request.deadline`) on the real-time clock (not an injected protocol
+    /// clock: it is compared with the database server's clock, docs/protocol.md §1).
+    package static func deadline(_ deadline: MonotonicInstant) -> Int64 {
+        // Signed: a request already past its deadline gets one in the past.
+        let remainingMilliseconds = (Int64(deadline.nanoseconds) - Int64(MonotonicInstant.now().nanoseconds)) / 1_000_000
+        return SystemWallClock().unixMilliseconds() + remainingMilliseconds
     }
 }
 
@@ -31,9 +44,12 @@ package struct AdmissionRequest: Sendable {
 package enum AdmissionDecision: Sendable, Equatable {
     /// Any authority, replay, reservation or quota failure; nothing was written.
     case refused
-    /// Step 5: the epoch's endpoint is dead. The event id is burned and the request id reserved
-    /// (committed); no quota charged and nothing is sent.
+    /// Step 5: the epoch's endpoint is dead. Nothing was written (the burn and the reservation
+    /// rolled back), no quota charged and nothing is sent.
     case deadEndpoint(invalidAtSeconds: Int64?)
+    /// The request's deadline had passed by the database's clock before the admission began
+    /// (PROTOCOL.md §1: work not begun by the 408 never begins); nothing was written.
+    case late
     /// Committed: the send may begin.
     case admitted(AdmittedDelivery)
 }
@@ -61,148 +77,64 @@ package struct DeliveryLedger: Sendable {
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
 
-    /// PROTOCOL.md §4.7 admission: one READ COMMITTED transaction whose row locks (installation, then
-    /// delegation) serialize it against revocations and rotations, which lock in the same order.
-    /// Its commit is the instant the send begins. Throws only for storage failures (→ 503).
+    /// PROTOCOL.md §4.7 admission in one round trip: the migration's `admit_delivery` function,
+    /// called outside any explicit transaction, is the whole READ COMMITTED transaction. Its row
+    /// locks (installation, then delegation) serialize it against revocations and rotations, which
+    /// lock in the same order; its commit is the instant the send begins (docs/decisions/0191).
+    /// Throws only for storage failures (→ 503).
     package func admit(_ request: AdmissionRequest) throws -> AdmissionDecision {
-        try pool.withConnection { connection in
-            do {
-                return try connection.withTransaction(isolation: .readCommitted) { transaction in
-                    try admit(request, in: transaction)
-                }
-            } catch is Refusal {
-                // withTransaction rolled everything back: no event burned, nothing reserved or charged.
-                return .refused
-            }
-        }
-    }
-
-    /// The admission steps in order; throwing `Refusal` rolls the transaction back.
-    private func admit(_ request: AdmissionRequest, in transaction: PostgresConnection) throws -> AdmissionDecision {
-        let installation = try lockInstallation(request, in: transaction)
-        try lockDelegation(request, installationHandle: installation.handle, in: transaction)
-        try burnEvent(request, in: transaction)
-        try reserveRequest(request, in: transaction)
-        if installation.deadEndpointEpoch == request.grant.endpointEpoch {
-            return .deadEndpoint(invalidAtSeconds: installation.deadEndpointInvalidAt)
-        }
-        try chargeQuota(fingerprint: installation.fingerprint, now: request.now, in: transaction)
-        return .admitted(
-            AdmittedDelivery(installationHandle: installation.handle, sealedToken: installation.sealedToken))
-    }
-
-    /// An authority, replay, reservation or quota check failed.
-    private struct Refusal: Error {}
-
-    private struct LockedInstallation {
-        let handle: String
-        let sealedToken: [UInt8]
-        let fingerprint: [UInt8]
-        let deadEndpointEpoch: Int64?
-        let deadEndpointInvalidAt: Int64?
-    }
-
-    /// Step 1: the installation the delegation belongs to, live, unexpired and at the grant's epoch
-    /// and profile. `FOR UPDATE` re-evaluates the conditions on the newest row version after waiting
-    /// for a concurrent revocation or rotation, so one that committed first is always seen.
-    private func lockInstallation(
-        _ request: AdmissionRequest, in transaction: PostgresConnection
-    ) throws -> LockedInstallation {
-        let result = try transaction.query(
-            """
-            SELECT handle, encrypted_endpoint, endpoint_fingerprint, dead_endpoint_epoch, dead_endpoint_invalid_at
-            FROM installations
-            WHERE handle = (SELECT installation_handle FROM delegations WHERE delegation_id = $1::uuid)
-              AND revoked_at IS NULL AND expires_at > to_timestamp($2::bigint)
-              AND endpoint_epoch = $3::bigint AND app_profile = $4::text
-            FOR UPDATE
-            """,
-            [
-                .text(request.grant.delegationID.text), .int64(request.now), .int64(request.grant.endpointEpoch),
-                .text(request.grant.appProfile),
-            ], resultFormat: .binary)
-        guard result.rowCount == 1, let handle = try result.string(row: 0, column: 0),
-            let sealedToken = try result.bytes(row: 0, column: 1),
-            let fingerprint = try result.bytes(row: 0, column: 2)
-        else { throw Refusal() }
-        return LockedInstallation(
-            handle: handle, sealedToken: sealedToken, fingerprint: fingerprint,
-            deadEndpointEpoch: try result.int64(row: 0, column: 3),
-            deadEndpointInvalidAt: try result.unixSeconds(row: 0, column: 4))
-    }
-
-    /// Step 2: the delegation row still carries exactly this grant (same id, relay, epoch and
-    /// generation), is unrevoked and `not_before <= now <= expires_at`.
-    private func lockDelegation(
-        _ request: AdmissionRequest, installationHandle: String, in transaction: PostgresConnection
-    ) throws {
-        let result = try transaction.query(
-            """
-            SELECT 1 FROM delegations
-            WHERE installation_handle = $1::uuid AND relay_pubkey = $2 AND delegation_id = $3::uuid
-              AND endpoint_epoch = $4::bigint AND generation = $5::bigint AND revoked_at IS NULL
-              AND not_before <= to_timestamp($6::bigint) AND expires_at >= to_timestamp($6::bigint)
-            FOR UPDATE
-            """,
-            [
-                .text(installationHandle), .bytes(request.relayPublicKey), .text(request.grant.delegationID.text),
-                .int64(request.grant.endpointEpoch), .int64(request.grant.generation), .int64(request.now),
-            ])
-        guard result.rowCount == 1 else { throw Refusal() }
-    }
-
-    /// Step 3: `(relay, event id)` is admitted once. A concurrent insert of the same key waits for
-    /// the other transaction and then conflicts, so two racing requests cannot both pass.
-    private func burnEvent(_ request: AdmissionRequest, in transaction: PostgresConnection) throws {
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
-        let expiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
-        let result = try transaction.query(
-            """
-            INSERT INTO nip98_replays (relay_pubkey, auth_event_id, expires_at)
-            VALUES ($1, $2, to_timestamp($3::bigint))
-            ON CONFLICT DO NOTHING
-            """,
-            [.bytes(request.relayPublicKey), .bytes(request.authEventID), .int64(expiresAt)])
-        guard result.affectedRowCount == 1 else { throw Refusal() }
+        let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
+        let result: PostgresResult
+        do {
+            result = try pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at
+                    FROM admit_delivery($1::uuid, $2, $3::text, $4::bigint, $5::bigint, $6, $7::bigint, $8::uuid,
+                                        $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::bigint)
+                    """,
+                    [
+                        .text(request.grant.delegationID.text), .bytes(request.relayPublicKey),
+                        .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
+                        .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
+                        .text(request.requestID.text), .int64(request.requestExpiresAt), .int64(request.now),
+                        .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
+                        .int64(pool.lockTimeoutMilliseconds),
+                    ], resultFormat: .binary)
+            }
+        } catch let failure as PostgresError
+            where failure.isLockTimeout
+            && SystemWallClock().unixMilliseconds() >= request.deadlineUnixMilliseconds
+        {
+            // The lock wait ran into the deadline the function set as its bound: the 408 is out and
+            // nothing was written.
+            return .late
+        } catch let failure as PostgresError where failure.sqlState == Self.refusedAfterWrite {
+            // A write the checks under the installation lock promised failed; the statement's
+            // rollback undid the others, so this is an ordinary refusal.
+            return .refused
+        }
+        guard result.rowCount == 1, let outcome = try result.string(row: 0, column: 0) else {
+            throw PostgresError(code: .decoding, message: "admit_delivery returned no outcome")
+        }
+        switch outcome {
+        case "admitted":
+            guard let handle = try result.string(row: 0, column: 1),
+                let sealedToken = try result.bytes(row: 0, column: 2)
+            else { throw PostgresError(code: .decoding, message: "admit_delivery admitted without a row") }
+            return .admitted(AdmittedDelivery(installationHandle: handle, sealedToken: sealedToken))
+        case "dead":
+            return .deadEndpoint(invalidAtSeconds: try result.int64(row: 0, column: 3))
+        case "late":
+            return .late
+        default:
+            return .refused
+        }
     }
 
-    /// Step 4: `(relay, request_id)` is reserved until the request's `expires_at`. A reservation
-    /// whose time has passed (not yet reaped) no longer counts and is taken over.
-    private func reserveRequest(_ request: AdmissionRequest, in transaction: PostgresConnection) throws {
-        let result = try transaction.query(
-            """
-            INSERT INTO delivery_reservations AS r (relay_pubkey, request_id, expires_at)
-            VALUES ($1, $2::uuid, to_timestamp($3::bigint))
-            ON CONFLICT (relay_pubkey, request_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
-            WHERE r.expires_at < to_timestamp($4::bigint)
-            """,
-            [
-                .bytes(request.relayPublicKey), .text(request.requestID.text), .int64(request.requestExpiresAt),
-                .int64(request.now),
-            ])
-        guard result.affectedRowCount == 1 else { throw Refusal() }
-    }
-
-    /// Step 6: a fixed window per endpoint fingerprint that starts at the first admission after the
-    /// previous window ended; at most `quotaMaximum` admissions per window, never refunded.
-    private func chargeQuota(fingerprint: [UInt8], now: Int64, in transaction: PostgresConnection) throws {
-        let result = try transaction.query(
-            """
-            INSERT INTO endpoint_quota_windows AS q (endpoint_fingerprint, window_started_at, admitted_count)
-            VALUES ($1, to_timestamp($2::bigint), 1)
-            ON CONFLICT (endpoint_fingerprint) DO UPDATE SET
-              window_started_at = CASE
-                WHEN q.window_started_at + make_interval(secs => $3::bigint) <= EXCLUDED.window_started_at
-                THEN EXCLUDED.window_started_at ELSE q.window_started_at END,
-              admitted_count = CASE
-                WHEN q.window_started_at + make_interval(secs => $3::bigint) <= EXCLUDED.window_started_at
-                THEN 1 ELSE q.admitted_count + 1 END
-            WHERE q.window_started_at + make_interval(secs => $3::bigint) <= EXCLUDED.window_started_at
-               OR q.admitted_count < $4::bigint
-            """,
-            [.bytes(fingerprint), .int64(now), .int64(quotaWindowSeconds), .int64(quotaMaximum)])
-        guard result.affectedRowCount == 1 else { throw Refusal() }
-    }
+    /// The SQLSTATE `admit_delivery` raises to roll back a write that a later step refused.
+    static let refusedAfterWrite = "PGW01"
 
     /// After a transient or configuration outcome: the relay may retry the same request id with a
     /// fresh NIP-98 event (PROTOCOL.md §4.7).

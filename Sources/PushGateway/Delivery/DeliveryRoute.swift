@@ -1,6 +1,7 @@
 import Glibc
 import PushHTTP
 import PushNostr
+import PushPostgres
 import PushSystem
 
 /// `POST /v1/deliveries/apns` (docs/protocol.md §4.7): a relay asks for one wake of one installation.
@@ -72,12 +73,17 @@ struct DeliveryRoute: Sendable {
         let admission = AdmissionRequest(
             grant: grant, relayPublicKey: relay, authEventID: authorization.eventID,
             authEventCreatedAt: authorization.createdAt, requestID: delivery.requestID,
-            requestExpiresAt: delivery.expiresAt, now: now)
+            requestExpiresAt: delivery.expiresAt, now: now,
+            deadlineUnixMilliseconds: AdmissionRequest.deadline(request.deadline))
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
         guard !request.isPastDeadline() else { return .error(408, .requestTimeout) }
         let decision: AdmissionDecision
         do {
             decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(admission) }
+        } catch let failure as PostgresError where failure.isDataException {
+            // A value the request checks should have refused; never a 503 (docs/decisions/0190).
+            logger.error("data exception from the admission", ["sqlstate": .string(failure.sqlState ?? "")])
+            return .error(400, .invalidRequest)
         } catch {
             logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
             return .error(503, .temporarilyUnavailable)
@@ -85,6 +91,8 @@ struct DeliveryRoute: Sendable {
         switch decision {
         case .refused:
             return Self.invalidGrant
+        case .late:
+            return .error(408, .requestTimeout)
         case .deadEndpoint(let invalidAt):
             return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
         case .admitted(let admitted):

@@ -24,12 +24,14 @@ enum LifecycleRejection: Error, Equatable {
     }
 
     /// The rejection for a database failure: a unique-key conflict (a consumed challenge, a live
-    /// duplicate, a lost race) is an authority failure; everything else (unavailable, pool
+    /// duplicate, a lost race) is an authority failure; a data exception is a client value that
+    /// slipped past the request checks (docs/decisions/0190); everything else (unavailable, pool
     /// exhausted, lock or statement timeout, deadlock) is a storage failure.
     static func from(_ error: any Error) -> LifecycleRejection {
         switch error {
         case let rejection as LifecycleRejection: rejection
         case let failure as PostgresError where failure.isUniqueViolation: .notAuthorized
+        case let failure as PostgresError where failure.isDataException: .invalidRequest
         default: .unavailable
         }
     }

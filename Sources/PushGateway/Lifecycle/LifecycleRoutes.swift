@@ -87,8 +87,13 @@ struct LifecycleRoutes: Sendable {
     /// failures are logged by class only (a PostgreSQL message can quote key values).
     func rejection(for error: any Error, route: String) -> LifecycleRejection {
         let rejection = LifecycleRejection.from(error)
-        if rejection == .unavailable {
-            let failure = error as? PostgresError
+        let failure = error as? PostgresError
+        if failure?.isDataException == true {
+            // A bug in the request checks, not an outage (docs/decisions/0190).
+            logger.error(
+                "data exception from a lifecycle statement",
+                ["route": .string(route), "sqlstate": .string(failure?.sqlState ?? "")])
+        } else if rejection == .unavailable {
             logger.warning(
                 "storage or randomness failure",
                 [

@@ -33,10 +33,12 @@ public struct ReaperSettings: Sendable {
 
 /// Housekeeping (docs/protocol.md §10): deletes expired rows in bounded batches, one replica at a time.
 ///
-/// A pass leases one pooled connection, takes the session-level advisory lock `pushreap` with
-/// `pg_try_advisory_lock` (another replica holding it → the pass is skipped), deletes batch by
-/// batch, and unlocks. If the session dies mid-pass PostgreSQL drops the lock with it. Passes run
-/// on the reaper's own thread, never on an HTTP event loop or worker.
+/// A pass leases one pooled connection and deletes batch by batch. Each batch is its own
+/// transaction that first takes the transaction-level advisory lock `pushreap` with
+/// `pg_try_advisory_xact_lock`, so the lock ends with the batch's COMMIT or ROLLBACK and nothing
+/// stays behind on a server connection a transaction-mode pooler hands to someone else
+/// (PROTOCOL.md §10). Another replica holding it → the first batch skips the pass, a later one
+/// ends it. Passes run on the reaper's own thread, never on an HTTP event loop or worker.
 public final class Reaper: Sendable {
     /// Key of the advisory lock ("pushreap" in ASCII); distinct from `migrate`'s ("pushmigr").
     static let advisoryLockKey: Int64 = 0x7075_7368_7265_6170
@@ -61,14 +63,7 @@ public final class Reaper: Sendable {
     public func runOnce() -> ReaperRunResult {
         let result: ReaperRunResult
         do {
-            result = try pool.withConnection { connection in
-                let locked = try connection.query("SELECT pg_try_advisory_lock($1)", [.int64(Self.advisoryLockKey)])
-                guard try locked.bool(row: 0, column: 0) == true else { return ReaperRunResult.skipped }
-                // A failed unlock means the session is gone, and the lock went with it.
-                defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.int64(Self.advisoryLockKey)]) }
-                try deleteExpiredRows(connection)
-                return ReaperRunResult.ok
-            }
+            result = try pool.withConnection { connection in try deleteExpiredRows(connection) }
         } catch {
             logger.warning("reaper pass failed", ["error": .string("\(error)")])
             result = .failed
@@ -102,8 +97,10 @@ public final class Reaper: Sendable {
     }
 
     /// The deletions of one pass in dependency order: delegations before installations (whose
-    /// deletion cascades to any delegations left), independent tables first.
-    private func deleteExpiredRows(_ connection: PostgresConnection) throws {
+    /// deletion cascades to any delegations left), independent tables first. Skipped when another
+    /// replica holds the lock at the first batch.
+    private func deleteExpiredRows(_ connection: PostgresConnection) throws -> ReaperRunResult {
+        var firstBatch = true
         let grace = settings.replayRetentionSeconds
         let steps: [(ReaperTable, column: String, ageSeconds: Int64)] = [
             (.consumedChallenges, "expires_at", grace),
@@ -115,11 +112,29 @@ public final class Reaper: Sendable {
         ]
         for (table, column, ageSeconds) in steps {
             for _ in 0..<settings.maximumBatchesPerTable {
-                if stopRequested.opened { return }
-                let deleted = try deleteBatch(connection, table: table.rawValue, column: column, ageSeconds: ageSeconds)
+                if stopRequested.opened { return .ok }
+                guard
+                    let deleted = try lockedBatch(
+                        connection, table: table.rawValue, column: column, ageSeconds: ageSeconds)
+                else { return firstBatch ? .skipped : .ok }
+                firstBatch = false
                 metrics.reaperDeletedRows.increment(table, by: UInt64(deleted))
                 if deleted < settings.batchSize { break }
             }
+        }
+        return .ok
+    }
+
+    /// One batch in its own transaction under the transaction-level advisory lock; nil when
+    /// another replica holds it.
+    private func lockedBatch(
+        _ connection: PostgresConnection, table: String, column: String, ageSeconds: Int64
+    ) throws -> Int? {
+        try connection.withTransaction(isolation: .readCommitted) { transaction in
+            let locked = try transaction.query(
+                "SELECT pg_try_advisory_xact_lock($1)", [.int64(Self.advisoryLockKey)])
+            guard try locked.bool(row: 0, column: 0) == true else { return nil }
+            return try deleteBatch(transaction, table: table, column: column, ageSeconds: ageSeconds)
         }
     }
 

@@ -34,6 +34,17 @@ struct RequestFields {
         do { return try object.int64(name) } catch { throw InvalidRequest() }
     }
 
+    /// The Unix times every request may carry: integer seconds from 1970 to the end of year 9999
+    /// (PROTOCOL.md §1), so no client time can make PostgreSQL's `to_timestamp` raise.
+    static let unixTimeRange: ClosedRange<Int64> = 0...253_402_300_799
+
+    /// A Unix time in seconds inside `unixTimeRange`.
+    func unixTime(_ name: String) throws(InvalidRequest) -> Int64 {
+        let seconds = try integer(name)
+        guard Self.unixTimeRange.contains(seconds) else { throw InvalidRequest() }
+        return seconds
+    }
+
     func string(_ name: String) throws(InvalidRequest) -> String {
         do { return try object.string(name) } catch { throw InvalidRequest() }
     }

@@ -33,7 +33,7 @@ public struct EnrollRequest: Sendable, Equatable {
         appProfile = try fields.string("app_profile")
         endpoint = try fields.endpoint("endpoint")
         endpointEpoch = try fields.integer("endpoint_epoch")
-        expiresAt = try fields.integer("expires_at")
+        expiresAt = try fields.unixTime("expires_at")
         guard endpointEpoch == 1 else { throw InvalidRequest() }
     }
 }
@@ -63,8 +63,8 @@ public struct DelegateRequest: Sendable, Equatable {
         endpointEpoch = try fields.integer("endpoint_epoch")
         generation = try fields.integer("generation")
         relayPublicKey = try fields.relayPublicKey("relay_pubkey")
-        notBefore = try fields.integer("not_before")
-        expiresAt = try fields.integer("expires_at")
+        notBefore = try fields.unixTime("not_before")
+        expiresAt = try fields.unixTime("expires_at")
         assertion = try fields.base64("assertion", sizes: 1...1024).value
         guard endpointEpoch >= 1, generation >= 1, notBefore < expiresAt else { throw InvalidRequest() }
     }
@@ -166,7 +166,7 @@ public struct DeliveryRequest: Sendable, Equatable {
         let fields = try RequestFields(body: body, names: ["v", "endpoint_grant", "request_id", "expires_at"])
         endpointGrant = try fields.string("endpoint_grant")
         requestID = try fields.uuid("request_id").value
-        expiresAt = try fields.integer("expires_at")
+        expiresAt = try fields.unixTime("expires_at")
         guard endpointGrant.utf8.count <= EndpointGrant.maximumSealedLength else { throw InvalidRequest() }
     }
 }

@@ -35,7 +35,7 @@ public final class GatewayApplication: Sendable {
         self.logger = logger
         self.clock = clock
         self.sender = sender
-        let poolOptions = PostgresPool.Options(maximumConnections: 16)
+        let poolOptions = PostgresPool.Options(maximumConnections: configuration.databasePoolSize)
         self.pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
             options: poolOptions)

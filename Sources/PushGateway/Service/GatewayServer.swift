@@ -37,8 +37,9 @@ public final class GatewayServer: Sendable {
         self.application = application
         var publicConfiguration = HTTPServerConfiguration(
             listen: publicListen ?? application.configuration.listen.description)
-        // Handlers block on PostgreSQL and APNs; more workers than the database pool only queue there.
-        publicConfiguration.workerCount = 32
+        // Handlers block on PostgreSQL and APNs, so workers beyond the database pool wait for a
+        // session; the operator sizes both (PROTOCOL.md §12).
+        publicConfiguration.workerCount = application.configuration.workerCount
         publicConfiguration.maxConnections = application.configuration.maxConnections
         publicConfiguration.maxConnectionsPerPeer = application.configuration.maxConnectionsPerPeer
         let trustedProxies = application.configuration.trustedProxies

@@ -200,7 +200,8 @@ public struct MigrationRunner {
 
     /// docs/protocol.md §9/§12: CONNECT on the database, USAGE on the schema, exactly SELECT, INSERT,
     /// UPDATE, DELETE on the gateway tables, SELECT on the history table (readiness reads the
-    /// schema version) and no CREATE on the database or schema. Verified before COMMIT.
+    /// schema version), EXECUTE on the gateway functions and no CREATE on the database or schema.
+    /// Verified before COMMIT.
     private func grantRuntimePrivileges(to role: String) throws {
         try connection.withTransaction(isolation: .readCommitted) { connection in
             let names = try connection.query(
@@ -225,6 +226,12 @@ public struct MigrationRunner {
             }
             try connection.query("REVOKE ALL ON TABLE \(history) FROM \(quotedRole)")
             try connection.query("GRANT SELECT ON TABLE \(history) TO \(quotedRole)")
+            // EXECUTE is the only privilege a function has (docs/decisions/0191); regprocedure text
+            // is the server's own quoted signature.
+            for function in try RuntimePrivileges.gatewayFunctions(connection) {
+                let qualified = function.contains(".") ? function : "\(schema).\(function)"
+                try connection.query("GRANT EXECUTE ON FUNCTION \(qualified) TO \(quotedRole)")
+            }
 
             let problems = try RuntimePrivileges.problems(of: role, on: connection)
             if !problems.isEmpty {
@@ -234,7 +241,8 @@ public struct MigrationRunner {
             }
         }
         report(
-            "granted the runtime role CONNECT, USAGE and exactly SELECT, INSERT, UPDATE, DELETE on the gateway tables")
+            "granted the runtime role CONNECT, USAGE, exactly SELECT, INSERT, UPDATE, DELETE on the gateway tables "
+                + "and EXECUTE on the gateway functions")
     }
 
     /// Table names come from our own migration files and pg_class; quoting keeps odd names safe.

@@ -1,10 +1,13 @@
 /// One way a role differs from "exactly DML rights" (PROTOCOL.md §9): SELECT, INSERT, UPDATE,
-/// DELETE on every gateway table, SELECT on the migration history, owner of none, CONNECT on the
-/// database and USAGE on the schema, no CREATE on either. Names tables, never values.
+/// DELETE on every gateway table, SELECT on the migration history, EXECUTE on every gateway
+/// function (docs/decisions/0191), owner of none, CONNECT on the database and USAGE on the schema,
+/// no CREATE on either. Names tables and functions, never values.
 public enum RuntimePrivilegeProblem: Sendable, Equatable, CustomStringConvertible {
     case missingTablePrivilege(table: String, privilege: String)
     case excessTablePrivilege(table: String, privilege: String)
     case ownsTable(String)
+    case cannotExecuteFunction(String)
+    case ownsFunction(String)
     case cannotConnect
     case cannotUseSchema
     case canCreateInDatabase
@@ -16,6 +19,8 @@ public enum RuntimePrivilegeProblem: Sendable, Equatable, CustomStringConvertibl
         case .missingTablePrivilege(let table, let privilege): "lacks \(privilege) on \(table)"
         case .excessTablePrivilege(let table, let privilege): "has \(privilege) on \(table)"
         case .ownsTable(let table): "owns \(table)"
+        case .cannotExecuteFunction(let function): "lacks EXECUTE on \(function)"
+        case .ownsFunction(let function): "owns \(function)"
         case .cannotConnect: "lacks CONNECT on the database"
         case .cannotUseSchema: "lacks USAGE on the schema"
         case .canCreateInDatabase: "has CREATE on the database"
@@ -41,6 +46,18 @@ public enum RuntimePrivileges {
         var names: [String] = []
         for row in 0..<result.rowCount { names.append(try result.string(row: row, column: 0) ?? "") }
         return names
+    }
+
+    /// Every function of the current schema, as `name(argument types)` for GRANT statements.
+    static func gatewayFunctions(_ connection: PostgresConnection) throws(PostgresError) -> [String] {
+        let result = try connection.query(
+            """
+            SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = current_schema() AND p.prokind = 'f' ORDER BY 1
+            """)
+        var signatures: [String] = []
+        for row in 0..<result.rowCount { signatures.append(try result.string(row: row, column: 0) ?? "") }
+        return signatures
     }
 
     /// Every difference between `role`'s rights and exactly DML rights; empty when it matches.
@@ -89,6 +106,19 @@ public enum RuntimePrivileges {
             }
         }
         if gatewayTableCount == 0 { problems.append(.noGatewayTables) }
+
+        let functions = try connection.query(
+            """
+            SELECT p.proname::text, has_function_privilege($1, p.oid, 'EXECUTE'), pg_has_role($1, p.proowner, 'MEMBER')
+            FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = current_schema() AND p.prokind = 'f'
+            ORDER BY p.proname
+            """, [.text(role)])
+        for row in 0..<functions.rowCount {
+            let function = try functions.string(row: row, column: 0) ?? ""
+            if try functions.bool(row: row, column: 1) != true { problems.append(.cannotExecuteFunction(function)) }
+            if try functions.bool(row: row, column: 2) == true { problems.append(.ownsFunction(function)) }
+        }
         return problems
     }
 }

@@ -1,0 +1,46 @@
+import PushSystem
+import Testing
+
+@testable import PushGateway
+
+@Suite("PUSH_GATEWAY_DB_POOL_SIZE and PUSH_GATEWAY_WORKERS (PROTOCOL.md §12)")
+struct PoolAndWorkerConfigurationTests {
+    @Test("the pool defaults to 16 sessions and the public listener to 32 workers")
+    func defaults() throws {
+        let configuration = try #require(try ConfigurationTestEnvironment().configuration())
+        #expect(configuration.databasePoolSize == 16 && configuration.workerCount == 32)
+        let server = try GatewayServer(
+            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
+            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
+        #expect(server.application.pool.maximumConnections == 16)
+        #expect(server.publicServer.configuration.workerCount == 32)
+    }
+
+    @Test("set values reach the database pool, the public listener and check-config")
+    func setValues() throws {
+        let environment = try ConfigurationTestEnvironment().with("PUSH_GATEWAY_DB_POOL_SIZE", "4")
+            .with("PUSH_GATEWAY_WORKERS", "9")
+        let configuration = try #require(environment.configuration())
+        let server = try GatewayServer(
+            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
+            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
+        #expect(server.application.pool.maximumConnections == 4)
+        #expect(server.publicServer.configuration.workerCount == 9)
+        #expect(server.privateServer.configuration.workerCount == 2)
+        let checked = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+        #expect(checked.standardOutput.contains("capacity: 4 database sessions, 9 workers\n"))
+    }
+
+    @Test(
+        "values outside 1...1000 sessions or 1...4096 workers are errors naming the variable",
+        arguments: [
+            ("PUSH_GATEWAY_DB_POOL_SIZE", "0"), ("PUSH_GATEWAY_DB_POOL_SIZE", "1001"),
+            ("PUSH_GATEWAY_DB_POOL_SIZE", "x"),
+            ("PUSH_GATEWAY_WORKERS", "0"), ("PUSH_GATEWAY_WORKERS", "4097"), ("PUSH_GATEWAY_WORKERS", "-3"),
+            ("PUSH_GATEWAY_WORKERS", ""),
+        ])
+    func outOfRange(variable: String, value: String) throws {
+        let errors = try ConfigurationTestEnvironment().with(variable, value).errors()
+        #expect(errors.map(\.variable) == [variable])
+    }
+}

@@ -1,0 +1,52 @@
+# Sourced by scripts/bench-deliveries: the pgbench side of issue 16's comparison. pgbench (from
+# Debian's postgresql-15 package, already installed for the throwaway cluster) runs the §4.7
+# admission of scripts/lib/admission.pgbench with prepared statements on the same cluster, and
+# the CPU of pgbench and of PostgreSQL is counted per admission.
+PGBENCH_INSTALLATIONS=1000
+
+# CPU seconds of the cluster so far: the postmaster, the backends it has reaped (cutime/cstime)
+# and the ones still running (proc(5) fields 14-17).
+postgres_cpu_seconds() {
+    local postmaster ticks=0 pid fields
+    postmaster=$(head -n 1 "$PGDIR/data/postmaster.pid")
+    read -r -a fields <<<"$(sed 's/^.*) //' "/proc/$postmaster/stat")"
+    ticks=$((fields[11] + fields[12] + fields[13] + fields[14]))
+    for pid in $(ps -o pid= --ppid "$postmaster"); do
+        read -r -a fields <<<"$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null)" || continue
+        [ ${#fields[@]} -gt 12 ] && ticks=$((ticks + fields[11] + fields[12]))
+    done
+    awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
+}
+
+# Installations md5('i' || n) with delegations md5('d' || n) to one relay, n = 1..N (as admin).
+prepare_pgbench_rows() {
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$1" <<SQL
+INSERT INTO installations (handle, app_attest_key_id, app_attest_public_key, app_profile,
+    encrypted_endpoint, endpoint_fingerprint, endpoint_epoch, expires_at)
+SELECT md5('i' || n)::uuid, sha256(('k' || n)::bytea), '\x04'::bytea || sha256(('x' || n)::bytea) || sha256(('y' || n)::bytea),
+    'pgbench', convert_to('k1.' || md5('t' || n), 'UTF8'), sha256(('f' || n)::bytea), 1, now() + interval '1 day'
+FROM generate_series(1, $PGBENCH_INSTALLATIONS) AS n;
+INSERT INTO delegations (installation_handle, relay_pubkey, delegation_id, generation, endpoint_epoch, not_before, expires_at)
+SELECT md5('i' || n)::uuid, sha256('relay'::bytea), md5('d' || n)::uuid, 1, 1, now() - interval '1 minute', now() + interval '1 day'
+FROM generate_series(1, $PGBENCH_INSTALLATIONS) AS n;
+SQL
+}
+
+# One pgbench run per concurrency; prints a markdown table row per run.
+run_pgbench_side() {
+    local url=$1 seconds=$2 concurrency before_pg after_pg output admissions rate pgbench_cpu
+    echo "| connections | pgbench admissions/s | PostgreSQL CPU per admission | pgbench CPU per admission |"
+    echo "|---|---|---|---|"
+    for concurrency in ${3//,/ }; do
+        before_pg=$(postgres_cpu_seconds)
+        # `times` reports the CPU of the subshell's finished children: pgbench alone.
+        output=$( (PGOPTIONS= "$PGBIN/pgbench" -n -M prepared -c "$concurrency" -j "$concurrency" -T "$seconds" \
+            -D installations=$PGBENCH_INSTALLATIONS -f scripts/lib/admission.pgbench "$url" 2>&1; times) )
+        after_pg=$(postgres_cpu_seconds)
+        admissions=$(awk '/number of transactions actually processed/ { split($0, a, ": "); split(a[2], b, "/"); print b[1] }' <<<"$output")
+        rate=$(awk '/^tps = / { printf "%.0f", $3 }' <<<"$output")
+        pgbench_cpu=$(tail -n 1 <<<"$output" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+        awk -v c="$concurrency" -v r="$rate" -v n="$admissions" -v pg="$(awk -v a="$after_pg" -v b="$before_pg" 'BEGIN { print a - b }')" \
+            -v pb="$pgbench_cpu" 'BEGIN { printf "| %d | %s | %.0f µs | %.0f µs |\n", c, r, pg / n * 1e6, pb / n * 1e6 }'
+    done
+}
