@@ -1,5 +1,6 @@
 internal import CLibPQ
 import Glibc
+import PushSystem
 
 /// One session with PostgreSQL. Owns its `PGconn` (closed with `PQfinish` in `deinit`).
 ///
@@ -57,9 +58,7 @@ public final class PostgresConnection {
     /// timeout) followed by a closed socket, so the pool replaces such a connection instead of
     /// failing the next request on it.
     var hasUnsolicitedInput: Bool {
-        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        guard descriptor.fd >= 0 else { return true }
-        return poll(&descriptor, 1, 0) != 0
+        DescriptorReadiness.hasPendingInput(PQsocket(handle))
     }
 
     /// Whether a transaction block is open (idle in it, or aborted by an error).

@@ -78,19 +78,19 @@ struct PgBouncerTests {
     func queuedInPoolerPastDeadline() throws {
         let (gateway, bouncer) = try Self.gateway(poolSize: 1)
         let scenario = try gateway.enroll()
-        let ledger = DeliveryDeadlineTests.ledger(gateway)
+        let ledger = AdmissionDeadlineTests.ledger(gateway)
         // The only server connection is pinned by this client's open transaction.
         let holder = try PostgresConnection(configuration: bouncer.configuration())
         try holder.query("BEGIN")
         try holder.query("SELECT 1")
-        let admission = try DeliveryDeadlineTests.admission(
+        let admission = try AdmissionDeadlineTests.admission(
             scenario, deadline: SystemWallClock().unixMilliseconds() + 300)
-        let decision = try DeliveryDeadlineTests.admit(admission, with: ledger) {
+        let decision = try AdmissionDeadlineTests.admit(admission, with: ledger) {
             Thread.sleep(forTimeInterval: 0.7)
             try holder.query("COMMIT")
         }
         #expect(decision == .late)
-        try DeliveryDeadlineTests.expectNothingWritten(gateway)
+        try AdmissionDeadlineTests.expectNothingWritten(gateway)
     }
 
     @Test("two reapers through pgbouncer delete everything in small batches and leave no advisory lock behind")

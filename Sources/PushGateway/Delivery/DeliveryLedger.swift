@@ -35,7 +35,8 @@ package struct AdmissionRequest: Sendable {
     /// clock: it is compared with the database server's clock, docs/protocol.md §1).
     package static func deadline(_ deadline: MonotonicInstant) -> Int64 {
         // Signed: a request already past its deadline gets one in the past.
-        let remainingMilliseconds = (Int64(deadline.nanoseconds) - Int64(MonotonicInstant.now().nanoseconds)) / 1_000_000
+        let remainingMilliseconds =
+            (Int64(deadline.nanoseconds) - Int64(MonotonicInstant.now().nanoseconds)) / 1_000_000
         return SystemWallClock().unixMilliseconds() + remainingMilliseconds
     }
 }
