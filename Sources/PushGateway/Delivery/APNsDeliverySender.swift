@@ -1,4 +1,6 @@
 import PushAPNs
+import PushSystem
+import Synchronization
 
 /// The production sender: one APNs HTTP/2 client for the process (its connection pools are keyed
 /// by environment and credential, PROTOCOL.md §8) and one `APNsProfile` per configured app profile.
@@ -11,6 +13,8 @@ public final class APNsDeliverySender: DeliverySender {
 
     private let client: APNsClient
     private let profiles: [String: APNsProfile]
+    /// PROTOCOL.md §8's per-request timeout (shortened only by the test setting).
+    private let requestTimeout: Duration
 
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot sign.
     public init(configuration: GatewayConfiguration) throws {
@@ -24,6 +28,7 @@ public final class APNsDeliverySender: DeliverySender {
         self.profiles = profiles
         var clientConfiguration = HTTP2ClientConfiguration()
         if let timeout = configuration.apnsRequestTimeout { clientConfiguration.requestTimeout = timeout }
+        self.requestTimeout = clientConfiguration.requestTimeout
         self.client = try APNsClient(configuration: clientConfiguration)
     }
 
@@ -33,14 +38,38 @@ public final class APNsDeliverySender: DeliverySender {
         // Profiles come from the same configuration that admitted the attempt; a missing one means
         // the credentials are missing (§4.7 "missing credentials").
         guard let profile = profiles[attempt.profile.id] else { return .configurationFault }
-        let notification = APNsNotification(
+        return Self.outcome(of: client.send(Self.notification(for: attempt), profile: profile))
+    }
+
+    /// PROTOCOL.md §4.8: every attempt goes out at once as its own stream over the pooled
+    /// connections; the worker waits for the last answer. The I/O thread answers each request by
+    /// its §8 deadline; the bound only guards against a bug there leaving the worker blocked.
+    public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryOutcome] {
+        let batch = PendingOutcomes(count: attempts.count)
+        for (index, attempt) in attempts.enumerated() {
+            guard let profile = profiles[attempt.profile.id] else {
+                batch.record(.configurationFault, at: index)
+                continue
+            }
+            client.send(Self.notification(for: attempt), profile: profile) { result in
+                batch.record(Self.outcome(of: result), at: index)
+            }
+        }
+        return batch.wait(until: MonotonicInstant.now().advanced(by: requestTimeout * 2 + .seconds(5)))
+    }
+
+    private static func notification(for attempt: DeliveryAttempt) -> APNsNotification {
+        APNsNotification(
             deviceToken: attempt.deviceToken, requestID: attempt.requestID.text, expiresAt: attempt.expiresAt)
-        switch client.send(notification, profile: profile).outcome {
-        case .accepted: return .accepted
-        case .invalidEndpoint(let invalidAt): return .invalidEndpoint(invalidAtSeconds: invalidAt)
-        case .retry(let retryAfter): return .retry(retryAfterSeconds: retryAfter.map(Int64.init))
-        case .configurationFault: return .configurationFault
-        case .permanentRequestFault: return .permanentRequestFault
+    }
+
+    private static func outcome(of result: APNsSendResult) -> DeliveryOutcome {
+        switch result.outcome {
+        case .accepted: .accepted
+        case .invalidEndpoint(let invalidAt): .invalidEndpoint(invalidAtSeconds: invalidAt)
+        case .retry(let retryAfter): .retry(retryAfterSeconds: retryAfter.map(Int64.init))
+        case .configurationFault: .configurationFault
+        case .permanentRequestFault: .permanentRequestFault
         }
     }
 
@@ -70,5 +99,32 @@ public final class APNsDeliverySender: DeliverySender {
             // One PEM file holds the certificate and its unencrypted key (§12).
             return .certificate(certificateFile: path, keyFile: path)
         }
+    }
+}
+
+/// The outcomes of one batch's sends as their completions arrive on the I/O thread.
+private final class PendingOutcomes: Sendable {
+    private let outcomes: Mutex<(slots: [DeliveryOutcome?], missing: Int)>
+    private let done = CompletionLatch()
+
+    init(count: Int) {
+        outcomes = Mutex((Array(repeating: nil, count: count), count))
+        if count == 0 { done.open() }
+    }
+
+    func record(_ outcome: DeliveryOutcome, at index: Int) {
+        let complete = outcomes.withLock { state in
+            state.slots[index] = outcome
+            state.missing -= 1
+            return state.missing == 0
+        }
+        if complete { done.open() }
+    }
+
+    /// Every outcome in order once all are in, or by `deadline`; one still missing then counts as
+    /// a timeout, which is transient (PROTOCOL.md §8).
+    func wait(until deadline: MonotonicInstant) -> [DeliveryOutcome] {
+        _ = done.wait(until: deadline)
+        return outcomes.withLock { state in state.slots.map { $0 ?? .retry(retryAfterSeconds: nil) } }
     }
 }

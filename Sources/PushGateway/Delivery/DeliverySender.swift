@@ -39,6 +39,15 @@ public enum DeliveryOutcome: Sendable, Equatable {
 /// admission transaction committed; it may block (at most PROTOCOL.md §8's 15 s plus one retry).
 public protocol DeliverySender: Sendable {
     func send(_ attempt: DeliveryAttempt) -> DeliveryOutcome
+
+    /// Sends every attempt of one batch (PROTOCOL.md §4.8) and returns when each has its outcome,
+    /// in the same order. A sender that multiplexes (APNs over HTTP/2) sends them concurrently, each
+    /// bounded by the §8 timeout; the default sends one after the other.
+    func send(_ attempts: [DeliveryAttempt]) -> [DeliveryOutcome]
+}
+
+extension DeliverySender {
+    public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryOutcome] { attempts.map { send($0) } }
 }
 
 /// The sender of a gateway built without an APNs client (tests of the routes that never reach

@@ -28,11 +28,14 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Takes one token from `key`'s bucket at monotonic time `now` (seconds).
-    public func take(_ key: Key, now: Double) -> RateDecision {
+    public func take(_ key: Key, now: Double) -> RateDecision { take(key, count: 1, now: now) }
+
+    /// Takes `count` tokens from `key`'s bucket at once, or none (`TokenBucket.take(count:now:)`).
+    public func take(_ key: Key, count: Int, now: Double) -> RateDecision {
         let shard = shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
         return shard.buckets.withLock { buckets in
             if var bucket = buckets[key] {
-                let decision = bucket.take(now: now)
+                let decision = bucket.take(count: count, now: now)
                 buckets[key] = bucket
                 return decision
             }
@@ -40,7 +43,7 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
                 evict(from: &buckets, now: now)
             }
             var bucket = TokenBucket(capacity: capacity, refillPerSecond: refillPerSecond, now: now)
-            let decision = bucket.take(now: now)
+            let decision = bucket.take(count: count, now: now)
             buckets[key] = bucket
             return decision
         }
