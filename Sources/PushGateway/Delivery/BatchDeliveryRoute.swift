@@ -59,7 +59,8 @@ struct BatchDeliveryRoute: Sendable {
         let admission = BatchAdmissionRequest(
             relayPublicKey: relay, authEventID: authorization.eventID, authEventCreatedAt: authorization.createdAt,
             items: checked.map {
-                BatchAdmissionItem(grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)
+                BatchAdmissionItem(
+                    grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)
             },
             now: now, deadlineUnixMilliseconds: AdmissionRequest.deadline(firstByteAt: request.firstByteAt))
         let decisions: [AdmissionDecision]
@@ -98,7 +99,7 @@ struct BatchDeliveryRoute: Sendable {
 
         var responses: [Response] = []
         responses.reserveCapacity(results.count)
-        for case let (response, result)? in results {
+        for case (let response, let result)? in results {
             recordItem(result)
             responses.append(response)
         }

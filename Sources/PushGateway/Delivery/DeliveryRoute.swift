@@ -71,7 +71,8 @@ struct DeliveryRoute: Sendable {
         case .deadEndpoint(let invalidAt):
             return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
         case .admitted(let admitted):
-            let outcome = attempt(admitted, profile: profile, delivery: delivery).map { sender.send($0) } ?? .configurationFault
+            let outcome =
+                attempt(admitted, profile: profile, delivery: delivery).map { sender.send($0) } ?? .configurationFault
             finish(outcome, admitted: admitted, grant: grant, relay: relay, requestID: delivery.requestID)
             return DeliveryResponses.response(for: outcome, generation: grant.generation)
         }

@@ -1,5 +1,5 @@
-import PushNostr
 import PushJSON
+import PushNostr
 
 /// `POST /v1/installations/challenges` (PROTOCOL.md §4.1): `{"v":1}`.
 public struct ChallengeRequest: Sendable, Equatable {
