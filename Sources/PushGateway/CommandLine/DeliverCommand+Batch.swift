@@ -58,12 +58,10 @@ extension DeliverCommand {
         return CommandResult(exitCode: allAccepted ? 0 : 1, standardOutput: output, standardError: "")
     }
 
-    /// The file's grants: one per line, a trailing `\r` dropped, empty lines skipped.
+    /// The file's grants: one per line (`\n` or `\r\n`), empty lines skipped.
     static func grantLines(_ contents: String) -> [String] {
-        contents.split(separator: "\n", omittingEmptySubsequences: true).compactMap { line in
-            let grant = line.hasSuffix("\r") ? line.dropLast() : line
-            return grant.isEmpty ? nil : String(grant)
-        }
+        // "\r\n" is one Character in Swift, so it is named as a separator of its own.
+        contents.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
     }
 
     /// The body of PROTOCOL.md §4.8, `{"v":1,"deliveries":[{"endpoint_grant":…,"request_id":…,"expires_at":…},…]}`.
