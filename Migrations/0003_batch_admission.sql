@@ -27,20 +27,15 @@ DECLARE
     v_window interval := make_interval(secs => p_quota_window_seconds);
     v_items integer := coalesce(cardinality(p_delegation_ids), 0);
     v_key integer;
+    v_handle uuid;
+    v_endpoint bytea;
     v_fingerprint bytea;
     v_dead_epoch bigint;
     v_dead_at timestamptz;
-    v_window_started timestamptz;
-    v_count integer;
 BEGIN
-    -- §1: work not begun when the 408 is sent never begins (judged by this server's clock).
-    IF clock_timestamp() > v_deadline THEN
-        RETURN QUERY SELECT s.i, 'late'::text, NULL::uuid, NULL::bytea, NULL::bigint
-                     FROM generate_series(1, v_items) AS s(i);
-        RETURN;
-    END IF;
     -- The lock waits below are bounded for this transaction only (§12: no session state), as in
-    -- admit_delivery.
+    -- admit_delivery: by the lock timeout and by the time left until the deadline (at least 1 ms,
+    -- so a request already late fails its first wait at once).
     PERFORM set_config('lock_timeout', greatest(1, least(
         CASE WHEN p_lock_timeout_ms > 0 THEN p_lock_timeout_ms ELSE 2147483647 END,
         ceil(extract(epoch FROM v_deadline - clock_timestamp()) * 1000)))::bigint::text, true);
@@ -68,26 +63,27 @@ BEGIN
         PERFORM pg_advisory_xact_lock(17, v_key);
     END LOOP;
 
-    IF clock_timestamp() > v_deadline THEN
-        RETURN QUERY SELECT s.i, 'late'::text, NULL::uuid, NULL::bytea, NULL::bigint
-                     FROM generate_series(1, v_items) AS s(i);
-        RETURN;
+    -- §1: work not begun when the 408 is sent never begins (judged by this server's clock, after
+    -- the lock waits): 'late' for every item and nothing written.
+    o_outcome := CASE WHEN clock_timestamp() > v_deadline THEN 'late' END;
+    IF o_outcome IS NULL THEN
+        -- The burn, once for the batch. A concurrent use of the same event waits on this insert
+        -- and then finds it; the burn stays whenever the transaction commits, even if no item is
+        -- admitted.
+        INSERT INTO nip98_replays (relay_pubkey, auth_event_id, expires_at)
+        VALUES (p_relay_pubkey, p_auth_event_id, to_timestamp(p_replay_expires_at))
+        ON CONFLICT DO NOTHING;
+        o_outcome := CASE WHEN NOT FOUND THEN 'refused' END;
     END IF;
-
-    -- The burn, once for the batch. A concurrent use of the same event waits on this insert and
-    -- then finds it; the burn stays whenever the transaction commits, even if no item is admitted.
-    INSERT INTO nip98_replays (relay_pubkey, auth_event_id, expires_at)
-    VALUES (p_relay_pubkey, p_auth_event_id, to_timestamp(p_replay_expires_at))
-    ON CONFLICT DO NOTHING;
-    IF NOT FOUND THEN
-        RETURN QUERY SELECT s.i, 'refused'::text, NULL::uuid, NULL::bytea, NULL::bigint
-                     FROM generate_series(1, v_items) AS s(i);
+    IF o_outcome IS NOT NULL THEN
+        RETURN QUERY SELECT s.i, o_outcome, NULL::uuid, NULL::bytea, NULL::bigint FROM generate_series(1, v_items) AS s(i);
         RETURN;
     END IF;
 
     -- The items in request order; one that fails a check writes nothing and the next goes on.
     FOR v_item IN 1 .. v_items LOOP
         o_item := v_item;
+        o_outcome := 'refused';
         o_handle := NULL;
         o_encrypted_endpoint := NULL;
         o_dead_invalid_at := NULL;
@@ -95,7 +91,7 @@ BEGIN
         -- §4.7 steps 1–2 on the locked rows.
         SELECT i.handle, i.encrypted_endpoint, i.endpoint_fingerprint, i.dead_endpoint_epoch,
                i.dead_endpoint_invalid_at
-        INTO o_handle, o_encrypted_endpoint, v_fingerprint, v_dead_epoch, v_dead_at
+        INTO v_handle, v_endpoint, v_fingerprint, v_dead_epoch, v_dead_at
         FROM delegations d JOIN installations i ON i.handle = d.installation_handle
         WHERE d.delegation_id = p_delegation_ids[v_item] AND d.relay_pubkey = p_relay_pubkey
           AND d.endpoint_epoch = p_endpoint_epochs[v_item] AND d.generation = p_generations[v_item]
@@ -103,69 +99,50 @@ BEGIN
           AND i.revoked_at IS NULL AND i.expires_at > v_now
           AND i.endpoint_epoch = p_endpoint_epochs[v_item] AND i.app_profile = p_app_profiles[v_item];
         IF NOT FOUND THEN
-            o_outcome := 'refused';
-            o_handle := NULL;
-            o_encrypted_endpoint := NULL;
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-
-        -- Step 5: a dead endpoint writes nothing; a live reservation is still the same 404.
-        IF v_dead_epoch = p_endpoint_epochs[v_item] THEN
-            o_handle := NULL;
-            o_encrypted_endpoint := NULL;
-            PERFORM 1 FROM delivery_reservations r
-            WHERE r.relay_pubkey = p_relay_pubkey AND r.request_id = p_request_ids[v_item] AND r.expires_at >= v_now;
-            IF FOUND THEN
-                o_outcome := 'refused';
-            ELSE
+            NULL;
+        ELSIF v_dead_epoch = p_endpoint_epochs[v_item] THEN
+            -- Step 5: a dead endpoint writes nothing; a live reservation is still the same 404.
+            IF NOT EXISTS (
+                SELECT 1 FROM delivery_reservations r
+                WHERE r.relay_pubkey = p_relay_pubkey AND r.request_id = p_request_ids[v_item]
+                  AND r.expires_at >= v_now
+            ) THEN
                 o_outcome := 'dead';
                 o_dead_invalid_at := floor(extract(epoch FROM v_dead_at))::bigint;
             END IF;
-            RETURN NEXT;
-            CONTINUE;
+        ELSIF NOT EXISTS (
+            -- Step 6 checked before anything is written: the quota row changes only under the
+            -- installation lock held here, and earlier items of this batch are visible.
+            SELECT 1 FROM endpoint_quota_windows q
+            WHERE q.endpoint_fingerprint = v_fingerprint AND q.window_started_at + v_window > v_now
+              AND q.admitted_count >= p_quota_maximum
+        ) THEN
+            -- Step 4, the item's first write, decides by itself (an expired reservation is taken
+            -- over).
+            INSERT INTO delivery_reservations AS r (relay_pubkey, request_id, expires_at)
+            VALUES (p_relay_pubkey, p_request_ids[v_item], to_timestamp(p_request_expires_at[v_item]))
+            ON CONFLICT (relay_pubkey, request_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE r.expires_at < v_now;
+            IF FOUND THEN
+                -- Step 6's charge, which the check above guarantees. Should it ever fail, raising
+                -- rolls the whole batch back and the gateway refuses every item.
+                INSERT INTO endpoint_quota_windows AS q (endpoint_fingerprint, window_started_at, admitted_count)
+                VALUES (v_fingerprint, v_now, 1)
+                ON CONFLICT (endpoint_fingerprint) DO UPDATE SET
+                  window_started_at = CASE WHEN q.window_started_at + v_window <= EXCLUDED.window_started_at
+                                      THEN EXCLUDED.window_started_at ELSE q.window_started_at END,
+                  admitted_count = CASE WHEN q.window_started_at + v_window <= EXCLUDED.window_started_at
+                                   THEN 1 ELSE q.admitted_count + 1 END
+                WHERE q.window_started_at + v_window <= EXCLUDED.window_started_at
+                   OR q.admitted_count < p_quota_maximum;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'admission refused after a write' USING ERRCODE = 'PGW01';
+                END IF;
+                o_outcome := 'admitted';
+                o_handle := v_handle;
+                o_encrypted_endpoint := v_endpoint;
+            END IF;
         END IF;
-
-        -- Step 6 checked before anything is written: the quota row changes only under the
-        -- installation lock held here, and earlier items of this batch are visible.
-        SELECT q.window_started_at, q.admitted_count INTO v_window_started, v_count
-        FROM endpoint_quota_windows q WHERE q.endpoint_fingerprint = v_fingerprint;
-        IF FOUND AND v_window_started + v_window > v_now AND v_count >= p_quota_maximum THEN
-            o_outcome := 'refused';
-            o_handle := NULL;
-            o_encrypted_endpoint := NULL;
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-
-        -- Step 4, the item's first write, decides by itself (an expired reservation is taken over).
-        INSERT INTO delivery_reservations AS r (relay_pubkey, request_id, expires_at)
-        VALUES (p_relay_pubkey, p_request_ids[v_item], to_timestamp(p_request_expires_at[v_item]))
-        ON CONFLICT (relay_pubkey, request_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
-        WHERE r.expires_at < v_now;
-        IF NOT FOUND THEN
-            o_outcome := 'refused';
-            o_handle := NULL;
-            o_encrypted_endpoint := NULL;
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-
-        -- Step 6's charge, which the check above guarantees. Should it ever fail, raising rolls
-        -- the whole batch back and the gateway refuses every item.
-        INSERT INTO endpoint_quota_windows AS q (endpoint_fingerprint, window_started_at, admitted_count)
-        VALUES (v_fingerprint, v_now, 1)
-        ON CONFLICT (endpoint_fingerprint) DO UPDATE SET
-          window_started_at = CASE WHEN q.window_started_at + v_window <= EXCLUDED.window_started_at
-                              THEN EXCLUDED.window_started_at ELSE q.window_started_at END,
-          admitted_count = CASE WHEN q.window_started_at + v_window <= EXCLUDED.window_started_at
-                           THEN 1 ELSE q.admitted_count + 1 END
-        WHERE q.window_started_at + v_window <= EXCLUDED.window_started_at OR q.admitted_count < p_quota_maximum;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'admission refused after a write' USING ERRCODE = 'PGW01';
-        END IF;
-
-        o_outcome := 'admitted';
         RETURN NEXT;
     END LOOP;
 END

@@ -3,20 +3,14 @@ import PushSystem
 
 /// One batch item the gateway's own checks let through (PROTOCOL.md §4.8): its opened grant and
 /// its request id and expiry.
-package struct BatchAdmissionItem: Sendable {
+struct BatchAdmissionItem: Sendable {
     let grant: EndpointGrant
     let requestID: CanonicalUUID
     let requestExpiresAt: Int64
-
-    package init(grant: EndpointGrant, requestID: CanonicalUUID, requestExpiresAt: Int64) {
-        self.grant = grant
-        self.requestID = requestID
-        self.requestExpiresAt = requestExpiresAt
-    }
 }
 
 /// Everything the batch admission transaction needs: one NIP-98 event for every item.
-package struct BatchAdmissionRequest: Sendable {
+struct BatchAdmissionRequest: Sendable {
     /// The NIP-98 signer, already checked to equal every item's grant relay.
     let relayPublicKey: [UInt8]
     let authEventID: [UInt8]
@@ -27,18 +21,6 @@ package struct BatchAdmissionRequest: Sendable {
     let now: Int64
     /// As `AdmissionRequest.deadlineUnixMilliseconds`: the database begins nothing after it.
     let deadlineUnixMilliseconds: Int64
-
-    package init(
-        relayPublicKey: [UInt8], authEventID: [UInt8], authEventCreatedAt: Int64, items: [BatchAdmissionItem],
-        now: Int64, deadlineUnixMilliseconds: Int64
-    ) {
-        self.relayPublicKey = relayPublicKey
-        self.authEventID = authEventID
-        self.authEventCreatedAt = authEventCreatedAt
-        self.items = items
-        self.now = now
-        self.deadlineUnixMilliseconds = deadlineUnixMilliseconds
-    }
 }
 
 extension DeliveryLedger {
@@ -46,7 +28,7 @@ extension DeliveryLedger {
     /// function, called outside any explicit transaction, is the whole READ COMMITTED transaction
     /// for every item (docs/decisions/0220). Returns one decision per item, in request order.
     /// Throws only for storage failures (→ 503, nothing admitted).
-    package func admitBatch(_ request: BatchAdmissionRequest) throws -> [AdmissionDecision] {
+    func admitBatch(_ request: BatchAdmissionRequest) throws -> [AdmissionDecision] {
         let items = request.items
         guard !items.isEmpty else { return [] }
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
