@@ -219,10 +219,13 @@ struct DeliveryClient: Sendable {
         return try post(body: body, headers: ["Authorization: \(header)"])
     }
 
-    /// Posts `body` to the delivery route with `headers` (`Host` unless `host` is nil).
-    func post(body: [UInt8], headers: [String], host: String? = DeliveryTestGateway.host) throws -> HTTPTestResponse {
+    /// Posts `body` to the delivery route (or `path`) with `headers` (`Host` unless `host` is nil).
+    func post(
+        body: [UInt8], headers: [String], host: String? = DeliveryTestGateway.host,
+        path: String = GatewayApplication.deliveriesPath
+    ) throws -> HTTPTestResponse {
         let client = try HTTPTestClient(port: port, timeout: .seconds(30))
-        var head = "POST \(GatewayApplication.deliveriesPath) HTTP/1.1\r\n"
+        var head = "POST \(path) HTTP/1.1\r\n"
         if let host { head += "Host: \(host)\r\n" }
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
         for header in headers { head += header + "\r\n" }

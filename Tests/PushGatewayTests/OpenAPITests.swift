@@ -65,6 +65,10 @@ struct OpenAPITests {
             paths[GatewayApplication.deliveriesPath]?["post"] == [
                 "200", "400", "401", "404", "408", "410", "411", "413", "429", "503",
             ])
+        #expect(
+            paths[GatewayApplication.batchDeliveriesPath]?["post"] == [
+                "200", "400", "401", "408", "411", "413", "429", "503",
+            ])
         #expect(paths[GatewayApplication.challengesPath]?["post"] == ["200", "400", "408", "411", "413", "429", "503"])
     }
 

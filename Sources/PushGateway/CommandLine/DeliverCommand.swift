@@ -9,11 +9,12 @@ import PushSystem
 /// [--expires-in SECONDS]` (docs/protocol.md §12): the relay side of one delivery. Signs NIP-98 for the
 /// exact URL and body, posts once, prints the HTTP status on the first line and the body on the
 /// second; exit 0 for a 2xx, 1 for any other answer or a transport failure, 2 for usage errors
-/// (docs/decisions/0084).
+/// (docs/decisions/0084). With `--grants-file F` instead of `--grant`, batches (DeliverCommand+Batch).
 package enum DeliverCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway deliver --url URL --relay-key-file FILE --grant GRANT [--request-id UUID] \
         [--expires-in SECONDS]
+               push-gateway deliver --url URL --relay-key-file FILE --grants-file FILE [--expires-in SECONDS]
 
         """
 
@@ -27,6 +28,8 @@ package enum DeliverCommand: InProcessCommand {
         var url: String
         var relayKeyFile: String
         var grant: String
+        /// `--grants-file`, given instead of `--grant` (which is then empty).
+        var grantsFile: String? = nil
         var requestID: CanonicalUUID?
         var expiresIn: Int64
     }
@@ -51,6 +54,9 @@ package enum DeliverCommand: InProcessCommand {
             return .usageError(
                 "push-gateway deliver: --relay-key-file must hold a secp256k1 secret key as 64 lowercase hex "
                     + "characters (a trailing newline is allowed)\n")
+        }
+        if let grantsFile = options.grantsFile {
+            return executeBatches(options: options, grantsFile: grantsFile, key: key, now: now, client: client)
         }
         let requestID: CanonicalUUID
         if let given = options.requestID {
@@ -120,7 +126,7 @@ package enum DeliverCommand: InProcessCommand {
     static func parse(_ arguments: [String]) -> Result<Options, UsageProblem> {
         var values: [String: String] = [:]
         var index = 0
-        let flags = ["--url", "--relay-key-file", "--grant", "--request-id", "--expires-in"]
+        let flags = ["--url", "--relay-key-file", "--grant", "--grants-file", "--request-id", "--expires-in"]
         while index < arguments.count {
             let flag = arguments[index]
             guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument '\(flag)'")) }
@@ -129,8 +135,16 @@ package enum DeliverCommand: InProcessCommand {
             values[flag] = arguments[index + 1]
             index += 2
         }
-        guard let url = values["--url"], let keyFile = values["--relay-key-file"], let grant = values["--grant"] else {
-            return .failure(UsageProblem(message: "--url, --relay-key-file and --grant are required"))
+        // PROTOCOL.md §12: `--grants-file` replaces `--grant`; each grant gets its own request id.
+        let grantsFile = values["--grants-file"]
+        guard grantsFile == nil || (values["--grant"] == nil && values["--request-id"] == nil) else {
+            return .failure(UsageProblem(message: "--grants-file excludes --grant and --request-id"))
+        }
+        guard let url = values["--url"], let keyFile = values["--relay-key-file"],
+            let grant = values["--grant"] ?? grantsFile.map({ _ in "" })
+        else {
+            return .failure(
+                UsageProblem(message: "--url, --relay-key-file and --grant (or --grants-file) are required"))
         }
         guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
             return .failure(UsageProblem(message: "--url must be an http:// or https:// URL"))
@@ -153,6 +167,8 @@ package enum DeliverCommand: InProcessCommand {
             expiresIn = parsed
         }
         return .success(
-            Options(url: url, relayKeyFile: keyFile, grant: grant, requestID: requestID, expiresIn: expiresIn))
+            Options(
+                url: url, relayKeyFile: keyFile, grant: grant, grantsFile: grantsFile, requestID: requestID,
+                expiresIn: expiresIn))
     }
 }

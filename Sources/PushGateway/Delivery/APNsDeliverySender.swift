@@ -1,5 +1,7 @@
 import PushAPNs
 import PushHTTP2
+import PushSystem
+import Synchronization
 
 /// The production sender: one APNs HTTP/2 client for the process (its connection pools are keyed
 /// by environment and credential, docs/protocol.md §8) and one `APNsProfile` per configured app profile.
@@ -12,6 +14,8 @@ public final class APNsDeliverySender: DeliverySender {
 
     private let client: APNsClient
     private let profiles: [String: APNsProfile]
+    /// PROTOCOL.md §8's per-request timeout (shortened only by the test setting).
+    private let requestTimeout: Duration
 
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot sign.
     public init(configuration: GatewayConfiguration) throws {
@@ -26,6 +30,7 @@ public final class APNsDeliverySender: DeliverySender {
         var clientConfiguration = HTTP2ClientConfiguration()
         if let timeout = configuration.apnsRequestTimeout { clientConfiguration.requestTimeout = timeout }
         clientConfiguration.proxy = configuration.apnsProxy
+        self.requestTimeout = clientConfiguration.requestTimeout
         self.client = try APNsClient(configuration: clientConfiguration)
     }
 
@@ -35,10 +40,33 @@ public final class APNsDeliverySender: DeliverySender {
         // Profiles come from the same configuration that admitted the attempt; a missing one means
         // the credentials are missing (docs/protocol.md §4.7 "missing credentials").
         guard let profile = profiles[attempt.profile.id] else { return DeliveryReport(.configurationFault) }
-        let notification = APNsNotification(
+        return Self.report(of: client.send(Self.notification(for: attempt), profile: profile))
+    }
+
+    /// docs/protocol.md §4.8: every attempt goes out at once as its own stream over the pooled
+    /// connections; the worker waits for the last answer. The I/O thread answers each request by
+    /// its §8 deadline; the bound only guards against a bug there leaving the worker blocked.
+    public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport] {
+        let batch = PendingReports(count: attempts.count)
+        for (index, attempt) in attempts.enumerated() {
+            guard let profile = profiles[attempt.profile.id] else {
+                batch.record(DeliveryReport(.configurationFault), at: index)
+                continue
+            }
+            client.send(Self.notification(for: attempt), profile: profile) { result in
+                batch.record(Self.report(of: result), at: index)
+            }
+        }
+        return batch.wait(until: MonotonicInstant.now().advanced(by: requestTimeout * 2 + .seconds(5)))
+    }
+
+    private static func notification(for attempt: DeliveryAttempt) -> APNsNotification {
+        APNsNotification(
             deviceToken: attempt.deviceToken, requestID: attempt.requestID.text, expiresAt: attempt.expiresAt)
-        let result = client.send(notification, profile: profile)
-        return DeliveryReport(Self.outcome(result.outcome), exchange: Self.exchange(result))
+    }
+
+    static func report(of result: APNsSendResult) -> DeliveryReport {
+        DeliveryReport(outcome(result.outcome), exchange: exchange(result))
     }
 
     static func outcome(_ outcome: APNsOutcome) -> DeliveryOutcome {
@@ -51,15 +79,17 @@ public final class APNsDeliverySender: DeliverySender {
         }
     }
 
-    /// What went to Apple. A transient outcome without any answer is a transport failure; one
-    /// where not even a request was counted is the client's overall bound, a timeout.
+    /// What went to Apple. A transient outcome without any answer is the client's failure kind
+    /// (docs/protocol.md §8: a stream past its 15 s is a timeout); one where not even a request was
+    /// counted is the client's overall bound, a timeout too.
     static func exchange(_ result: APNsSendResult) -> APNsExchange {
         let requestOutcome: APNsRequestOutcome?
         switch result.outcome {
         case .accepted: requestOutcome = .accepted
         case .invalidEndpoint: requestOutcome = .invalidEndpoint
         case .retry where result.status != nil: requestOutcome = .transient
-        case .retry: requestOutcome = result.requestsSent == 0 ? .timeout : .transportFailure
+        case .retry where result.failure == .timeout || result.requestsSent == 0: requestOutcome = .timeout
+        case .retry: requestOutcome = .transportFailure
         case .configurationFault: requestOutcome = result.requestsSent == 0 ? nil : .configurationFault
         case .permanentRequestFault: requestOutcome = .rejected
         }
@@ -94,5 +124,35 @@ public final class APNsDeliverySender: DeliverySender {
             // One PEM file holds the certificate and its unencrypted key (§12).
             return .certificate(certificateFile: path, keyFile: path)
         }
+    }
+}
+
+/// The reports of one batch's sends as their completions arrive on the I/O thread.
+private final class PendingReports: Sendable {
+    private let reports: Mutex<(slots: [DeliveryReport?], missing: Int)>
+    private let done = CompletionLatch()
+
+    init(count: Int) {
+        reports = Mutex((Array(repeating: nil, count: count), count))
+        if count == 0 { done.open() }
+    }
+
+    func record(_ report: DeliveryReport, at index: Int) {
+        let complete = reports.withLock { state in
+            state.slots[index] = report
+            state.missing -= 1
+            return state.missing == 0
+        }
+        if complete { done.open() }
+    }
+
+    /// Every report in order once all are in, or by `deadline`; one still missing then counts as
+    /// a timeout, which is transient (docs/protocol.md §8).
+    func wait(until deadline: MonotonicInstant) -> [DeliveryReport] {
+        _ = done.wait(until: deadline)
+        let timedOut = DeliveryReport(
+            .retry(retryAfterSeconds: nil),
+            exchange: APNsExchange(requestOutcome: .timeout, requests: 1, status: nil, reason: nil))
+        return reports.withLock { state in state.slots.map { $0 ?? timedOut } }
     }
 }

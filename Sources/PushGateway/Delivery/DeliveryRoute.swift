@@ -55,19 +55,13 @@ struct DeliveryRoute: Sendable {
 
         // The bucket is taken before the grant is opened, so every authenticated request counts,
         // whatever its grant (docs/decisions/0081).
-        let monotonicSeconds = Double(MonotonicInstant.now().nanoseconds) / 1e9
-        if case .limited(let retryAfter) = relayLimiter.take(relay, now: monotonicSeconds) {
-            return .error(429, .rateLimited, headers: [HTTPField("Retry-After", String(retryAfter))])
-        }
+        if let limited = takeTokens(relay: relay, count: 1) { return limited }
 
-        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
-            now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
-        else { return Self.invalidGrant }
-        // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
-        // (docs/decisions/0082); nothing is admitted or charged.
-        guard let profile = profiles.first(where: { $0.id.utf8.elementsEqual(grant.appProfile.utf8) }) else {
-            logger.error("delivery for a profile that is not enabled", ["outcome": .string("configuration_fault")])
-            return .error(503, .configurationFault)
+        let grant: EndpointGrant
+        let profile: AppProfile
+        switch check(delivery, relay: relay, now: now) {
+        case .refused(let response): return response
+        case .valid(let validGrant, let validProfile): (grant, profile) = (validGrant, validProfile)
         }
 
         let admission = AdmissionRequest(
@@ -80,13 +74,8 @@ struct DeliveryRoute: Sendable {
         let decision: AdmissionDecision
         do {
             decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(admission) }
-        } catch let failure as PostgresError where failure.isDataException {
-            // A value the request checks should have refused; never a 503 (docs/decisions/0190).
-            logger.error("data exception from the admission", ["sqlstate": .string(failure.sqlState ?? "")])
-            return .error(400, .invalidRequest)
         } catch {
-            logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
-            return .error(503, .temporarilyUnavailable)
+            return admissionFailure(error)
         }
         switch decision {
         case .refused:
@@ -96,7 +85,7 @@ struct DeliveryRoute: Sendable {
         case .deadEndpoint(let invalidAt):
             return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
         case .admitted(let admitted):
-            let report = send(admitted, profile: profile, delivery: delivery)
+            let report = sendAttempt(admitted, profile: profile, delivery: delivery)
             metrics.recordAPNs(report.exchange, profile: profile.id)
             faultLog.record(report, profile: profile.id)
             let outcome = report.outcome
@@ -105,8 +94,50 @@ struct DeliveryRoute: Sendable {
         }
     }
 
+    /// The relay's token bucket charged `count` tokens at once (docs/protocol.md §4.7, §4.8: one per
+    /// delivery, all or nothing); the 429 when it does not hold them.
+    func takeTokens(relay: [UInt8], count: Int) -> Response? {
+        let monotonicSeconds = Double(MonotonicInstant.now().nanoseconds) / 1e9
+        guard case .limited(let retryAfter) = relayLimiter.take(relay, count: count, now: monotonicSeconds) else {
+            return nil
+        }
+        return .error(429, .rateLimited, headers: [HTTPField("Retry-After", String(retryAfter))])
+    }
+
+    /// What the checks before the admission made of one delivery.
+    enum GrantCheck {
+        case valid(EndpointGrant, AppProfile)
+        case refused(Response)
+    }
+
+    /// docs/protocol.md §4.7: the grant opens, names the signing relay, and `now <= expires_at <=
+    /// grant.expires_at`; its profile is enabled.
+    func check(_ delivery: DeliveryRequest, relay: [UInt8], now: Int64) -> GrantCheck {
+        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
+            now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
+        else { return .refused(Self.invalidGrant) }
+        // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
+        // (docs/decisions/0082); nothing is admitted or charged.
+        guard let profile = profiles.first(where: { $0.id.utf8.elementsEqual(grant.appProfile.utf8) }) else {
+            logger.error("delivery for a profile that is not enabled", ["outcome": .string("configuration_fault")])
+            return .refused(.error(503, .configurationFault))
+        }
+        return .valid(grant, profile)
+    }
+
+    /// The answer when the admission transaction threw.
+    func admissionFailure(_ error: any Error) -> Response {
+        if let failure = error as? PostgresError, failure.isDataException {
+            // A value the request checks should have refused; never a 503 (docs/decisions/0190).
+            logger.error("data exception from the admission", ["sqlstate": .string(failure.sqlState ?? "")])
+            return .error(400, .invalidRequest)
+        }
+        logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
+        return .error(503, .temporarilyUnavailable)
+    }
+
     /// NIP-98 against the received request URL of docs/protocol.md §2.
-    private func authenticate(_ request: Request, now: Int64) -> Result<NIP98Authorization, NIP98Failure> {
+    func authenticate(_ request: Request, now: Int64) -> Result<NIP98Authorization, NIP98Failure> {
         let authorizations = request.headers.values("authorization")
         let hosts = request.headers.values("host")
         // Several Authorization or Host field lines are ambiguous: no single header was signed.
@@ -123,23 +154,33 @@ struct DeliveryRoute: Sendable {
     }
 
     /// Opens the custody envelope and hands exactly one attempt to the sender.
-    private func send(_ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest) -> DeliveryReport {
+    private func sendAttempt(
+        _ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest
+    ) -> DeliveryReport {
+        guard let attempt = attempt(admitted, profile: profile, delivery: delivery) else {
+            return DeliveryReport(.configurationFault)
+        }
+        return metrics.stageDurations.time(.apnsRequest) { sender.send(attempt) }
+    }
+
+    /// Opens the custody envelope into the one attempt the sender gets; nil (a configuration
+    /// fault) when it does not open.
+    func attempt(_ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest) -> DeliveryAttempt? {
         guard let token = tokens.open(String(decoding: admitted.sealedToken, as: UTF8.self)) else {
             // The token keyring no longer holds the key that sealed this token: an operator error.
             logger.error(
                 "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])
-            return DeliveryReport(.configurationFault)
+            return nil
         }
-        let attempt = DeliveryAttempt(
+        return DeliveryAttempt(
             deviceToken: token, profile: profile, requestID: delivery.requestID, expiresAt: delivery.expiresAt)
-        return metrics.stageDurations.time(.apnsRequest) { sender.send(attempt) }
     }
 
     /// docs/protocol.md §4.7 after the answer: release the reservation for transient and configuration
     /// outcomes; mark the epoch dead on an invalid endpoint. Retried a few times on storage failure;
     /// if it still fails, a reservation simply lives until `expires_at` and a dead endpoint is
     /// reported again by APNs on the next attempt.
-    private func finish(
+    func finish(
         _ outcome: DeliveryOutcome, admitted: AdmittedDelivery, grant: EndpointGrant, relay: [UInt8],
         requestID: CanonicalUUID
     ) {

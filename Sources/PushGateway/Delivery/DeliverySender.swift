@@ -73,6 +73,15 @@ public struct DeliveryReport: Sendable, Equatable {
 /// admission transaction committed; it may block (at most docs/protocol.md §8's 15 s plus one retry).
 public protocol DeliverySender: Sendable {
     func send(_ attempt: DeliveryAttempt) -> DeliveryReport
+
+    /// Sends every attempt of one batch (docs/protocol.md §4.8) and returns when each has its outcome,
+    /// in the same order. A sender that multiplexes (APNs over HTTP/2) sends them concurrently, each
+    /// bounded by the §8 timeout; the default sends one after the other.
+    func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport]
+}
+
+extension DeliverySender {
+    public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport] { attempts.map { send($0) } }
 }
 
 /// The sender of a gateway built without an APNs client (tests of the routes that never reach

@@ -3,6 +3,8 @@ import PushNostr
 extension GatewayApplication {
     /// `POST /v1/deliveries/apns` (docs/protocol.md §4.7).
     static let deliveriesPath = "/v1/deliveries/apns"
+    /// `POST /v1/deliveries/apns/batch` (PROTOCOL.md §4.8).
+    static let batchDeliveriesPath = "/v1/deliveries/apns/batch"
 
     /// The delivery route, built from the configuration and the injected sender.
     func deliveryRoute() -> DeliveryRoute {

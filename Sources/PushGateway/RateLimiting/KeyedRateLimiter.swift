@@ -39,13 +39,16 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Takes one token from `key`'s bucket at monotonic time `now` (seconds).
-    public func take(_ key: Key, now: Double) -> RateDecision {
+    public func take(_ key: Key, now: Double) -> RateDecision { take(key, count: 1, now: now) }
+
+    /// Takes `count` tokens from `key`'s bucket at once, or none (`TokenBucket.take(count:now:)`).
+    public func take(_ key: Key, count: Int, now: Double) -> RateDecision {
         let hash = UInt(bitPattern: key.hashValue)
         let shard = shards[Int(hash % UInt(shards.count))]
         let slot = markSlot(hash)
         return shard.state.withLock { state in
             if var bucket = state.buckets[key] {
-                let decision = bucket.take(now: now)
+                let decision = bucket.take(count: count, now: now)
                 state.buckets[key] = bucket
                 return decision
             }
@@ -54,7 +57,7 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
             }
             var bucket = TokenBucket(
                 capacity: capacity, refillPerSecond: refillPerSecond, now: now, empty: state.emptyUntil[slot] > now)
-            let decision = bucket.take(now: now)
+            let decision = bucket.take(count: count, now: now)
             state.buckets[key] = bucket
             return decision
         }

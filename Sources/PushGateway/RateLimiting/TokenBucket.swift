@@ -25,14 +25,20 @@ public struct TokenBucket: Sendable, Equatable {
     }
 
     /// Takes one token if there is one at `now`.
-    public mutating func take(now: Double) -> RateDecision {
+    public mutating func take(now: Double) -> RateDecision { take(count: 1, now: now) }
+
+    /// Takes `count` tokens if the bucket holds them all at `now`, else none (a batch of PROTOCOL.md
+    /// §4.8 is charged one token per item, all or nothing). `Retry-After` is then the time until it
+    /// holds them — or until it is full, for more than its capacity (docs/decisions/0221).
+    public mutating func take(count: Int, now: Double) -> RateDecision {
         refill(now: now)
-        if tokens >= 1 {
-            tokens -= 1
+        let needed = Double(count)
+        if tokens >= needed {
+            tokens -= needed
             return .allowed
         }
-        let secondsUntilToken = (1 - tokens) / refillPerSecond
-        return .limited(retryAfterSeconds: max(1, Int(secondsUntilToken.rounded(.up))))
+        let secondsUntilTokens = (min(needed, capacity) - tokens) / refillPerSecond
+        return .limited(retryAfterSeconds: max(1, Int(secondsUntilTokens.rounded(.up))))
     }
 
     /// Whether the bucket would be full at `now`; a full bucket carries no information and can be

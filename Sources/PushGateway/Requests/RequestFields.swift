@@ -30,6 +30,16 @@ struct RequestFields {
         }
     }
 
+    /// A closed object nested in a body (a batch item, PROTOCOL.md §4.8) with exactly `names`; it
+    /// carries no `v` of its own.
+    init(nested value: JSONValue, names: [String]) throws(InvalidRequest) {
+        do { object = try JSONObject.closed(value, keys: names) } catch { throw InvalidRequest() }
+    }
+
+    func array(_ name: String) throws(InvalidRequest) -> [JSONValue] {
+        do { return try object.array(name) } catch { throw InvalidRequest() }
+    }
+
     func integer(_ name: String) throws(InvalidRequest) -> Int64 {
         do { return try object.int64(name) } catch { throw InvalidRequest() }
     }

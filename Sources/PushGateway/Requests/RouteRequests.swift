@@ -1,3 +1,4 @@
+import PushJSON
 import PushNostr
 
 /// `POST /v1/installations/challenges` (docs/protocol.md §4.1): `{"v":1}`.
@@ -163,7 +164,17 @@ public struct DeliveryRequest: Sendable, Equatable {
     public let expiresAt: Int64
 
     public init(body: [UInt8]) throws(InvalidRequest) {
-        let fields = try RequestFields(body: body, names: ["v", "endpoint_grant", "request_id", "expires_at"])
+        try self.init(fields: RequestFields(body: body, names: ["v"] + Self.itemNames))
+    }
+
+    /// One item of a batch (PROTOCOL.md §4.8): exactly this body without `v`, under the same rules.
+    init(item: JSONValue) throws(InvalidRequest) {
+        try self.init(fields: RequestFields(nested: item, names: Self.itemNames))
+    }
+
+    private static let itemNames = ["endpoint_grant", "request_id", "expires_at"]
+
+    private init(fields: RequestFields) throws(InvalidRequest) {
         endpointGrant = try fields.string("endpoint_grant")
         requestID = try fields.uuid("request_id").value
         expiresAt = try fields.unixTime("expires_at")

@@ -68,13 +68,18 @@ public final class GatewayApplication: Sendable {
             trustedProxies: configuration.trustedProxies, clock: clock)
         let lifecycle = LifecycleRoutes(
             configuration: configuration, pool: pool, clock: clock, logger: logger, stages: metrics.stageDurations)
+        // One route value for both delivery routes: §4.8 charges the same relay bucket as §4.7.
+        let deliveries = deliveryRoute()
         return [
             Route(
                 "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, runsOnEventLoop: true,
                 handler: challenges.handle),
             Route(
                 "POST", Self.deliveriesPath, label: "deliveries", requiresJSON: true,
-                handler: deliveryRoute().handle),
+                handler: deliveries.handle),
+            Route(
+                "POST", Self.batchDeliveriesPath, label: "batch_deliveries", bodyLimit: BatchDeliveryRequest.bodyLimit,
+                requiresJSON: true, handler: BatchDeliveryRoute(single: deliveries, metrics: metrics).handle),
             Route(
                 "POST", LifecycleRoutes.enrollPath, label: "enroll", bodyLimit: LifecycleRoutes.enrollBodyLimit,
                 requiresJSON: true, handler: lifecycle.enroll),
