@@ -196,7 +196,7 @@ struct DeliveryClient: Sendable {
     let port: Int
 
     /// The URL a relay signs when it talks to this gateway directly.
-    var directURL: String { "http://\(DeliveryTestGateway.host)\(GatewayApplication.deliveriesPath)" }
+    var directURL: String { "http://\(DeliveryTestGateway.host)\(GatewayRoute.deliveries.path)" }
 
     /// Posts a signed delivery for `scenario`: a fresh request id and `expires_at` 60 s ahead
     /// unless given; signed by the scenario's relay for the direct URL unless told otherwise.
@@ -218,7 +218,7 @@ struct DeliveryClient: Sendable {
     /// Posts `body` to the delivery route with `headers` (`Host` unless `host` is nil).
     func post(body: [UInt8], headers: [String], host: String? = DeliveryTestGateway.host) throws -> HTTPTestResponse {
         let client = try HTTPTestClient(port: port, timeout: .seconds(30))
-        var head = "POST \(GatewayApplication.deliveriesPath) HTTP/1.1\r\n"
+        var head = "POST \(GatewayRoute.deliveries.path) HTTP/1.1\r\n"
         if let host { head += "Host: \(host)\r\n" }
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
         for header in headers { head += header + "\r\n" }
