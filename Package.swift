@@ -24,6 +24,8 @@ let package = Package(
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
+        // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
+        .target(name: "PushRateLimiting"),
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
@@ -34,10 +36,18 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient", "PushAPNs", "PushMetrics",
+                "PushRelayClient", "PushAPNs", "PushMetrics", "PushRateLimiting",
             ]
         ),
-        .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
+        // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
+        .target(
+            name: "PushGatewayCommands",
+            dependencies: [
+                "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
+                "PushRelayClient",
+            ]
+        ),
+        .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
         .executableTarget(name: "apns-mock", dependencies: ["PushAPNs", "PushCrypto"]),
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(
@@ -49,7 +59,9 @@ let package = Package(
         .executableTarget(
             name: "delivery-bench",
             dependencies: [
-                "PushGateway", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+                "PushGateway", "PushGatewayCommands", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON",
+                "PushSystem",
+                "PushTestSupport",
             ]
         ),
         // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
@@ -78,7 +90,10 @@ let package = Package(
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushGatewayTests",
-            dependencies: ["PushGateway", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench"]),
+            dependencies: [
+                "PushGateway", "PushGatewayCommands", "PushMetrics", "PushRateLimiting", "PushTestSupport",
+                "push-gateway-demo", "delivery-bench",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import PushCrypto
 import PushGateway
+import PushGatewayCommands
 import PushNostr
 
 /// Builds complete `POST /v1/deliveries/apns` HTTP/1.1 requests as a relay sends them (PROTOCOL.md

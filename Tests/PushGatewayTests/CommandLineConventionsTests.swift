@@ -5,6 +5,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// The real `push-gateway` binary run to completion, with what it printed.
 enum GatewayBinary {

@@ -10,6 +10,7 @@ import Synchronization
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// An in-process APNs stand-in: answers scripted outcomes (then `fallback`) and records every
 /// attempt. `beforeAnswer` runs inside `send`, e.g. to block or to look at the database.

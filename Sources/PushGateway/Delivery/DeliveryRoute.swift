@@ -1,6 +1,7 @@
 import Glibc
 import PushHTTP
 import PushNostr
+import PushRateLimiting
 import PushSystem
 
 /// `POST /v1/deliveries/apns` (PROTOCOL.md §4.7): a relay asks for one wake of one installation.

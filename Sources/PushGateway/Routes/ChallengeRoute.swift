@@ -1,5 +1,6 @@
 import PushCrypto
 import PushHTTP
+import PushRateLimiting
 import PushSystem
 
 /// `POST /v1/installations/challenges` (PROTOCOL.md §4.1): a stateless challenge, rate limited per

@@ -2,6 +2,7 @@ import PushAttest
 import PushHTTP
 import PushNostr
 import PushPostgres
+import PushRateLimiting
 import PushSystem
 import Synchronization
 
@@ -12,7 +13,7 @@ public final class GatewayApplication: Sendable {
     public let configuration: GatewayConfiguration
     public let logger: Logger
     let clock: any WallClock
-    let pool: PostgresPool
+    package let pool: PostgresPool
     /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
     let sender: any DeliverySender
     /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.

@@ -1,3 +1,4 @@
+import PushGateway
 import PushSystem
 
 /// `push-gateway serve` (PROTOCOL.md §12): validate the configuration, refuse to start on any
