@@ -36,7 +36,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient", "PushAPNs", "PushMetrics", "PushRateLimiting",
+                "PushAPNs", "PushMetrics", "PushRateLimiting",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
