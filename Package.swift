@@ -24,6 +24,8 @@ let package = Package(
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
+        // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
+        .target(name: "PushRateLimiting"),
         .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
@@ -37,10 +39,18 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient", "PushHTTP2", "PushAPNs", "PushMetrics",
+                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting",
             ]
         ),
-        .executableTarget(name: "push-gateway", dependencies: ["PushGateway"]),
+        // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
+        .target(
+            name: "PushGatewayCommands",
+            dependencies: [
+                "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
+                "PushRelayClient",
+            ]
+        ),
+        .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
         .executableTarget(name: "apns-mock", dependencies: ["APNsMock", "PushCrypto", "PushSystem"]),
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(
@@ -52,7 +62,9 @@ let package = Package(
         .executableTarget(
             name: "delivery-bench",
             dependencies: [
-                "PushGateway", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+                "PushGateway", "PushGatewayCommands", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON",
+                "PushSystem",
+                "PushTestSupport",
             ]
         ),
         // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
@@ -84,7 +96,8 @@ let package = Package(
         .testTarget(
             name: "PushGatewayTests",
             dependencies: [
-                "PushGateway", "APNsMock", "PushMetrics", "PushTestSupport", "push-gateway-demo", "delivery-bench",
+                "PushGateway", "PushGatewayCommands", "APNsMock", "PushMetrics", "PushRateLimiting", "PushTestSupport",
+                "push-gateway-demo", "delivery-bench",
             ]),
     ],
     swiftLanguageModes: [.v6]

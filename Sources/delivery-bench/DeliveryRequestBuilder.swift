@@ -1,11 +1,12 @@
 import PushCrypto
 import PushGateway
+import PushGatewayCommands
 import PushNostr
 
 /// Builds complete `POST /v1/deliveries/apns` HTTP/1.1 requests as a relay sends them (docs/protocol.md
 /// §4.7): each with its own request id and its own signed NIP-98 event, ready to write to a socket.
 struct DeliveryRequestBuilder: Sendable {
-    static let path = "/v1/deliveries/apns"
+    static let path = GatewayRoute.deliveries.path
 
     /// The `Host` the requests carry; the NIP-98 `u` tag is `http://<host><path>`, the URL the
     /// gateway reconstructs for a direct (not proxied) plain-HTTP request (docs/protocol.md §2).

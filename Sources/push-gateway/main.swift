@@ -1,4 +1,4 @@
 import Glibc
-import PushGateway
+import PushGatewayCommands
 
 exit(CommandLineTool.run(arguments: CommandLine.arguments, environment: ProcessInfoEnvironment.current()))

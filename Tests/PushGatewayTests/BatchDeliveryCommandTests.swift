@@ -5,6 +5,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("push-gateway deliver --grants-file: batches of up to 100 against a live gateway")
 struct BatchDeliveryCommandTests {

@@ -1,3 +1,4 @@
+import PushRateLimiting
 import Testing
 
 @testable import PushGateway

@@ -3,6 +3,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// One item of a batch body (PROTOCOL.md §4.8).
 struct BatchTestItem: Sendable {
@@ -41,7 +42,7 @@ enum BatchResult {
 
 extension DeliveryClient {
     /// The batch URL a relay signs when it talks to this gateway directly.
-    var batchURL: String { "http://\(DeliveryTestGateway.host)\(GatewayApplication.batchDeliveriesPath)" }
+    var batchURL: String { "http://\(DeliveryTestGateway.host)\(GatewayRoute.batchDeliveries.path)" }
 
     /// The batch body for `items`, every item expiring at `expiresAt` (60 s ahead unless given).
     static func batchBody(_ items: [BatchTestItem], expiresAt: Int64? = nil) -> [UInt8] {
@@ -62,7 +63,7 @@ extension DeliveryClient {
     }
 
     func postBatch(body: [UInt8], headers: [String]) throws -> HTTPTestResponse {
-        try post(body: body, headers: headers, path: GatewayApplication.batchDeliveriesPath)
+        try post(body: body, headers: headers, path: GatewayRoute.batchDeliveries.path)
     }
 }
 

@@ -6,6 +6,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 extension ConfigurationTestEnvironment {
     /// The certificate-auth profile these tests add next to the token-auth one.

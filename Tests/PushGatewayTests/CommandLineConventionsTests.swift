@@ -5,6 +5,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// The real `push-gateway` binary run to completion, with what it printed.
 enum GatewayBinary {
@@ -21,8 +22,8 @@ enum GatewayBinary {
     static func serveEnvironment(publicPort: Int? = nil) throws -> ConfigurationTestEnvironment {
         try ConfigurationTestEnvironment()
             .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try publicPort ?? ReaperServeTests.freePort())")
-            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try ReaperServeTests.freePort())")
+            .with("PUSH_GATEWAY_LISTEN", "127.0.0.1:\(try publicPort ?? freeLoopbackPort())")
+            .with("PUSH_GATEWAY_HEALTH_LISTEN", "127.0.0.1:\(try freeLoopbackPort())")
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {

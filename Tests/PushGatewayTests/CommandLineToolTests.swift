@@ -1,6 +1,7 @@
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("push-gateway command line")
 struct CommandLineToolTests {

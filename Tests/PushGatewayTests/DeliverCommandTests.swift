@@ -5,6 +5,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("push-gateway deliver: flags, key file, and one signed delivery against a live gateway")
 struct DeliverCommandTests {

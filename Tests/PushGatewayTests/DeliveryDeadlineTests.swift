@@ -32,7 +32,7 @@ private struct PendingDelivery {
         connection = try HTTPTestClient(port: port, timeout: .seconds(10))
         try connection.send(
             Array(
-                ("POST \(GatewayApplication.deliveriesPath) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
+                ("POST \(GatewayRoute.deliveries.path) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
                     + "Authorization: \(header)\r\n\r\n").utf8) + body)
     }
@@ -116,7 +116,7 @@ struct DeliveryDeadlineTests {
     func deadlineCheckedBeforeAdmission() throws {
         let gateway = try DeliveryTestGateway()
         let scenario = try gateway.enroll()
-        let router = Router(gateway.server.application.publicRoutes())
+        let router = Router(gateway.server.application.routes(on: .publicListener))
         func delivery(deadline: MonotonicInstant) throws -> (Response, CanonicalUUID) {
             let requestID = try CanonicalUUID.version4()
             let body = DeliveryTestGateway.body(
@@ -124,7 +124,7 @@ struct DeliveryDeadlineTests {
             let authorization = try DeliveryTestGateway.authorization(
                 key: scenario.relay, url: gateway.directURL, body: body)
             let head = RequestHead(
-                method: "POST", target: GatewayApplication.deliveriesPath,
+                method: "POST", target: GatewayRoute.deliveries.path,
                 headers: HTTPHeaders([
                     ("Host", DeliveryTestGateway.host), ("Content-Type", "application/json"),
                     ("Authorization", authorization),

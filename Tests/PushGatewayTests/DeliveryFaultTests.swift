@@ -196,7 +196,7 @@ struct DeliveryFaultTests {
         // The in-process gateway only provides the migrated database, the keys and the enrollment.
         let gateway = try DeliveryTestGateway { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") }
         let scenario = try gateway.enroll()
-        let (publicPort, privatePort) = (try ReaperServeTests.freePort(), try ReaperServeTests.freePort())
+        let (publicPort, privatePort) = (try freeLoopbackPort(), try freeLoopbackPort())
         let environment = try ConfigurationTestEnvironment()
             .with("DATABASE_URL", gateway.configuration.databaseURL.value)
             .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")

@@ -21,7 +21,7 @@ private final class PreparedRequests: @unchecked Sendable {
         for request in requests {
             let connection = try HTTPTestClient(port: port, timeout: .seconds(120))
             let head =
-                "POST \(GatewayApplication.deliveriesPath) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
+                "POST \(GatewayRoute.deliveries.path) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(request.body.count)\r\n"
                 + "Authorization: \(request.authorization)\r\n\r\n"
             let bytes = Array(head.utf8) + request.body

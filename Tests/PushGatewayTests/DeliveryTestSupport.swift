@@ -10,6 +10,7 @@ import Synchronization
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// An in-process APNs stand-in: answers scripted outcomes (then `fallback`) and records every
 /// attempt. `beforeAnswer` runs inside `send`, e.g. to block or to look at the database.
@@ -200,7 +201,7 @@ struct DeliveryClient: Sendable {
     let port: Int
 
     /// The URL a relay signs when it talks to this gateway directly.
-    var directURL: String { "http://\(DeliveryTestGateway.host)\(GatewayApplication.deliveriesPath)" }
+    var directURL: String { "http://\(DeliveryTestGateway.host)\(GatewayRoute.deliveries.path)" }
 
     /// Posts a signed delivery for `scenario`: a fresh request id and `expires_at` 60 s ahead
     /// unless given; signed by the scenario's relay for the direct URL unless told otherwise.
@@ -222,7 +223,7 @@ struct DeliveryClient: Sendable {
     /// Posts `body` to the delivery route (or `path`) with `headers` (`Host` unless `host` is nil).
     func post(
         body: [UInt8], headers: [String], host: String? = DeliveryTestGateway.host,
-        path: String = GatewayApplication.deliveriesPath
+        path: String = GatewayRoute.deliveries.path
     ) throws -> HTTPTestResponse {
         let client = try HTTPTestClient(port: port, timeout: .seconds(30))
         var head = "POST \(path) HTTP/1.1\r\n"

@@ -10,7 +10,7 @@ import Testing
 /// A live gateway without a database: the challenge route and every route's body-shape checks
 /// answer without one, which is all the hostile corpus needs. Short timeouts keep the suite fast.
 private final class HostileGateway {
-    static let challengePath = "/v1/installations/challenges"
+    static let challengePath = GatewayRoute.challenges.path
     let server: GatewayServer
 
     init(maxConnections: Int = 1024, maxConnectionsPerPeer: Int = 256, headerTimeout: Duration = .seconds(10)) throws {

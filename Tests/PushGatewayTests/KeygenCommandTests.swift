@@ -2,6 +2,7 @@ import PushCrypto
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("push-gateway keygen")
 struct KeygenCommandTests {

@@ -247,8 +247,8 @@ struct MetricsLiveTests {
                 })
             let closed =
                 Set(["public", "private", "unknown"])
-                .union(gateway.server.application.publicRoutes().map(\.label))
-                .union(gateway.server.application.privateRoutes().map(\.label))
+                .union(gateway.server.application.routes(on: .publicListener).map(\.label))
+                .union(gateway.server.application.routes(on: .privateListener).map(\.label))
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
                 .union(APNsRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))

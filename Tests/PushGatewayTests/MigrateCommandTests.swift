@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("push-gateway migrate")
 struct MigrateCommandTests {

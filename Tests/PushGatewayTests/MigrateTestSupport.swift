@@ -3,6 +3,7 @@ import PushPostgres
 import PushTestSupport
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// Helpers shared by the migrate suites: run the command in-process, build migration folders.
 enum MigrateTestSupport {

@@ -181,7 +181,7 @@ struct ObservabilityDrive: Sendable {
             return response
         }
         func challenge() throws -> LifecycleChallenge {
-            let response = try post("challenges", GatewayApplication.challengesPath, #"{"v":1}"#)
+            let response = try post("challenges", GatewayRoute.challenges.path, #"{"v":1}"#)
             let object = try lifecycleObject(response)
             return LifecycleChallenge(
                 id: try #require(object["challenge_id"] as? String),
@@ -194,11 +194,11 @@ struct ObservabilityDrive: Sendable {
         let now = gateway.clock.unixSeconds()
         func enrollAndDelegate(_ device: LifecycleDevice) throws -> String {
             let enrolled = try post(
-                "enroll", LifecycleRoutes.enrollPath,
+                "enroll", GatewayRoute.enroll.path,
                 try device.enrollBody(challenge: try challenge(), endpoint: device.endpoint, expiresAt: now + 86_400))
             device.handle = try #require(try lifecycleObject(enrolled)["installation_handle"] as? String)
             let delegated = try post(
-                "delegate", LifecycleRoutes.delegatePath,
+                "delegate", GatewayRoute.delegate.path,
                 try device.delegateBody(
                     challenge: try challenge(), epoch: 1, generation: 1, relay: relay.publicKey.hex, notBefore: now,
                     expiresAt: now + 3600))
@@ -264,19 +264,19 @@ struct ObservabilityDrive: Sendable {
 
         // The rest of the lifecycle.
         let rotated = try post(
-            "rotate_endpoint", LifecycleRoutes.rotateEndpointPath,
+            "rotate_endpoint", GatewayRoute.rotateEndpoint.path,
             try device.rotateBody(
                 challenge: try challenge(), epoch: 1,
                 endpoint: Hex.encode((0..<32).map { _ in UInt8.random(in: 0...255) })))
         #expect(rotated.status == 200)
         #expect(
             try post(
-                "revoke_delegation", LifecycleRoutes.revokeDelegationPath,
+                "revoke_delegation", GatewayRoute.revokeDelegation.path,
                 try device.revokeDelegationBody(challenge: try challenge(), relay: relay.publicKey.hex, generation: 1)
             ).status == 200)
         #expect(
             try post(
-                "revoke_installation", LifecycleRoutes.revokeInstallationPath,
+                "revoke_installation", GatewayRoute.revokeInstallation.path,
                 try device.revokeInstallationBody(challenge: try challenge(), epoch: 2)
             ).status == 200)
         lifecycle += 3
@@ -284,7 +284,7 @@ struct ObservabilityDrive: Sendable {
         // A challenge flood from one source meets the per-source bucket.
         var challengeRateLimited = 0
         for _ in 0..<150 {
-            if try post("challenges", GatewayApplication.challengesPath, #"{"v":1}"#).status == 429 {
+            if try post("challenges", GatewayRoute.challenges.path, #"{"v":1}"#).status == 429 {
                 challengeRateLimited += 1
             }
         }

@@ -52,7 +52,7 @@ struct OpenAPITests {
         let paths = try #require(
             try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: [String: [String]]])
         let gateway = try DeliveryTestGateway()
-        let routes = gateway.server.application.publicRoutes()
+        let routes = gateway.server.application.routes(on: .publicListener)
         #expect(Set(paths.keys) == Set(routes.map(\.path)))
         for route in routes {
             let statuses = try #require(paths[route.path]?[route.method.lowercased()], "\(route.path)")
@@ -62,14 +62,14 @@ struct OpenAPITests {
             }
         }
         #expect(
-            paths[GatewayApplication.deliveriesPath]?["post"] == [
+            paths[GatewayRoute.deliveries.path]?["post"] == [
                 "200", "400", "401", "404", "408", "410", "411", "413", "429", "503",
             ])
         #expect(
-            paths[GatewayApplication.batchDeliveriesPath]?["post"] == [
+            paths[GatewayRoute.batchDeliveries.path]?["post"] == [
                 "200", "400", "401", "408", "411", "413", "429", "503",
             ])
-        #expect(paths[GatewayApplication.challengesPath]?["post"] == ["200", "400", "408", "411", "413", "429", "503"])
+        #expect(paths[GatewayRoute.challenges.path]?["post"] == ["200", "400", "408", "411", "413", "429", "503"])
     }
 
     @Test("schemathesis finds no server error and no undocumented status, content type or body")

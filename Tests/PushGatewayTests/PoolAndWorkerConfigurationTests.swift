@@ -2,6 +2,7 @@ import PushSystem
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("PUSH_GATEWAY_DB_POOL_SIZE and PUSH_GATEWAY_WORKERS (PROTOCOL.md §12)")
 struct PoolAndWorkerConfigurationTests {

@@ -33,7 +33,7 @@ final class PrometheusServer {
             """
         let configurationFile = directory.appendingPathComponent("prometheus.yml")
         try configuration.write(to: configurationFile, atomically: true, encoding: .utf8)
-        port = try ReaperServeTests.freePort()
+        port = try freeLoopbackPort()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/prometheus")
         process.arguments = [
             "--config.file=\(configurationFile.path)", "--storage.tsdb.path=\(directory.path)/data",

@@ -17,13 +17,6 @@ struct ReaperServeTests {
         return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) })
     }
 
-    /// A loopback port that was free a moment ago.
-    static func freePort() throws -> Int {
-        let listener = try TCPListener(listening: "127.0.0.1:0")
-        defer { listener.close() }
-        return listener.port
-    }
-
     @Test("the serve process reaps an expired row at PUSH_GATEWAY_REAPER_INTERVAL_SECONDS and exits 0 on SIGTERM")
     func serveReapsAndStops() throws {
         try TemporaryDatabase.with { database in

@@ -28,7 +28,7 @@ struct ReverseProxyTests {
         #expect(proxy.origin == publicOrigin)
 
         let scenario = try gateway.enroll()
-        let nginxURL = proxy.origin + GatewayApplication.deliveriesPath
+        let nginxURL = proxy.origin + GatewayRoute.deliveries.path
 
         // Signed for the gateway's own address: nginx forwards Host with its port and scheme https,
         // so the URL the gateway rebuilds differs from `u`.
@@ -36,7 +36,7 @@ struct ReverseProxyTests {
             grant: scenario.sealedGrant, requestID: try CanonicalUUID.version4(),
             expiresAt: DeliveryTestGateway.now() + 60)
         let direct = try proxy.post(
-            path: GatewayApplication.deliveriesPath, body: directBody,
+            path: GatewayRoute.deliveries.path, body: directBody,
             headers: [
                 "Authorization: "
                     + (try DeliveryTestGateway.authorization(
@@ -50,7 +50,7 @@ struct ReverseProxyTests {
         let body = DeliveryTestGateway.body(
             grant: scenario.sealedGrant, requestID: requestID, expiresAt: DeliveryTestGateway.now() + 60)
         let accepted = try proxy.post(
-            path: GatewayApplication.deliveriesPath, body: body,
+            path: GatewayRoute.deliveries.path, body: body,
             headers: [
                 "Authorization: "
                     + (try DeliveryTestGateway.authorization(key: scenario.relay, url: nginxURL, body: body))

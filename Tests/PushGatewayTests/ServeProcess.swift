@@ -20,8 +20,8 @@ final class ServeProcess {
     init(
         environment: [String: String], ports: (public: Int, private: Int)? = nil, softOpenFileLimit: Int? = nil
     ) throws {
-        publicPort = try ports?.public ?? ReaperServeTests.freePort()
-        privatePort = try ports?.private ?? ReaperServeTests.freePort()
+        publicPort = try ports?.public ?? freeLoopbackPort()
+        privatePort = try ports?.private ?? freeLoopbackPort()
         var variables = environment
         variables["PUSH_GATEWAY_LISTEN"] = "127.0.0.1:\(publicPort)"
         variables["PUSH_GATEWAY_HEALTH_LISTEN"] = "127.0.0.1:\(privatePort)"

@@ -4,6 +4,7 @@ import PushTestSupport
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 @Suite("push-gateway verify-assertion")
 struct VerifyAssertionCommandTests {

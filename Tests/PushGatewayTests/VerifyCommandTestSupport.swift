@@ -3,6 +3,7 @@ import PushCrypto
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 
 /// A temporary directory for the files the verify commands read; removed on deinit.
 final class VerifyCommandScratch {

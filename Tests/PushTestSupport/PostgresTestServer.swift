@@ -22,7 +22,7 @@ public final class PostgresTestServer {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         if getuid() == 0 { try Self.run("/bin/chown", ["postgres:postgres", directory], asServerUser: false) }
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         try Self.run(
             "\(bin)/initdb",
             ["-D", "\(directory)/data", "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
@@ -85,26 +85,5 @@ public final class PostgresTestServer {
         guard exited && exitStatus == 0 else {
             throw TestSupportError("\((executable as NSString).lastPathComponent) failed (status \(status))")
         }
-    }
-
-    /// A port the kernel just handed out for 127.0.0.1 (closed again before PostgreSQL binds it).
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSupportError("socket failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        guard bound == 0 else { throw TestSupportError("bind failed") }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { throw TestSupportError("getsockname failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

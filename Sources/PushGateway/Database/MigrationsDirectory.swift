@@ -4,7 +4,7 @@ import Foundation
 /// `PUSH_GATEWAY_MIGRATIONS_DIR`, else `./Migrations` (a source checkout), else
 /// `<install prefix>/share/push-gateway/migrations` where the prefix is the executable's
 /// directory's parent (`/usr/local/bin/push-gateway` → `/usr/local/share/push-gateway/migrations`).
-enum MigrationsDirectory {
+package enum MigrationsDirectory {
     static let environmentVariable = "PUSH_GATEWAY_MIGRATIONS_DIR"
 
     static func resolve(
@@ -21,7 +21,7 @@ enum MigrationsDirectory {
     }
 
     /// The same with the process's own working directory and executable.
-    static func resolve(flag: String?, environment: [String: String]) -> String {
+    package static func resolve(flag: String?, environment: [String: String]) -> String {
         let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().path ?? CommandLine.arguments[0]
         return resolve(
             flag: flag, environment: environment, currentDirectory: FileManager.default.currentDirectoryPath,

@@ -1,12 +1,12 @@
 /// `POST /v1/deliveries/apns/batch` (PROTOCOL.md §4.8): `{"v":1,"deliveries":[…]}` with 1..100
 /// items, each exactly the §4.7 body without `v` and under the same rules. Any item that breaks
 /// them makes the whole body a 400.
-struct BatchDeliveryRequest: Sendable, Equatable {
+package struct BatchDeliveryRequest: Sendable, Equatable {
     /// The items in request order.
     let deliveries: [DeliveryRequest]
 
     /// PROTOCOL.md §4.8: at most 100 deliveries per request.
-    static let maximumItems = 100
+    package static let maximumItems = 100
     /// PROTOCOL.md §1: the batch route's body limit.
     static let bodyLimit = 65_536
 

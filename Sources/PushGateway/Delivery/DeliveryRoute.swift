@@ -2,6 +2,7 @@ import Glibc
 import PushHTTP
 import PushNostr
 import PushPostgres
+import PushRateLimiting
 import PushSystem
 
 /// `POST /v1/deliveries/apns` (docs/protocol.md §4.7): a relay asks for one wake of one installation.

@@ -8,16 +8,8 @@ import PushSystem
 /// The five App Attest routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
 /// body shape (400) → challenge tag and age (404) → installation stage (404) → attestation or
 /// assertion (401) → one transaction that consumes the challenge, advances the counter and applies
-/// the change (404 when any of it fails, and then nothing is written).
+/// the change (404 when any of it fails, and then nothing is written). `GatewayApplication` hands them its shared parts.
 struct LifecycleRoutes: Sendable {
-    static let enrollPath = AppAttestTranscript.Route.enroll.path
-    static let delegatePath = AppAttestTranscript.Route.delegate.path
-    static let rotateEndpointPath = AppAttestTranscript.Route.rotateEndpoint.path
-    static let revokeDelegationPath = AppAttestTranscript.Route.revokeDelegation.path
-    static let revokeInstallationPath = AppAttestTranscript.Route.revokeInstallation.path
-    /// docs/protocol.md §1: the enrollment body carries an attestation of up to 16 KiB.
-    static let enrollBodyLimit = 23896
-
     let configuration: GatewayConfiguration
     let pool: PostgresPool
     let clock: any WallClock
@@ -30,28 +22,6 @@ struct LifecycleRoutes: Sendable {
     let fingerprinter: EndpointFingerprinter
     /// nil when the configured App Attest root is refused; enrollment then answers 503.
     let attestationVerifier: AttestationVerifier?
-
-    init(
-        configuration: GatewayConfiguration, pool: PostgresPool, clock: any WallClock, logger: Logger,
-        stages: LabeledHistogram<RequestStage>
-    ) {
-        self.stages = stages
-        self.configuration = configuration
-        self.pool = pool
-        self.clock = clock
-        self.logger = logger
-        challenges = ChallengeAuthority(keyring: configuration.challengeKeys)
-        grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
-        tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
-        fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
-        switch AppAttestRoot.verifier(for: configuration) {
-        case .success(let verifier):
-            attestationVerifier = verifier
-        case .failure(let refusal):
-            logger.error("no usable App Attest root; enrollment answers 503", ["reason": .string(refusal.reason)])
-            attestationVerifier = nil
-        }
-    }
 
     /// One instant for the whole request: milliseconds for the challenge age, seconds for the rest.
     struct Now {

@@ -1,5 +1,6 @@
 import PushCrypto
 import PushHTTP
+import PushRateLimiting
 import PushSystem
 
 /// `POST /v1/installations/challenges` (docs/protocol.md §4.1): a stateless challenge, rate limited per
@@ -9,6 +10,7 @@ struct ChallengeRoute: Sendable {
     let limiter: KeyedRateLimiter<[UInt8]>
     let trustedProxies: TrustedProxies
     let clock: any WallClock
+    let metrics: GatewayMetrics
 
     func handle(_ request: Request) -> Response {
         guard (try? ChallengeRequest(body: request.body)) != nil else { return .error(400, .invalidRequest) }
@@ -16,6 +18,7 @@ struct ChallengeRoute: Sendable {
             peer: request.peerAddress, forwardedFor: request.headers.values("x-forwarded-for"),
             trustedProxies: trustedProxies)
         if case .limited(let retryAfter) = limiter.take(source, now: Double(MonotonicInstant.now().nanoseconds) / 1e9) {
+            metrics.recordChallengeRateLimited()
             return .error(429, .rateLimited, headers: [HTTPField("Retry-After", String(retryAfter))])
         }
         guard let issued = try? authority.issue(unixMilliseconds: clock.unixMilliseconds()) else {

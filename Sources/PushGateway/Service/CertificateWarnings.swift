@@ -3,14 +3,14 @@ import Synchronization
 
 /// Warns about APNs certificates that expire within 30 days: at start and once a day after
 /// (docs/protocol.md §12). An expired certificate never gets here: `serve` refuses to start.
-final class CertificateWarnings: Sendable {
+package final class CertificateWarnings: Sendable {
     private let expiries: [CertificateExpiry]
     private let logger: Logger
     private let clock: any WallClock
     private let stopRequested = CompletionLatch()
     private let thread = Mutex<PosixThread?>(nil)
 
-    init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
+    package init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
         expiries = CertificateExpiry.of(configuration)
         self.logger = logger
         self.clock = clock
@@ -18,7 +18,7 @@ final class CertificateWarnings: Sendable {
 
     /// Checks once a day until `stop()` when any certificate-auth profile exists (the warning at
     /// start is one of `StartupChecks.warnings`).
-    func start() {
+    package func start() {
         guard !expiries.isEmpty else { return }
         let spawned = try? PosixThread.spawn { [self] in
             while !stopRequested.wait(until: MonotonicInstant.now().advanced(by: .seconds(86_400))) {
@@ -29,7 +29,7 @@ final class CertificateWarnings: Sendable {
         thread.withLock { $0 = spawned }
     }
 
-    func stop() {
+    package func stop() {
         stopRequested.open()
         thread.withLock { $0 }?.join()
     }

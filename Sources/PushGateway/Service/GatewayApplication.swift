@@ -1,18 +1,22 @@
+import PushAttest
 import PushHTTP
+import PushNostr
 import PushPostgres
+import PushRateLimiting
 import PushSystem
 import Synchronization
 
-/// Everything `serve` builds from the configuration: shared services, the public route table and
-/// the private probes. Handlers run on the HTTP server's worker threads.
+/// The composition root: everything `serve` builds from the configuration, each part once, and
+/// the handler of every route of `GatewayRoute` assembled from those parts. Handlers run on the
+/// HTTP server's event loop or worker threads, as their route declares.
 public final class GatewayApplication: Sendable {
     public let configuration: GatewayConfiguration
     public let logger: Logger
     let clock: any WallClock
-    let pool: PostgresPool
-    /// Sends admitted delivery attempts to APNs (docs/protocol.md §8).
+    package let pool: PostgresPool
+    /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
     let sender: any DeliverySender
-    /// The exported metrics (docs/protocol.md §9), rendered on the private listener's `GET /metrics`.
+    /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
     public let metrics: GatewayMetrics
     /// Rate-limited logs of APNs configuration faults and transient failures (docs/protocol.md §9).
     let apnsFaultLog: APNsFaultLog
@@ -20,10 +24,19 @@ public final class GatewayApplication: Sendable {
     public let readiness: ReadinessTracker
     private let draining = Atomic<Bool>(false)
 
-    /// Public route paths with their body limits (docs/protocol.md §1).
-    static let challengesPath = "/v1/installations/challenges"
-    /// The challenge route's label in access logs and metrics.
-    static let challengesLabel = "challenges"
+    /// Issues challenges and verifies them on every lifecycle route (PROTOCOL.md §4.1).
+    let challengeAuthority: ChallengeAuthority
+    /// Per source address (PROTOCOL.md §4.1).
+    let challengeLimiter: KeyedRateLimiter<[UInt8]>
+    let grantEnvelope: SealedEnvelope
+    let tokenEnvelope: SealedEnvelope
+    let fingerprinter: EndpointFingerprinter
+    /// nil when the configured App Attest root is refused; enrollment then answers 503.
+    let attestationVerifier: AttestationVerifier?
+    let nip98Verifier: NIP98Verifier
+    /// Per authenticated relay (PROTOCOL.md §4.7).
+    let relayLimiter: KeyedRateLimiter<[UInt8]>
+    let ledger: DeliveryLedger
 
     /// - Parameter sender: sends admitted deliveries; `serve` passes `APNsDeliverySender`. The
     ///   default, `UnwiredDeliverySender`, sends nothing and answers `configuration_fault`.
@@ -49,64 +62,73 @@ public final class GatewayApplication: Sendable {
             certificateExpiries: CertificateExpiry.of(configuration).map { ($0.profile, $0.notAfter) },
             poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
         self.apnsFaultLog = APNsFaultLog(logger: logger)
+
+        challengeAuthority = ChallengeAuthority(keyring: configuration.challengeKeys)
+        challengeLimiter = KeyedRateLimiter(
+            capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
+            refillPerSecond: Double(configuration.challengeRatePerMinute) / 60)
+        grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
+        tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
+        fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
+        switch AppAttestRoot.verifier(for: configuration) {
+        case .success(let verifier):
+            attestationVerifier = verifier
+        case .failure(let refusal):
+            logger.error("no usable App Attest root; enrollment answers 503", ["reason": .string(refusal.reason)])
+            attestationVerifier = nil
+        }
+        nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
+        let rate = configuration.relayRatePerSecond
+        // PROTOCOL.md §4.7: per relay, `rate` per second with a burst of twice that.
+        relayLimiter = KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate))
+        ledger = DeliveryLedger(
+            pool: pool, quotaMaximum: configuration.endpointQuotaMax,
+            quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
     }
 
     /// True from `beginDrain()` on.
     public var isDraining: Bool { draining.load(ordering: .acquiring) }
 
-    /// Readiness fails from now on (docs/protocol.md §9).
+    /// Readiness fails from now on (PROTOCOL.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
-    /// The public listener's route table. Challenge issuance never blocks (HMAC, randomness and an
-    /// in-memory bucket), so it runs on the event loop.
-    func publicRoutes() -> [Route] {
-        let challenges = ChallengeRoute(
-            authority: ChallengeAuthority(keyring: configuration.challengeKeys),
-            limiter: KeyedRateLimiter(
-                capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
-                refillPerSecond: Double(configuration.challengeRatePerMinute) / 60),
-            trustedProxies: configuration.trustedProxies, clock: clock)
-        let lifecycle = LifecycleRoutes(
-            configuration: configuration, pool: pool, clock: clock, logger: logger, stages: metrics.stageDurations)
-        // One route value for both delivery routes: §4.8 charges the same relay bucket as §4.7.
-        let deliveries = deliveryRoute()
-        return [
-            Route(
-                "POST", Self.challengesPath, label: Self.challengesLabel, requiresJSON: true, runsOnEventLoop: true,
-                handler: challenges.handle),
-            Route(
-                "POST", Self.deliveriesPath, label: "deliveries", requiresJSON: true,
-                handler: deliveries.handle),
-            Route(
-                "POST", Self.batchDeliveriesPath, label: "batch_deliveries", bodyLimit: BatchDeliveryRequest.bodyLimit,
-                requiresJSON: true, handler: BatchDeliveryRoute(single: deliveries, metrics: metrics).handle),
-            Route(
-                "POST", LifecycleRoutes.enrollPath, label: "enroll", bodyLimit: LifecycleRoutes.enrollBodyLimit,
-                requiresJSON: true, handler: lifecycle.enroll),
-            Route(
-                "POST", LifecycleRoutes.delegatePath, label: "delegate", requiresJSON: true, handler: lifecycle.delegate
-            ),
-            Route(
-                "POST", LifecycleRoutes.rotateEndpointPath, label: "rotate_endpoint", requiresJSON: true,
-                handler: lifecycle.rotateEndpoint),
-            Route(
-                "POST", LifecycleRoutes.revokeDelegationPath, label: "revoke_delegation", requiresJSON: true,
-                handler: lifecycle.revokeDelegation),
-            Route(
-                "POST", LifecycleRoutes.revokeInstallationPath, label: "revoke_installation", requiresJSON: true,
-                handler: lifecycle.revokeInstallation),
-        ]
+    /// The router's table of one listener: every route it serves, with its handler.
+    func routes(on listener: HTTPListener) -> [Route] {
+        GatewayRoute.served(by: listener).map { $0.route(handler: handler(for: $0)) }
     }
 
-    /// The private listener's route table: liveness, readiness and metrics.
-    func privateRoutes() -> [Route] {
-        let health = HealthRoutes(
+    /// The handler of each route, from the parts built once in `init`.
+    private func handler(for route: GatewayRoute) -> @Sendable (Request) -> Response {
+        switch route {
+        case .challenges:
+            ChallengeRoute(
+                authority: challengeAuthority, limiter: challengeLimiter, trustedProxies: configuration.trustedProxies,
+                clock: clock, metrics: metrics
+            ).handle
+        case .deliveries: deliveryRoute().handle
+        // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket included.
+        case .batchDeliveries: BatchDeliveryRoute(single: deliveryRoute(), metrics: metrics).handle
+        case .enroll: lifecycleRoutes().enroll
+        case .delegate: lifecycleRoutes().delegate
+        case .rotateEndpoint: lifecycleRoutes().rotateEndpoint
+        case .revokeDelegation: lifecycleRoutes().revokeDelegation
+        case .revokeInstallation: lifecycleRoutes().revokeInstallation
+        case .liveness: healthRoutes().liveness
+        case .readiness: healthRoutes().readiness
+        case .metrics: MetricsRoute(metrics: metrics).handle
+        }
+    }
+
+    private func lifecycleRoutes() -> LifecycleRoutes {
+        LifecycleRoutes(
+            configuration: configuration, pool: pool, clock: clock, logger: logger, stages: metrics.stageDurations,
+            challenges: challengeAuthority, grantEnvelope: grantEnvelope, tokenEnvelope: tokenEnvelope,
+            fingerprinter: fingerprinter, attestationVerifier: attestationVerifier)
+    }
+
+    private func healthRoutes() -> HealthRoutes {
+        HealthRoutes(
             isDraining: { [self] in isDraining },
             databaseReadiness: { [pool] in GatewaySchema.readiness(pool: pool) }, tracker: readiness)
-        return [
-            Route("GET", "/_liveness", label: "liveness", runsOnEventLoop: true, handler: health.liveness),
-            Route("GET", "/_readiness", label: "readiness", handler: health.readiness),
-            Route("GET", "/metrics", label: "metrics", handler: MetricsRoute(metrics: metrics).handle),
-        ]
     }
 }

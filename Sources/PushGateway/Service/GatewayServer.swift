@@ -52,18 +52,18 @@ public final class GatewayServer: Sendable {
         privateConfiguration.workerCount = 2
         privateConfiguration.maxConnections = 64
         privateConfiguration.maxQueuedRequests = 32
-        let publicRoutes = application.publicRoutes()
-        let privateRoutes = application.privateRoutes()
+        let publicRoutes = application.routes(on: .publicListener)
+        let privateRoutes = application.routes(on: .privateListener)
         let publicRecorder = application.metrics.registerRoutes(
             listener: .publicListener, labels: publicRoutes.map(\.label))
         let privateRecorder = application.metrics.registerRoutes(
             listener: .privateListener, labels: privateRoutes.map(\.label))
         publicServer = try Self.bind(
             .publicListener, publicConfiguration, Router(publicRoutes),
-            Self.accessLog(.publicListener, publicRecorder, application), application.logger)
+            Self.accessLog(publicRecorder, application.logger), application.logger)
         privateServer = try Self.bind(
             .privateListener, privateConfiguration, Router(privateRoutes),
-            Self.accessLog(.privateListener, privateRecorder, application), application.logger)
+            Self.accessLog(privateRecorder, application.logger), application.logger)
         // Weak: the servers' access-log hooks already hold the metrics.
         let publicServer = publicServer
         let privateServer = privateServer
@@ -87,14 +87,9 @@ public final class GatewayServer: Sendable {
     }
 
     /// One JSON access-log line per response (route, method, status, duration: PROTOCOL.md §11)
-    /// and the request metrics. A 429 on the challenge route can only come from its per-source
-    /// bucket, so it is counted as a challenge rate-limit rejection here.
-    private static func accessLog(
-        _ listener: HTTPListener, _ recorder: RequestRecorder, _ application: GatewayApplication
-    ) -> HTTPServer.AccessLog {
-        let logger = application.logger
-        let metrics = application.metrics
-        return { entry in
+    /// and the request metrics, both under the route's label from `GatewayRoute`.
+    private static func accessLog(_ recorder: RequestRecorder, _ logger: Logger) -> HTTPServer.AccessLog {
+        { entry in
             // Checked first so that a disabled access log does not build its fields on every request.
             if logger.isEnabled(.info) {
                 logger.info(
@@ -107,10 +102,6 @@ public final class GatewayServer: Sendable {
             }
             recorder.record(
                 route: entry.route, status: entry.status, durationSeconds: entry.durationMilliseconds / 1000)
-            // The status first: comparing it is cheaper than comparing the route label.
-            if entry.status == 429 && listener == .publicListener && entry.route == GatewayApplication.challengesLabel {
-                metrics.recordChallengeRateLimited()
-            }
         }
     }
 

@@ -4,8 +4,8 @@ import PushCrypto
 /// an App Attest root that is not Apple's without the explicit insecure setting, APNs `.p8` keys
 /// that are not P-256 private keys, and expired APNs certificates. `check-config` reports the same
 /// problems, and the same warnings.
-enum StartupChecks {
-    static func problems(
+package enum StartupChecks {
+    package static func problems(
         _ configuration: GatewayConfiguration, now: Int64 = SystemWallClock().unixSeconds()
     ) -> [ConfigurationError] {
         var problems: [ConfigurationError] = []
@@ -30,7 +30,7 @@ enum StartupChecks {
 
     /// What is worth a warning but still starts: unknown `PUSH_GATEWAY_*` variables and APNs
     /// certificates that expire within 30 days. Each line names a variable, never a value.
-    static func warnings(
+    package static func warnings(
         _ configuration: GatewayConfiguration, environment: [String: String],
         now: Int64 = SystemWallClock().unixSeconds()
     ) -> [String] {

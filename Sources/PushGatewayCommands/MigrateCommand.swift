@@ -1,4 +1,5 @@
 import Foundation
+import PushGateway
 import PushPostgres
 
 /// `push-gateway migrate [--runtime-role NAME] [--migrations-dir DIR]` and `migrate --status`

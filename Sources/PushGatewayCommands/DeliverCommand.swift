@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushGateway
 import PushJSON
 import PushNostr
 import PushRelayClient

@@ -1,5 +1,6 @@
 import Glibc
 import PushCrypto
+import PushGateway
 
 /// `push-gateway keygen [--id ID]` (docs/protocol.md §12): prints `ID:base64(32 random bytes)` for a
 /// keyring or (without the `ID:`, which operators strip) the fingerprint key. The default id is

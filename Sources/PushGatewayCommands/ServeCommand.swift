@@ -1,3 +1,4 @@
+import PushGateway
 import PushSystem
 
 /// `push-gateway serve` (docs/protocol.md §12): validate the configuration, refuse to start on any

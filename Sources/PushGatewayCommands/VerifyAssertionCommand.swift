@@ -1,5 +1,6 @@
 import PushAttest
 import PushCrypto
+import PushGateway
 
 /// `push-gateway verify-assertion` (docs/protocol.md §12): offline App Attest assertion check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).

@@ -1,7 +1,7 @@
 /// `PUSH_GATEWAY_*` variables the gateway does not read (docs/protocol.md §12): each is named in a
 /// warning by `check-config` and at `serve` start, never an error, because Kubernetes injects
 /// `<SERVICE>_SERVICE_HOST`, `<SERVICE>_SERVICE_PORT…` and `<SERVICE>_PORT…` variables into every pod.
-enum UnknownVariables {
+package enum UnknownVariables {
     /// Every variable `PUSH_GATEWAY_*` the gateway reads, other than the per-profile ones.
     static let known: Set<String> = [
         "PUSH_GATEWAY_ORIGIN", "PUSH_GATEWAY_PUBLIC_ORIGINS", "PUSH_GATEWAY_LISTEN", "PUSH_GATEWAY_HEALTH_LISTEN",
@@ -21,7 +21,7 @@ enum UnknownVariables {
 
     /// The unknown names in `environment`, sorted. A per-profile variable is known when it ends in
     /// a profile suffix (a wrong suffix for an enabled profile is already a configuration error).
-    static func names(in environment: [String: String]) -> [String] {
+    package static func names(in environment: [String: String]) -> [String] {
         environment.keys.filter { name in
             name.hasPrefix("PUSH_GATEWAY_") && !known.contains(name) && !isProfileVariable(name)
                 && !isKubernetesServiceVariable(name)
@@ -29,7 +29,7 @@ enum UnknownVariables {
     }
 
     /// The warning that names one unknown variable.
-    static func warning(_ name: String) -> String { "\(name): unknown variable, ignored (check its spelling)" }
+    package static func warning(_ name: String) -> String { "\(name): unknown variable, ignored (check its spelling)" }
 
     private static func isProfileVariable(_ name: String) -> Bool {
         name.hasPrefix("PUSH_GATEWAY_PROFILE_")

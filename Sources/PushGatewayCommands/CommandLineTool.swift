@@ -1,3 +1,5 @@
+import PushGateway
+
 /// Entry point of the `push-gateway` executable: dispatches the subcommands of docs/protocol.md §12.
 public enum CommandLineTool {
     /// Exit status for usage errors (no subcommand, unknown subcommand, bad flags).

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PushAttest
 import PushCrypto
+import PushGateway
 
 /// `push-gateway verify-attestation` (docs/protocol.md §12): offline App Attest attestation check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).

@@ -1,11 +1,12 @@
+import PushGateway
 import PushSystem
 
 /// What an in-process command run produced: each subcommand's `execute` returns one for tests to
 /// inspect, and its `run` prints it with `emit()` and exits with its status.
-struct CommandResult: Equatable, Sendable {
-    var exitCode: Int32
-    var standardOutput: String
-    var standardError: String
+package struct CommandResult: Equatable, Sendable {
+    package var exitCode: Int32
+    package var standardOutput: String
+    package var standardError: String
 
     /// Exit status 0 with `output` on standard output.
     static func success(_ output: String) -> CommandResult {
