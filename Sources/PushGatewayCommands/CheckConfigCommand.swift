@@ -1,6 +1,6 @@
 import PushGateway
 
-/// `push-gateway check-config` (PROTOCOL.md §12): validates the environment without touching the
+/// `push-gateway check-config` (docs/protocol.md §12): validates the environment without touching the
 /// network or the database. Prints `configuration ok`, the enabled profiles and the insecure
 /// settings in use (never a secret or any value an operator did not choose to publish), or every
 /// error on standard error.

@@ -5,7 +5,7 @@ import PushJSON
 import PushNostr
 import PushRelayClient
 
-/// `push-gateway deliver --grants-file F` (PROTOCOL.md §12, §4.8): the grants of `F`, one per line,
+/// `push-gateway deliver --grants-file F` (docs/protocol.md §12, §4.8): the grants of `F`, one per line,
 /// posted as batches of up to 100 to `URL` + `/batch`, each with a fresh request id and each batch
 /// with its own NIP-98 event. Prints one line per grant in file order, `<code> <result body>`; a
 /// batch refused as a whole prints its status and body on each of its grants' lines
@@ -65,7 +65,7 @@ extension DeliverCommand {
         contents.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
     }
 
-    /// The body of PROTOCOL.md §4.8, `{"v":1,"deliveries":[{"endpoint_grant":…,"request_id":…,"expires_at":…},…]}`.
+    /// The body of docs/protocol.md §4.8, `{"v":1,"deliveries":[{"endpoint_grant":…,"request_id":…,"expires_at":…},…]}`.
     package static func batchRequestBody(
         items: [(grant: String, requestID: CanonicalUUID)], expiresAt: Int64
     )

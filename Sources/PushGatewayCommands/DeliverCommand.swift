@@ -136,7 +136,7 @@ package enum DeliverCommand: InProcessCommand {
             values[flag] = arguments[index + 1]
             index += 2
         }
-        // PROTOCOL.md §12: `--grants-file` replaces `--grant`; each grant gets its own request id.
+        // docs/protocol.md §12: `--grants-file` replaces `--grant`; each grant gets its own request id.
         let grantsFile = values["--grants-file"]
         guard grantsFile == nil || (values["--grant"] == nil && values["--request-id"] == nil) else {
             return .failure(UsageProblem(message: "--grants-file excludes --grant and --request-id"))

@@ -10,7 +10,7 @@ public final class PostgresConnection {
     private let handle: OpaquePointer
     /// `SET LOCAL` statements for the configured timeouts, run in the round trip of every `BEGIN`.
     /// Nothing is set on the session itself: behind a transaction-mode pooler a session setting
-    /// lands on whichever server connection ran it (PROTOCOL.md §12, docs/decisions/0032).
+    /// lands on whichever server connection ran it (docs/protocol.md §12, docs/decisions/0032).
     let transactionSettings: String
 
     /// Opens a session; the configured `statement_timeout` and `lock_timeout` apply to each of its

@@ -27,7 +27,7 @@ public struct TokenBucket: Sendable, Equatable {
     /// Takes one token if there is one at `now`.
     public mutating func take(now: Double) -> RateDecision { take(count: 1, now: now) }
 
-    /// Takes `count` tokens if the bucket holds them all at `now`, else none (a batch of PROTOCOL.md
+    /// Takes `count` tokens if the bucket holds them all at `now`, else none (a batch of docs/protocol.md
     /// §4.8 is charged one token per item, all or nothing). `Retry-After` is then the time until it
     /// holds them — or until it is full, for more than its capacity (docs/decisions/0221).
     public mutating func take(count: Int, now: Double) -> RateDecision {

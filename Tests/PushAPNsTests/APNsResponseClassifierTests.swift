@@ -2,7 +2,7 @@ import Testing
 
 @testable import PushAPNs
 
-@Suite("APNs answer classification (PROTOCOL.md §4.7)")
+@Suite("APNs answer classification (docs/protocol.md §4.7)")
 struct APNsResponseClassifierTests {
     struct Row: Sendable, CustomTestStringConvertible {
         let status: Int

@@ -27,7 +27,7 @@ final class TestClock: Sendable {
     func advance(_ delta: Int64) { seconds.add(delta, ordering: .relaxed) }
 }
 
-@Suite("Provider token (ES256 JWT) cache, PROTOCOL.md §8")
+@Suite("Provider token (ES256 JWT) cache, docs/protocol.md §8")
 struct ProviderTokenCacheTests {
     @Test("header and claims are exactly the prescribed JSON, base64url without padding")
     func exactShape() throws {

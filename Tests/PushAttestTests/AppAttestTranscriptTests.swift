@@ -3,7 +3,7 @@ import PushAttest
 import PushCrypto
 import Testing
 
-@Suite("App Attest transcripts (PROTOCOL.md §3)")
+@Suite("App Attest transcripts (docs/protocol.md §3)")
 struct AppAttestTranscriptTests {
     struct VectorFile: Decodable {
         struct Inputs: Decodable {

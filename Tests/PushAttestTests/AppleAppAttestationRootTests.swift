@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Built-in Apple App Attestation Root CA")
 struct AppleAppAttestationRootTests {
-    @Test("the built-in root has the SHA-256 of PROTOCOL.md §5 and equals Apple's published file")
+    @Test("the built-in root has the SHA-256 of docs/protocol.md §5 and equals Apple's published file")
     func builtInRootMatches() throws {
         let root = try AppleAppAttestationRoot.certificate()
         #expect(

@@ -156,7 +156,7 @@ struct CBORReaderTests {
         #expect(Self.code(of: bytes, limits: CBORLimits.attestationObject) == .nestingTooDeep)
     }
 
-    @Test("the built-in limits follow PROTOCOL.md §1 sizes")
+    @Test("the built-in limits follow docs/protocol.md §1 sizes")
     func builtInLimits() {
         #expect(CBORLimits.attestationObject.maximumByteCount == 16384)
         #expect(CBORLimits.assertion.maximumByteCount == 1024)

@@ -8,7 +8,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("The admission refuses to begin past the request's deadline by the database's clock (PROTOCOL.md §1)")
+@Suite("The admission refuses to begin past the request's deadline by the database's clock (docs/protocol.md §1)")
 struct AdmissionDeadlineTests {
     /// The admission the delivery route would build for `scenario`, with the given deadline.
     static func admission(_ scenario: DeliveryScenario, deadline: Int64) throws -> AdmissionRequest {

@@ -8,7 +8,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("The batch admission refuses to begin past the request's deadline by the database's clock (PROTOCOL.md §1)")
+@Suite("The batch admission refuses to begin past the request's deadline by the database's clock (docs/protocol.md §1)")
 struct BatchDeliveryDeadlineTests {
     private static func admission(
         _ scenarios: [DeliveryScenario], deadline: Int64, eventID: [UInt8]

@@ -146,7 +146,7 @@ struct BatchDeliveryRouteTests {
 
     @Test("the relay bucket must hold one token per item: short by one is 429 with Retry-After and takes nothing")
     func allOrNothingRateLimit() throws {
-        // 5 per second, a burst of 10 (PROTOCOL.md §4.7: twice the rate).
+        // 5 per second, a burst of 10 (docs/protocol.md §4.7: twice the rate).
         let gateway = try DeliveryTestGateway {
             $0.with("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", "5").with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000")
         }

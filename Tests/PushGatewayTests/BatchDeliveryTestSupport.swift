@@ -5,7 +5,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-/// One item of a batch body (PROTOCOL.md §4.8).
+/// One item of a batch body (docs/protocol.md §4.8).
 struct BatchTestItem: Sendable {
     let grant: String
     let requestID: CanonicalUUID
@@ -21,7 +21,7 @@ struct BatchTestItem: Sendable {
     }
 }
 
-/// The exact per-item results of PROTOCOL.md §4.8.
+/// The exact per-item results of docs/protocol.md §4.8.
 enum BatchResult {
     static let accepted = #"{"code":200,"status":"accepted"}"#
     static let invalidGrant = #"{"code":404,"error":"invalid_grant"}"#

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Stateless challenges (PROTOCOL.md §4.1)")
+@Suite("Stateless challenges (docs/protocol.md §4.1)")
 struct ChallengeAuthorityTests {
     static let currentKey = [UInt8](repeating: 0x11, count: 32)
     static let previousKey = [UInt8](repeating: 0x22, count: 32)

@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("configuration from the environment (PROTOCOL.md §12)")
+@Suite("configuration from the environment (docs/protocol.md §12)")
 struct ConfigurationTests {
     typealias TestEnvironment = ConfigurationTestEnvironment
     private let profileVariable = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_"

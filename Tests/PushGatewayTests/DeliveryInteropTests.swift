@@ -25,7 +25,7 @@ enum PythonNIP98Signer {
         preimage = [0, event["pubkey"], event["created_at"], event["kind"], event["tags"], event["content"]]
         event["id"] = hashlib.sha256(json.dumps(preimage, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
         event["sig"] = key.sign_schnorr(bytes.fromhex(event["id"])).hex()
-        # Unpadded base64 and json.dumps' default spacing: both allowed by PROTOCOL.md §6.
+        # Unpadded base64 and json.dumps' default spacing: both allowed by docs/protocol.md §6.
         print("Nostr " + base64.b64encode(json.dumps(event).encode()).decode().rstrip("="))
         """#
 

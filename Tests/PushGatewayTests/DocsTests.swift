@@ -24,8 +24,11 @@ struct DocsTests {
         let variables = try Self.configurationVariables()
         #expect(variables.count > 20)
         for name in variables {
+            // docs/protocol.md §12: each secret's `<NAME>_FILE` twin is documented on its row as (`_FILE`).
+            let row =
+                try DocsConsistencyTests.isSecretFileVariable(name) ? String(name.dropLast(5)) + "` (`_FILE`)" : name
             #expect(
-                operations.contains("`\(name)"), "\(name) is read by the code but missing from docs/operations.md")
+                operations.contains("`\(row)"), "\(name) is read by the code but missing from docs/operations.md")
         }
         for suffix in GatewayConfiguration.profileVariableSuffixes {
             #expect(operations.contains("_\(suffix)"), "profile variable _\(suffix) missing")

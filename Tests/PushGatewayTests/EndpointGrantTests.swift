@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Endpoint grants (PROTOCOL.md §7)")
+@Suite("Endpoint grants (docs/protocol.md §7)")
 struct EndpointGrantTests {
     static let envelope = SealedEnvelope(
         purpose: .endpointGrant,

@@ -4,7 +4,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("PUSH_GATEWAY_DB_POOL_SIZE and PUSH_GATEWAY_WORKERS (PROTOCOL.md §12)")
+@Suite("PUSH_GATEWAY_DB_POOL_SIZE and PUSH_GATEWAY_WORKERS (docs/protocol.md §12)")
 struct PoolAndWorkerConfigurationTests {
     @Test("the pool defaults to 16 sessions and the public listener to 32 workers")
     func defaults() throws {

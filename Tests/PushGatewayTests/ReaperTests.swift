@@ -82,7 +82,7 @@ final class ReaperFixture {
     }
 }
 
-@Suite("Reaper: expired rows in bounded batches, one replica at a time (PROTOCOL.md §10)")
+@Suite("Reaper: expired rows in bounded batches, one replica at a time (docs/protocol.md §10)")
 struct ReaperTests {
     @Test("one pass deletes exactly the expired rows of every table and keeps live ones and recent replay rows")
     func deletesOnlyExpiredRows() throws {

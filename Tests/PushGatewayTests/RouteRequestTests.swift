@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Strict request bodies and value formats (PROTOCOL.md §1, §4)")
+@Suite("Strict request bodies and value formats (docs/protocol.md §1, §4)")
 struct RouteRequestTests {
     static let uuid = "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b"
     static let challenge = String(repeating: "A", count: 42) + "A"

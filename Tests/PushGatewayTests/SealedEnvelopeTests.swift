@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Sealed envelopes and endpoint fingerprints (PROTOCOL.md §7)")
+@Suite("Sealed envelopes and endpoint fingerprints (docs/protocol.md §7)")
 struct SealedEnvelopeTests {
     static let current = Keyring.Key(id: "g2", secret: SecretBytes([UInt8](repeating: 0xa1, count: 32)))
     static let previous = Keyring.Key(id: "g1", secret: SecretBytes([UInt8](repeating: 0xb2, count: 32)))

@@ -106,7 +106,7 @@ struct ResponseEncoderTests {
         #expect(text == "HTTP/1.1 200 OK\r\nX: 1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab")
     }
 
-    @Test("error bodies are exactly the JSON strings of PROTOCOL.md §1", arguments: ErrorCode.allCases)
+    @Test("error bodies are exactly the JSON strings of docs/protocol.md §1", arguments: ErrorCode.allCases)
     func errorBodies(_ code: ErrorCode) {
         let response = Response.error(503, code)
         #expect(String(decoding: response.body, as: UTF8.self) == "{\"error\":\"" + code.rawValue + "\"}")

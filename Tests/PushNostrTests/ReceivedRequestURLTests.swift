@@ -2,7 +2,7 @@ import Testing
 
 @testable import PushNostr
 
-@Suite("Received request URL (PROTOCOL.md §2)")
+@Suite("Received request URL (docs/protocol.md §2)")
 struct ReceivedRequestURLTests {
     @Test("without X-Forwarded-Proto the scheme is http; Host and target are kept exactly")
     func plainHTTP() throws {

@@ -151,7 +151,7 @@ struct PostgresConnectionTests {
             #expect(try inside.string(row: 0, column: 0) == "5s")
             #expect(try inside.string(row: 0, column: 1) == "2s")
             // Behind a transaction-mode pooler a session setting would stay on a shared server
-            // connection (PROTOCOL.md §12): the session keeps the server's defaults.
+            // connection (docs/protocol.md §12): the session keeps the server's defaults.
             let outside = try connection.query(timeouts)
             #expect(try outside.string(row: 0, column: 0) == "0")
             #expect(try outside.string(row: 0, column: 1) == "0")

@@ -4,7 +4,7 @@ import PushPostgres
 
 /// A real pgbouncer (Debian's `pgbouncer` package) in transaction pooling mode in front of one
 /// database of the test server, with a server pool smaller than the gateway's so its server
-/// connections are really shared between client sessions (PROTOCOL.md §12). Stopped (and its files
+/// connections are really shared between client sessions (docs/protocol.md §12). Stopped (and its files
 /// removed) by `stop()` or at deinit.
 public final class PgBouncer {
     /// The loopback port pgbouncer listens on.

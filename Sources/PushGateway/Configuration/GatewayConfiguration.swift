@@ -40,9 +40,9 @@ public struct GatewayConfiguration: Sendable {
     /// Open connections from one peer address before answering 503; trusted proxies are exempt
     /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
     public let maxConnectionsPerPeer: Int
-    /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, PROTOCOL.md §12).
+    /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, docs/protocol.md §12).
     public let databasePoolSize: Int
-    /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, PROTOCOL.md §12).
+    /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, docs/protocol.md §12).
     public let workerCount: Int
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.

@@ -2,7 +2,7 @@ import Foundation
 
 /// Secret variables (`DATABASE_URL` and the four key variables) may instead be given as
 /// `<NAME>_FILE`, a path to a file holding the value with its trailing newline trimmed; setting
-/// both is an error (PROTOCOL.md §12).
+/// both is an error (docs/protocol.md §12).
 package enum SecretVariable {
     /// The value of `name` or of the file named by `<name>_FILE`; nil when neither is set.
     package static func value(_ name: String, in environment: [String: String]) throws(ConfigurationError) -> String? {

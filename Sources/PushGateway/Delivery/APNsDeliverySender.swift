@@ -14,7 +14,7 @@ public final class APNsDeliverySender: DeliverySender {
 
     private let client: APNsClient
     private let profiles: [String: APNsProfile]
-    /// PROTOCOL.md §8's per-request timeout (shortened only by the test setting).
+    /// docs/protocol.md §8's per-request timeout (shortened only by the test setting).
     private let requestTimeout: Duration
 
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot sign.

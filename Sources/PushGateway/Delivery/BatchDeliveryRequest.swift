@@ -1,13 +1,13 @@
-/// `POST /v1/deliveries/apns/batch` (PROTOCOL.md §4.8): `{"v":1,"deliveries":[…]}` with 1..100
+/// `POST /v1/deliveries/apns/batch` (docs/protocol.md §4.8): `{"v":1,"deliveries":[…]}` with 1..100
 /// items, each exactly the §4.7 body without `v` and under the same rules. Any item that breaks
 /// them makes the whole body a 400.
 package struct BatchDeliveryRequest: Sendable, Equatable {
     /// The items in request order.
     let deliveries: [DeliveryRequest]
 
-    /// PROTOCOL.md §4.8: at most 100 deliveries per request.
+    /// docs/protocol.md §4.8: at most 100 deliveries per request.
     package static let maximumItems = 100
-    /// PROTOCOL.md §1: the batch route's body limit.
+    /// docs/protocol.md §1: the batch route's body limit.
     static let bodyLimit = 65_536
 
     init(body: [UInt8]) throws(InvalidRequest) {

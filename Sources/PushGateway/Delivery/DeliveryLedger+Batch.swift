@@ -1,7 +1,7 @@
 import PushPostgres
 import PushSystem
 
-/// One batch item the gateway's own checks let through (PROTOCOL.md §4.8): its opened grant and
+/// One batch item the gateway's own checks let through (docs/protocol.md §4.8): its opened grant and
 /// its request id and expiry.
 struct BatchAdmissionItem: Sendable {
     let grant: EndpointGrant
@@ -24,7 +24,7 @@ struct BatchAdmissionRequest: Sendable {
 }
 
 extension DeliveryLedger {
-    /// PROTOCOL.md §4.8 admission in one round trip: the migration's `admit_delivery_batch`
+    /// docs/protocol.md §4.8 admission in one round trip: the migration's `admit_delivery_batch`
     /// function, called outside any explicit transaction, is the whole READ COMMITTED transaction
     /// for every item (docs/decisions/0220). Returns one decision per item, in request order.
     /// Throws only for storage failures (→ 503, nothing admitted).

@@ -41,7 +41,7 @@ package struct AdmissionRequest: Sendable {
     }
 }
 
-/// What the admission transaction decided (PROTOCOL.md §4.7).
+/// What the admission transaction decided (docs/protocol.md §4.7).
 package enum AdmissionDecision: Sendable, Equatable {
     /// Any authority, replay, reservation or quota failure; nothing was written.
     case refused
@@ -49,7 +49,7 @@ package enum AdmissionDecision: Sendable, Equatable {
     /// rolled back), no quota charged and nothing is sent.
     case deadEndpoint(invalidAtSeconds: Int64?)
     /// The request's deadline had passed by the database's clock before the admission began
-    /// (PROTOCOL.md §1: work not begun by the 408 never begins); nothing was written.
+    /// (docs/protocol.md §1: work not begun by the 408 never begins); nothing was written.
     case late
     /// Committed: the send may begin.
     case admitted(AdmittedDelivery)
@@ -78,7 +78,7 @@ package struct DeliveryLedger: Sendable {
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
 
-    /// PROTOCOL.md §4.7 admission in one round trip: the migration's `admit_delivery` function,
+    /// docs/protocol.md §4.7 admission in one round trip: the migration's `admit_delivery` function,
     /// called outside any explicit transaction, is the whole READ COMMITTED transaction. Its row
     /// locks (installation, then delegation) serialize it against revocations and rotations, which
     /// lock in the same order; its commit is the instant the send begins (docs/decisions/0191).
@@ -138,7 +138,7 @@ package struct DeliveryLedger: Sendable {
     static let refusedAfterWrite = "PGW01"
 
     /// After a transient or configuration outcome: the relay may retry the same request id with a
-    /// fresh NIP-98 event (PROTOCOL.md §4.7).
+    /// fresh NIP-98 event (docs/protocol.md §4.7).
     func releaseReservation(relayPublicKey: [UInt8], requestID: CanonicalUUID) throws {
         _ = try pool.withConnection { connection in
             try connection.query(

@@ -1,5 +1,5 @@
 extension GatewayApplication {
-    /// The delivery route (PROTOCOL.md §4.7), from the shared parts and the injected sender.
+    /// The delivery route (docs/protocol.md §4.7), from the shared parts and the injected sender.
     func deliveryRoute() -> DeliveryRoute {
         DeliveryRoute(
             verifier: nip98Verifier, relayLimiter: relayLimiter, grants: grantEnvelope, tokens: tokenEnvelope,

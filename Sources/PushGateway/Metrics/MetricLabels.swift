@@ -26,7 +26,7 @@ public enum HTTPStatusClass: String, MetricLabel {
     }
 }
 
-/// How a delivery request (PROTOCOL.md §4.7) ended, one per answered request: the response's
+/// How a delivery request (docs/protocol.md §4.7) ended, one per answered request: the response's
 /// outcome name.
 public enum DeliveryAdmissionResult: String, MetricLabel {
     /// APNs accepted the notification (200).
@@ -81,7 +81,7 @@ public enum RequestStage: String, MetricLabel {
     case lifecycleTransaction = "lifecycle_transaction"
 }
 
-/// How one reaper pass ended (PROTOCOL.md §10).
+/// How one reaper pass ended (docs/protocol.md §10).
 public enum ReaperRunResult: String, MetricLabel {
     /// This replica held the lock and every delete succeeded.
     case ok
@@ -91,7 +91,7 @@ public enum ReaperRunResult: String, MetricLabel {
     case skipped
 }
 
-/// The tables the reaper deletes from (PROTOCOL.md §10).
+/// The tables the reaper deletes from (docs/protocol.md §10).
 public enum ReaperTable: String, MetricLabel {
     case consumedChallenges = "consumed_challenges"
     case nip98Replays = "nip98_replays"

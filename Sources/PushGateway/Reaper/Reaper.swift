@@ -37,7 +37,7 @@ public struct ReaperSettings: Sendable {
 /// transaction that first takes the transaction-level advisory lock `pushreap` with
 /// `pg_try_advisory_xact_lock`, so the lock ends with the batch's COMMIT or ROLLBACK and nothing
 /// stays behind on a server connection a transaction-mode pooler hands to someone else
-/// (PROTOCOL.md §10). Another replica holding it → the first batch skips the pass, a later one
+/// (docs/protocol.md §10). Another replica holding it → the first batch skips the pass, a later one
 /// ends it. Passes run on the reaper's own thread, never on an HTTP event loop or worker.
 public final class Reaper: Sendable {
     /// Key of the advisory lock ("pushreap" in ASCII); distinct from `migrate`'s ("pushmigr").

@@ -30,7 +30,7 @@ struct RequestFields {
         }
     }
 
-    /// A closed object nested in a body (a batch item, PROTOCOL.md §4.8) with exactly `names`; it
+    /// A closed object nested in a body (a batch item, docs/protocol.md §4.8) with exactly `names`; it
     /// carries no `v` of its own.
     init(nested value: JSONValue, names: [String]) throws(InvalidRequest) {
         do { object = try JSONObject.closed(value, keys: names) } catch { throw InvalidRequest() }
@@ -45,7 +45,7 @@ struct RequestFields {
     }
 
     /// The Unix times every request may carry: integer seconds from 1970 to the end of year 9999
-    /// (PROTOCOL.md §1), so no client time can make PostgreSQL's `to_timestamp` raise.
+    /// (docs/protocol.md §1), so no client time can make PostgreSQL's `to_timestamp` raise.
     static let unixTimeRange: ClosedRange<Int64> = 0...253_402_300_799
 
     /// A Unix time in seconds inside `unixTimeRange`.

@@ -167,7 +167,7 @@ public struct DeliveryRequest: Sendable, Equatable {
         try self.init(fields: RequestFields(body: body, names: ["v"] + Self.itemNames))
     }
 
-    /// One item of a batch (PROTOCOL.md §4.8): exactly this body without `v`, under the same rules.
+    /// One item of a batch (docs/protocol.md §4.8): exactly this body without `v`, under the same rules.
     init(item: JSONValue) throws(InvalidRequest) {
         try self.init(fields: RequestFields(nested: item, names: Self.itemNames))
     }

@@ -14,9 +14,9 @@ public final class GatewayApplication: Sendable {
     public let logger: Logger
     let clock: any WallClock
     package let pool: PostgresPool
-    /// Sends admitted delivery attempts to APNs (PROTOCOL.md §8).
+    /// Sends admitted delivery attempts to APNs (docs/protocol.md §8).
     let sender: any DeliverySender
-    /// The exported metrics (PROTOCOL.md §9), rendered on the private listener's `GET /metrics`.
+    /// The exported metrics (docs/protocol.md §9), rendered on the private listener's `GET /metrics`.
     public let metrics: GatewayMetrics
     /// Rate-limited logs of APNs configuration faults and transient failures (docs/protocol.md §9).
     let apnsFaultLog: APNsFaultLog
@@ -24,9 +24,9 @@ public final class GatewayApplication: Sendable {
     public let readiness: ReadinessTracker
     private let draining = Atomic<Bool>(false)
 
-    /// Issues challenges and verifies them on every lifecycle route (PROTOCOL.md §4.1).
+    /// Issues challenges and verifies them on every lifecycle route (docs/protocol.md §4.1).
     let challengeAuthority: ChallengeAuthority
-    /// Per source address (PROTOCOL.md §4.1).
+    /// Per source address (docs/protocol.md §4.1).
     let challengeLimiter: KeyedRateLimiter<[UInt8]>
     let grantEnvelope: SealedEnvelope
     let tokenEnvelope: SealedEnvelope
@@ -34,7 +34,7 @@ public final class GatewayApplication: Sendable {
     /// nil when the configured App Attest root is refused; enrollment then answers 503.
     let attestationVerifier: AttestationVerifier?
     let nip98Verifier: NIP98Verifier
-    /// Per authenticated relay (PROTOCOL.md §4.7).
+    /// Per authenticated relay (docs/protocol.md §4.7).
     let relayLimiter: KeyedRateLimiter<[UInt8]>
     let ledger: DeliveryLedger
 
@@ -79,7 +79,7 @@ public final class GatewayApplication: Sendable {
         }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
         let rate = configuration.relayRatePerSecond
-        // PROTOCOL.md §4.7: per relay, `rate` per second with a burst of twice that.
+        // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
         relayLimiter = KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate))
         ledger = DeliveryLedger(
             pool: pool, quotaMaximum: configuration.endpointQuotaMax,
@@ -89,7 +89,7 @@ public final class GatewayApplication: Sendable {
     /// True from `beginDrain()` on.
     public var isDraining: Bool { draining.load(ordering: .acquiring) }
 
-    /// Readiness fails from now on (PROTOCOL.md §9).
+    /// Readiness fails from now on (docs/protocol.md §9).
     public func beginDrain() { draining.store(true, ordering: .releasing) }
 
     /// The router's table of one listener: every route it serves, with its handler.

@@ -22,7 +22,7 @@ public struct ListenerError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// The two listeners of a running gateway (PROTOCOL.md §9): public routes and private probes.
+/// The two listeners of a running gateway (docs/protocol.md §9): public routes and private probes.
 public final class GatewayServer: Sendable {
     public let application: GatewayApplication
     let publicServer: HTTPServer
@@ -38,7 +38,7 @@ public final class GatewayServer: Sendable {
         var publicConfiguration = HTTPServerConfiguration(
             listen: publicListen ?? application.configuration.listen.description)
         // Handlers block on PostgreSQL and APNs, so workers beyond the database pool wait for a
-        // session; the operator sizes both (PROTOCOL.md §12).
+        // session; the operator sizes both (docs/protocol.md §12).
         publicConfiguration.workerCount = application.configuration.workerCount
         publicConfiguration.maxConnections = application.configuration.maxConnections
         publicConfiguration.maxConnectionsPerPeer = application.configuration.maxConnectionsPerPeer
@@ -86,7 +86,7 @@ public final class GatewayServer: Sendable {
         }
     }
 
-    /// One JSON access-log line per response (route, method, status, duration: PROTOCOL.md §11)
+    /// One JSON access-log line per response (route, method, status, duration: docs/protocol.md §11)
     /// and the request metrics, both under the route's label from `GatewayRoute`.
     private static func accessLog(_ recorder: RequestRecorder, _ logger: Logger) -> HTTPServer.AccessLog {
         { entry in
@@ -123,7 +123,7 @@ public final class GatewayServer: Sendable {
         }
     }
 
-    /// Graceful shutdown (PROTOCOL.md §9): readiness fails at once, the public listener stops
+    /// Graceful shutdown (docs/protocol.md §9): readiness fails at once, the public listener stops
     /// accepting and closes idle connections, in-flight requests finish (≤ 30 s), then the private
     /// listener, which kept answering readiness with 503 meanwhile, closes too.
     public func drain() {

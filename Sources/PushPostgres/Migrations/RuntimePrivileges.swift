@@ -1,4 +1,4 @@
-/// One way a role differs from "exactly DML rights" (PROTOCOL.md §9): SELECT, INSERT, UPDATE,
+/// One way a role differs from "exactly DML rights" (docs/protocol.md §9): SELECT, INSERT, UPDATE,
 /// DELETE on every gateway table, SELECT on the migration history, EXECUTE on every gateway
 /// function (docs/decisions/0191), owner of none, CONNECT on the database and USAGE on the schema,
 /// no CREATE on either. Names tables and functions, never values.
