@@ -383,8 +383,8 @@ struct ObservabilityDriveTests {
                 #expect(!samples.isEmpty, "gauge \(name) has no series")
             }
         }
-        // Each value of the closed event sets, except APNs `timeout`, which needs the APNs
-        // client to tell a timeout from a transport failure (APNsSendResult carries neither).
+        // Each value of the closed event sets, except APNs `timeout`: a stalled stream takes the
+        // full §8 timeout, so APNsExchangeTests and APNsTimeoutScopeTests prove that one instead.
         let series =
             DeliveryAdmissionResult.allCases.map { "push_gateway_delivery_admissions_total{result=\"\($0.rawValue)\"}" }
             + APNsRequestOutcome.allCases.filter { $0 != .timeout }.map {
