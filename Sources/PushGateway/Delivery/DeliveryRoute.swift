@@ -65,13 +65,13 @@ struct DeliveryRoute: Sendable {
         case .valid(let validGrant, let validProfile): (grant, profile) = (validGrant, validProfile)
         }
 
+        // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
+        guard !request.isPastDeadline() else { return .error(408, .requestTimeout) }
         let admission = AdmissionRequest(
             grant: grant, relayPublicKey: relay, authEventID: authorization.eventID,
             authEventCreatedAt: authorization.createdAt, requestID: delivery.requestID,
             requestExpiresAt: delivery.expiresAt, now: now,
             deadlineUnixMilliseconds: AdmissionRequest.deadline(request.deadline))
-        // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
-        guard !request.isPastDeadline() else { return .error(408, .requestTimeout) }
         let decision: AdmissionDecision
         do {
             decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(admission) }
