@@ -73,7 +73,7 @@ func main() throws {
     let loadAtStart = loadAverage()
 
     let installations = try BenchEnrollment.enroll(
-        count: options.concurrencies.max()!, configuration: configuration,
+        count: max(options.concurrencies.max()!, BenchEnrollment.benchmarkCount), configuration: configuration,
         connection: try PostgresConnection(configuration: postgres), now: unixNow())
     let ledger = DeliveryLedger(
         pool: PostgresPool(
