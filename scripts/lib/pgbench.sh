@@ -1,7 +1,9 @@
 # Sourced by scripts/bench-deliveries: the pgbench side of issue 16's comparison. pgbench (from
-# Debian's postgresql-15 package, already installed for the throwaway cluster) runs the §4.7
-# admission of scripts/lib/admission.pgbench with prepared statements on the same cluster, and
-# the CPU of pgbench and of PostgreSQL is counted per admission.
+# Debian's postgresql-15 package, already installed for the throwaway cluster) runs, on the same
+# cluster and rows, the §4.7 admission of scripts/lib/admission.pgbench with prepared statements
+# and the gateway's own admit_delivery call of scripts/lib/admit-delivery.pgbench, prepared and as
+# the gateway sends it (an unnamed statement, parsed and planned per call); the CPU of pgbench and
+# of PostgreSQL is counted per admission.
 PGBENCH_INSTALLATIONS=1000
 
 # CPU seconds of the cluster so far: the postmaster, the backends it has reaped (cutime/cstime)
@@ -18,6 +20,17 @@ postgres_cpu_seconds() {
     awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
 }
 
+# Waits (at most 5 s) until the cluster has no more child processes than `$1`: the backends of a
+# finished pgbench run have exited and been reaped, so their CPU is in the postmaster's cutime.
+await_backends_reaped() {
+    local postmaster
+    postmaster=$(head -n 1 "$PGDIR/data/postmaster.pid")
+    for _ in $(seq 100); do
+        [ "$(ps -o pid= --ppid "$postmaster" | wc -l)" -le "$1" ] && return 0
+        sleep 0.05
+    done
+}
+
 # Installations md5('i' || n) with delegations md5('d' || n) to one relay, n = 1..N (as admin).
 prepare_pgbench_rows() {
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$1" <<SQL
@@ -32,21 +45,29 @@ FROM generate_series(1, $PGBENCH_INSTALLATIONS) AS n;
 SQL
 }
 
-# One pgbench run per concurrency; prints a markdown table row per run.
+# One pgbench run per concurrency and script; prints a markdown table row per run, the §4.7
+# transaction's row first and the function call's rows beside it.
 run_pgbench_side() {
-    local url=$1 seconds=$2 concurrency before_pg after_pg output admissions rate pgbench_cpu
-    echo "| connections | pgbench admissions/s | PostgreSQL CPU per admission | pgbench CPU per admission |"
-    echo "|---|---|---|---|"
+    local url=$1 seconds=$2 concurrency run script mode children before_pg after_pg output admissions rate pgbench_cpu
+    echo "| connections | admission | pgbench admissions/s | PostgreSQL CPU per admission | pgbench CPU per admission |"
+    echo "|---|---|---|---|---|"
     for concurrency in ${3//,/ }; do
-        before_pg=$(postgres_cpu_seconds)
-        # `times` reports the CPU of the subshell's finished children: pgbench alone.
-        output=$( (PGOPTIONS= "$PGBIN/pgbench" -n -M prepared -c "$concurrency" -j "$concurrency" -T "$seconds" \
-            -D installations=$PGBENCH_INSTALLATIONS -f scripts/lib/admission.pgbench "$url" 2>&1; times) )
-        after_pg=$(postgres_cpu_seconds)
-        admissions=$(awk '/number of transactions actually processed/ { split($0, a, ": "); split(a[2], b, "/"); print b[1] }' <<<"$output")
-        rate=$(awk '/^tps = / { printf "%.0f", $3 }' <<<"$output")
-        pgbench_cpu=$(tail -n 1 <<<"$output" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
-        awk -v c="$concurrency" -v r="$rate" -v n="$admissions" -v pg="$(awk -v a="$after_pg" -v b="$before_pg" 'BEGIN { print a - b }')" \
-            -v pb="$pgbench_cpu" 'BEGIN { printf "| %d | %s | %.0f µs | %.0f µs |\n", c, r, pg / n * 1e6, pb / n * 1e6 }'
+        for run in "admission prepared §4.7 transaction" "admit-delivery prepared admit_delivery" \
+            "admit-delivery extended admit_delivery, unnamed"; do
+            read -r script mode label <<<"$run"
+            children=$(ps -o pid= --ppid "$(head -n 1 "$PGDIR/data/postmaster.pid")" | wc -l)
+            before_pg=$(postgres_cpu_seconds)
+            # `times` reports the CPU of the subshell's finished children: pgbench alone.
+            output=$( (PGOPTIONS= "$PGBIN/pgbench" -n -M "$mode" -c "$concurrency" -j "$concurrency" -T "$seconds" \
+                -D installations=$PGBENCH_INSTALLATIONS -f "scripts/lib/$script.pgbench" "$url" 2>&1; times) )
+            await_backends_reaped "$children"
+            after_pg=$(postgres_cpu_seconds)
+            admissions=$(awk '/number of transactions actually processed/ { split($0, a, ": "); split(a[2], b, "/"); print b[1] }' <<<"$output")
+            rate=$(awk '/^tps = / { printf "%.0f", $3 }' <<<"$output")
+            pgbench_cpu=$(tail -n 1 <<<"$output" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+            awk -v c="$concurrency" -v l="$label" -v r="$rate" -v n="$admissions" \
+                -v pg="$(awk -v a="$after_pg" -v b="$before_pg" 'BEGIN { print a - b }')" -v pb="$pgbench_cpu" \
+                'BEGIN { printf "| %d | %s | %s | %.0f µs | %.0f µs |\n", c, l, r, pg / n * 1e6, pb / n * 1e6 }'
+        done
     done
 }
