@@ -66,6 +66,21 @@ struct MigrateUpgradeTests {
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
+    /// A database migrated to this release's version with one enrolled delegation: an admin and a
+    /// runtime-role session, the delegation and the time it was enrolled at.
+    static func enrolledAtVersionFour(
+        _ database: TemporaryDatabase
+    ) throws -> (PostgresConnection, PostgresConnection, (String, [UInt8]), Int64) {
+        let role = try database.createRole()
+        #expect(Support.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
+        let admin = try database.connect()
+        let now = Self.now()
+        return (
+            admin, try PostgresConnection(configuration: database.configuration(role: role)),
+            try Self.enroll(admin, now: now), now
+        )
+    }
+
     static func quotaCount(_ admin: PostgresConnection) throws -> Int64? {
         try admin.query("SELECT sum(admitted_count)::bigint FROM endpoint_quota_windows").int64(row: 0, column: 0)
     }
@@ -129,12 +144,7 @@ struct MigrateUpgradeTests {
     @Test("version 4: a replayed event whose reservation was released rolls back with PGW01 and charges nothing")
     func replayAfterReleaseWritesNothing() throws {
         try TemporaryDatabase.with { database in
-            let role = try database.createRole()
-            #expect(Support.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
-            let admin = try database.connect()
-            let runtime = try PostgresConnection(configuration: database.configuration(role: role))
-            let now = Self.now()
-            let delegation = try Self.enroll(admin, now: now)
+            let (admin, runtime, delegation, now) = try Self.enrolledAtVersionFour(database)
             let requestID = try CanonicalUUID.version4().text
             let event = try SecureRandom.bytes(32)
             #expect(
@@ -159,12 +169,7 @@ struct MigrateUpgradeTests {
     @Test("version 4: a delivery over the endpoint quota is refused and writes no reservation and no burn")
     func overQuotaWritesNothing() throws {
         try TemporaryDatabase.with { database in
-            let role = try database.createRole()
-            #expect(Support.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
-            let admin = try database.connect()
-            let runtime = try PostgresConnection(configuration: database.configuration(role: role))
-            let now = Self.now()
-            let delegation = try Self.enroll(admin, now: now)
+            let (admin, runtime, delegation, now) = try Self.enrolledAtVersionFour(database)
             for expected in ["admitted", "refused", "refused"] {
                 let outcome = try Self.admit(
                     runtime, delegation: delegation, requestID: try CanonicalUUID.version4().text,
