@@ -118,13 +118,16 @@ BEGIN
     -- Step 1: the delegation's installation, live, unexpired, at the grant's epoch and profile.
     -- FOR UPDATE re-checks the conditions on the newest row version after waiting for a
     -- revocation or rotation, which lock in the same order (installation, then delegation).
+    -- The profile test is written `IS TRUE` so it is no index condition: without statistics
+    -- (a young table) the planner otherwise reads the partial index installations_live_endpoint,
+    -- every live installation of the profile, instead of the one primary-key row (decision 0260).
     SELECT i.handle, i.encrypted_endpoint, i.endpoint_fingerprint, i.dead_endpoint_epoch,
            i.dead_endpoint_invalid_at
     INTO v_handle, v_sealed_token, v_fingerprint, v_dead_epoch, v_dead_at
     FROM installations i
     WHERE i.handle = (SELECT d.installation_handle FROM delegations d WHERE d.delegation_id = p_delegation_id)
       AND i.revoked_at IS NULL AND i.expires_at > v_now
-      AND i.endpoint_epoch = p_endpoint_epoch AND i.app_profile = p_app_profile
+      AND i.endpoint_epoch = p_endpoint_epoch AND (i.app_profile = p_app_profile) IS TRUE
     FOR UPDATE OF i;
     IF NOT FOUND THEN
         o_outcome := 'refused';
@@ -255,7 +258,8 @@ BEGIN
         o_encrypted_endpoint := NULL;
         o_dead_invalid_at := NULL;
 
-        -- §4.7 steps 1–2 on the locked rows.
+        -- §4.7 steps 1–2 on the locked rows; the profile test as in admit_delivery, so the
+        -- installation is found by its primary key.
         SELECT i.handle, i.encrypted_endpoint, i.endpoint_fingerprint, i.dead_endpoint_epoch,
                i.dead_endpoint_invalid_at
         INTO v_handle, v_endpoint, v_fingerprint, v_dead_epoch, v_dead_at
@@ -264,7 +268,7 @@ BEGIN
           AND d.endpoint_epoch = p_endpoint_epochs[v_item] AND d.generation = p_generations[v_item]
           AND d.revoked_at IS NULL AND d.not_before <= v_now AND d.expires_at >= v_now
           AND i.revoked_at IS NULL AND i.expires_at > v_now
-          AND i.endpoint_epoch = p_endpoint_epochs[v_item] AND i.app_profile = p_app_profiles[v_item];
+          AND i.endpoint_epoch = p_endpoint_epochs[v_item] AND (i.app_profile = p_app_profiles[v_item]) IS TRUE;
         IF NOT FOUND THEN
             NULL;
         ELSIF v_dead_epoch = p_endpoint_epochs[v_item] THEN
