@@ -100,7 +100,8 @@ struct BatchDeliveryRoute: Sendable {
         for (sending, report) in zip(sendings, reports) {
             // Each item's own duration; a sender that timed none of them leaves the batch's.
             metrics.stageDurations.observe(
-                .apnsRequest, seconds: report.sendDuration.map { Double($0.nanosecondsClamped) / 1e9 } ?? batchSendSeconds)
+                .apnsRequest,
+                seconds: report.sendDuration.map { Double($0.nanosecondsClamped) / 1e9 } ?? batchSendSeconds)
             metrics.recordAPNs(report.exchange, profile: sending.item.profile.id)
             single.faultLog.record(report, profile: sending.item.profile.id)
             results[sending.item.index] = finish(
