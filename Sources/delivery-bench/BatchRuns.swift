@@ -37,7 +37,8 @@ func batchRuns(_ context: BenchContext) throws {
     ).perSecond
     var rows: [BatchRow] = []
     for concurrency in options.batchConcurrencies {
-        let batches = max(50, Int(itemRate * 2 * options.seconds) / BatchRequestBuilder.size)
+        // Three times the best rate so far: a warm-up on a busy machine can be slow.
+        let batches = max(200, Int(itemRate * 3 * options.seconds) / BatchRequestBuilder.size)
         let requests = try builder.requests(count: batches, installations: installations, now: unixNow())
         let cpuBefore = try context.gateway.cpuSeconds()
         let clusterBefore = try context.cluster.clusterCPUSeconds()
@@ -90,19 +91,18 @@ func printBatchTable(_ rows: [BatchRow], installations: Int, seconds: Double) {
         "Batches of \(BatchRequestBuilder.size) through the gateway (→ apns-mock, 200), \(installations) installations "
             + "delegated to one relay, \(Int(seconds)) s per run; only items with code 200 count")
     print("")
-    print(
-        "| connections | items/s | batch p50 ms | batch p99 ms | gateway CPU µs/item | PostgreSQL CPU µs/item | gateway + PostgreSQL µs/item |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for row in rows {
-        let cells = [
-            "\(row.result.concurrency)", format(row.result.perSecond, 0) + (row.result.ranOut ? "*" : ""),
-            format(row.result.percentile(0.5), 2), format(row.result.percentile(0.99), 2),
-            format(row.gatewayCPUPerItem * 1e6, 0), format(row.postgresCPUPerItem * 1e6, 0),
-            format(row.cpuPerItem * 1e6, 0),
-        ]
-        print("| " + cells.joined(separator: " | ") + " |")
-    }
+    printTable(
+        [
+            "connections", "items/s", "batch p50 ms", "batch p99 ms", "gateway CPU µs/item", "PostgreSQL CPU µs/item",
+            "gateway + PostgreSQL µs/item",
+        ],
+        rows.map { row in
+            [
+                "\(row.result.concurrency)", rateCell(row.result), format(row.result.percentile(0.5), 2),
+                format(row.result.percentile(0.99), 2), format(row.gatewayCPUPerItem * 1e6, 0),
+                format(row.postgresCPUPerItem * 1e6, 0), format(row.cpuPerItem * 1e6, 0),
+            ]
+        })
     for row in rows where !row.result.failures.isEmpty {
         print("\(row.result.concurrency) connections: items not accepted\(failureText(row.result))")
     }

@@ -68,6 +68,16 @@ func raiseDescriptorLimit() {
 
 func format(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
 
+/// A Markdown table: the header, its separator row, one row per list of cells.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    print("| " + header.joined(separator: " | ") + " |")
+    print("|" + String(repeating: "---|", count: header.count))
+    for row in rows { print("| " + row.joined(separator: " | ") + " |") }
+}
+
+/// A run's rate, marked `*` when its prepared requests ran out before its seconds did.
+func rateCell(_ result: RunResult) -> String { format(result.perSecond, 0) + (result.ranOut ? "*" : "") }
+
 func failureText(_ result: RunResult) -> String {
     result.failures.isEmpty
         ? ""
@@ -175,21 +185,21 @@ func singleRuns(_ context: BenchContext) throws {
         "\(Int(options.seconds)) s per run; direct runs use a pool of \(gatewayPoolConnections) sessions like the gateway"
     )
     print("")
-    print(
-        "| connections | gateway deliveries/s | p50 ms | p99 ms | direct admissions/s | p50 ms | p99 ms | gateway ÷ direct | gateway CPU µs/delivery | PostgreSQL CPU µs/delivery | direct client CPU µs/admission | PostgreSQL CPU µs/direct admission |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for row in rows {
-        let cells = [
-            "\(row.gateway.concurrency)", format(row.gateway.perSecond, 0) + (row.gateway.ranOut ? "*" : ""),
-            format(row.gateway.percentile(0.5), 2), format(row.gateway.percentile(0.99), 2),
-            format(row.direct.perSecond, 0) + (row.direct.ranOut ? "*" : ""), format(row.direct.percentile(0.5), 2),
-            format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
-            format(row.cpuPerDelivery * 1e6, 0), format(row.postgresPerDelivery * 1e6, 0),
-            format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0),
-        ]
-        print("| " + cells.joined(separator: " | ") + " |")
-    }
+    printTable(
+        [
+            "connections", "gateway deliveries/s", "p50 ms", "p99 ms", "direct admissions/s", "p50 ms", "p99 ms",
+            "gateway ÷ direct", "gateway CPU µs/delivery", "PostgreSQL CPU µs/delivery",
+            "direct client CPU µs/admission", "PostgreSQL CPU µs/direct admission",
+        ],
+        rows.map { row in
+            [
+                "\(row.gateway.concurrency)", rateCell(row.gateway), format(row.gateway.percentile(0.5), 2),
+                format(row.gateway.percentile(0.99), 2), rateCell(row.direct), format(row.direct.percentile(0.5), 2),
+                format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
+                format(row.cpuPerDelivery * 1e6, 0), format(row.postgresPerDelivery * 1e6, 0),
+                format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0),
+            ]
+        })
     for row in rows where !row.gateway.failures.isEmpty || !row.direct.failures.isEmpty {
         print(
             "\(row.gateway.concurrency) connections: gateway failures\(failureText(row.gateway)), direct\(failureText(row.direct))"
