@@ -18,12 +18,13 @@ enum BenchEnrollment {
     static let benchmarkCount = 1000
 
     /// Inserts `count` live installations of the gateway's first profile, each delegated to its own
-    /// random relay, through the runtime role (it has DML on the gateway tables), and seals each
-    /// grant with the gateway's grant keyring. Each installation has its own endpoint fingerprint,
-    /// so a relay connection working through its own installations never waits on another
-    /// connection's row locks or quota window.
+    /// random relay (or all to `sharedRelay`: a batch is signed by one relay), through the runtime
+    /// role (it has DML on the gateway tables), and seals each grant with the gateway's grant
+    /// keyring. Each installation has its own endpoint fingerprint, so a relay connection working
+    /// through its own installations never waits on another connection's row locks or quota window.
     static func enroll(
-        count: Int, configuration: GatewayConfiguration, connection: PostgresConnection, now: Int64
+        count: Int, configuration: GatewayConfiguration, connection: PostgresConnection, now: Int64,
+        sharedRelay: SchnorrSigningKey? = nil
     ) throws -> [BenchInstallation] {
         guard let profile = configuration.profiles.first else { throw BenchError("no profile is configured") }
         let tokens = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
@@ -31,7 +32,7 @@ enum BenchEnrollment {
         let fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
         let lifetime = min(configuration.maxGrantLifetimeSeconds, 86_400)
         return try (0..<count).map { _ in
-            guard let relay = SchnorrSigningKey(secretKey: try SecureRandom.bytes(32)) else {
+            guard let relay = try sharedRelay ?? SchnorrSigningKey(secretKey: try SecureRandom.bytes(32)) else {
                 throw BenchError("a random relay key was not a valid secp256k1 key")
             }
             let handle = try CanonicalUUID.version4()

@@ -6,11 +6,12 @@ import Synchronization
 struct RunResult: Sendable {
     let concurrency: Int
     let seconds: Double
-    /// Items that got the expected answer (a 200 from the gateway, `.admitted` directly).
+    /// Items that got the expected answer (a 200 from the gateway, `.admitted` directly; each
+    /// item of a batch with code 200).
     let accepted: Int
     /// Every other answer, by a short label (an HTTP status, an error).
     let failures: [String: Int]
-    /// Latency of every accepted item, ascending, in milliseconds.
+    /// Latency of every request with an accepted item, ascending, in milliseconds.
     let sortedLatencies: [Double]
     /// True when the prepared items ran out before the time did.
     let ranOut: Bool
@@ -24,13 +25,15 @@ struct RunResult: Sendable {
     }
 }
 
-/// The answer of one item: accepted, or the label of what went wrong.
+/// The answer of one prepared request: accepted, the label of what went wrong, or for a request
+/// of several items (a batch) how many were accepted and the labels of the others.
 enum ItemOutcome {
     case accepted
     case failed(String)
+    case items(accepted: Int, failures: [String: Int])
 }
 
-/// Runs `concurrency` threads; each takes the next prepared item (a shared counter) and runs it,
+/// Runs `concurrency` threads; each takes the next prepared request (a shared counter) and runs it,
 /// one at a time, until the items run out or `seconds` pass. A worker is one relay connection or
 /// one database client: the next item starts when the previous one has answered. `finish` gets each
 /// worker when its thread is done, e.g. to close its connection.
@@ -44,8 +47,9 @@ enum ClosedLoop {
         let workers = try (0..<concurrency).map { try makeWorker($0) }
         let next = Atomic<Int>(0)
         let start = Atomic<UInt64>(0)
-        let results = Mutex<(accepted: Int, failures: [String: Int], latencies: [Double], lastEnd: UInt64)>(
-            (0, [:], [], 0))
+        let results = Mutex<
+            (accepted: Int, failures: [String: Int], latencies: [Double], performed: Int, lastEnd: UInt64)
+        >((0, [:], [], 0, 0))
         let ready = Atomic<Int>(0)
         let go = CompletionLatch()
         let deadlineNanoseconds = UInt64(seconds * 1e9)
@@ -56,6 +60,7 @@ enum ClosedLoop {
                 var accepted = 0
                 var failures: [String: Int] = [:]
                 var latencies: [Double] = []
+                var performed = 0
                 latencies.reserveCapacity(items / concurrency + 16)
                 ready.wrappingAdd(1, ordering: .releasing)
                 go.wait()
@@ -64,12 +69,19 @@ enum ClosedLoop {
                     let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
                     let itemStart = MonotonicInstant.now().nanoseconds
                     if index >= items || itemStart - began >= deadlineNanoseconds { break }
+                    performed += 1
                     switch perform(&worker, index) {
                     case .accepted:
                         accepted += 1
                         latencies.append(Double(MonotonicInstant.now().nanoseconds - itemStart) / 1e6)
                     case .failed(let label):
                         failures[label, default: 0] += 1
+                    case .items(let itemsAccepted, let itemFailures):
+                        if itemsAccepted > 0 {
+                            latencies.append(Double(MonotonicInstant.now().nanoseconds - itemStart) / 1e6)
+                        }
+                        accepted += itemsAccepted
+                        failures.merge(itemFailures, uniquingKeysWith: +)
                     }
                 }
                 let end = MonotonicInstant.now().nanoseconds
@@ -78,6 +90,7 @@ enum ClosedLoop {
                     results.accepted += accepted
                     results.failures.merge(failures, uniquingKeysWith: +)
                     results.latencies += latencies
+                    results.performed += performed
                     results.lastEnd = max(results.lastEnd, end)
                 }
             }
@@ -92,7 +105,7 @@ enum ClosedLoop {
                 seconds: Double(results.lastEnd - start.load(ordering: .acquiring)) / 1e9,
                 accepted: results.accepted, failures: results.failures,
                 sortedLatencies: results.latencies.sorted(),
-                ranOut: results.accepted + results.failures.values.reduce(0, +) >= items)
+                ranOut: results.performed >= items)
         }
     }
 }

@@ -14,8 +14,6 @@ struct DeliveryRequestBuilder: Sendable {
     /// Seconds after signing that each request's `expires_at` lies.
     var requestLifetime: Int64 = 300
 
-    var signedURL: String { "http://\(host)\(Self.path)" }
-
     /// The §4.7 body, exactly as `push-gateway deliver` writes it.
     static func body(grant: String, requestID: CanonicalUUID, expiresAt: Int64) -> [UInt8] {
         DeliverCommand.requestBody(grant: grant, requestID: requestID, expiresAt: expiresAt)
@@ -25,11 +23,16 @@ struct DeliveryRequestBuilder: Sendable {
     func request(for installation: BenchInstallation, now: Int64) throws -> [UInt8] {
         let body = Self.body(
             grant: installation.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + requestLifetime)
+        return try signedPost(path: Self.path, body: body, key: installation.relay, now: now)
+    }
+
+    /// `POST path` carrying `body`, with its own NIP-98 event by `key` for `http://<host><path>`.
+    func signedPost(path: String, body: [UInt8], key: SchnorrSigningKey, now: Int64) throws -> [UInt8] {
         let event = NIP98Signer.event(
-            url: signedURL, method: "POST", body: body, createdAt: now, key: installation.relay,
+            url: "http://\(host)\(path)", method: "POST", body: body, createdAt: now, key: key,
             auxiliaryRandomness: try SecureRandom.bytes(32))
         let head =
-            "POST \(Self.path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\n"
+            "POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nAuthorization: \(NIP98Signer.authorizationHeader(for: event))\r\n\r\n"
         return Array(head.utf8) + body
     }

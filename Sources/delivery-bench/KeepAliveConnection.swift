@@ -31,6 +31,11 @@ struct KeepAliveConnection {
     /// Writes `request` and returns the response's status code; after a response that closes the
     /// connection (or a broken one) the next call reconnects.
     mutating func exchange(_ request: [UInt8]) throws(Failure) -> Int {
+        try exchangeForBody(request).status
+    }
+
+    /// `exchange` that also returns the response's body.
+    mutating func exchangeForBody(_ request: [UInt8]) throws(Failure) -> (status: Int, body: [UInt8]) {
         if descriptor < 0 { descriptor = try Self.connect(port: port) }
         var written = 0
         while written < request.count {
@@ -49,7 +54,7 @@ struct KeepAliveConnection {
         return failure
     }
 
-    private mutating func readResponse() throws(Failure) -> Int {
+    private mutating func readResponse() throws(Failure) -> (status: Int, body: [UInt8]) {
         var headEnd: Int?
         while true {
             headEnd = Self.headEnd(buffer)
@@ -72,13 +77,14 @@ struct KeepAliveConnection {
         }
         let total = headEnd! + 4 + contentLength
         while buffer.count < total { try fill() }
+        let body = Array(buffer[(headEnd! + 4)..<total])
         buffer.removeFirst(total)
         if closes {
             close()
             descriptor = -1
             buffer.removeAll(keepingCapacity: true)
         }
-        return status
+        return (status, body)
     }
 
     private mutating func fill() throws(Failure) {

@@ -1,8 +1,9 @@
 // delivery-bench: deliveries per second and latency through a running `push-gateway serve` (real APNs
 // client → apns-mock), side by side with the same admission transaction run directly on
 // PostgreSQL, at several concurrencies; the gateway's CPU per delivery, peak RSS and RSS with many
-// idle keep-alive connections. scripts/bench-deliveries prepares everything and runs it; the
-// gateway's configuration comes from the same environment `serve` got (docs/performance.md).
+// idle keep-alive connections; then items per second and CPU per item in batches of 100
+// (docs/protocol.md §4.8). scripts/bench-deliveries prepares everything and runs it; the gateway's
+// configuration comes from the same environment `serve` got (docs/performance.md).
 import Foundation
 import PushCrypto
 import PushGateway
@@ -11,7 +12,9 @@ import PushPostgres
 let usage = """
     usage: delivery-bench --port PORT --gateway-pid PID --postgres-pid PID [--host HOST] [--seconds S]
                           [--concurrency 1,8,32,128] [--idle-connections N]
+                          [--batch-concurrency 1,4] [--batch-installations N] [--batch-summary FILE]
     Reads the gateway configuration (DATABASE_URL as the runtime role, keys, profiles) from the environment.
+    An empty --concurrency skips the single deliveries, an empty --batch-concurrency (the default) the batches.
 
     """
 
@@ -24,6 +27,11 @@ struct Options {
     var seconds = 10.0
     var concurrencies = [1, 8, 32, 128]
     var idleConnections = 1000
+    var batchConcurrencies: [Int] = []
+    /// All delegated to one relay, like pgbench's data set (scripts/lib/pgbench.sh).
+    var batchInstallations = 1000
+    /// Where the batch rows go as `connections items/s gateway+PostgreSQL-µs/item` lines.
+    var batchSummary: String?
 
     init(_ arguments: [String]) throws {
         var remaining = arguments[...]
@@ -37,12 +45,16 @@ struct Options {
             case "--seconds": seconds = Double(value) ?? 0
             case "--concurrency": concurrencies = value.split(separator: ",").compactMap { Int($0) }
             case "--idle-connections": idleConnections = Int(value) ?? -1
+            case "--batch-concurrency": batchConcurrencies = value.split(separator: ",").compactMap { Int($0) }
+            case "--batch-installations": batchInstallations = Int(value) ?? 0
+            case "--batch-summary": batchSummary = value
             default: throw BenchError("unknown flag \(flag)")
             }
         }
-        guard port > 0, gatewayPID > 0, postgresPID > 0, seconds > 0, !concurrencies.isEmpty,
-            concurrencies.allSatisfy({ $0 > 0 }),
-            idleConnections >= 0
+        guard port > 0, gatewayPID > 0, postgresPID > 0, seconds > 0,
+            !concurrencies.isEmpty || !batchConcurrencies.isEmpty,
+            (concurrencies + batchConcurrencies).allSatisfy({ $0 > 0 }),
+            idleConnections >= 0, batchInstallations >= BatchRequestBuilder.size
         else { throw BenchError("missing or invalid flags") }
     }
 }
@@ -56,6 +68,16 @@ func raiseDescriptorLimit() {
 
 func format(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
 
+/// A Markdown table: the header, its separator row, one row per list of cells.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    print("| " + header.joined(separator: " | ") + " |")
+    print("|" + String(repeating: "---|", count: header.count))
+    for row in rows { print("| " + row.joined(separator: " | ") + " |") }
+}
+
+/// A run's rate, marked `*` when its prepared requests ran out before its seconds did.
+func rateCell(_ result: RunResult) -> String { format(result.perSecond, 0) + (result.ranOut ? "*" : "") }
+
 func failureText(_ result: RunResult) -> String {
     result.failures.isEmpty
         ? ""
@@ -63,15 +85,37 @@ func failureText(_ result: RunResult) -> String {
             + ")"
 }
 
+/// What both modes measure with: the gateway's and PostgreSQL's processes and the database.
+struct BenchContext {
+    let options: Options
+    let configuration: GatewayConfiguration
+    let gateway: ProcessStatistics
+    let cluster: ProcessStatistics
+    let postgres: PostgresConfiguration
+}
+
 func main() throws {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     raiseDescriptorLimit()
     let configuration = try GatewayConfiguration(environment: ProcessInfo.processInfo.environment)
-    let gateway = ProcessStatistics(pid: options.gatewayPID)
-    let cluster = ProcessStatistics(pid: options.postgresPID)
-    let postgres = PostgresConfiguration(connectionString: configuration.databaseURL.value)
+    let context = BenchContext(
+        options: options, configuration: configuration, gateway: ProcessStatistics(pid: options.gatewayPID),
+        cluster: ProcessStatistics(pid: options.postgresPID),
+        postgres: PostgresConfiguration(connectionString: configuration.databaseURL.value))
     let loadAtStart = loadAverage()
+    if !options.concurrencies.isEmpty { try singleRuns(context) }
+    if !options.batchConcurrencies.isEmpty { try batchRuns(context) }
+    print("")
+    print(
+        "\(ProcessInfo.processInfo.activeProcessorCount) CPUs; load average \(loadAtStart) at start, \(loadAverage()) at the end"
+    )
+}
 
+/// Single deliveries through the gateway against the direct admissions, then RSS with idle connections.
+func singleRuns(_ context: BenchContext) throws {
+    let (options, configuration, gateway, cluster, postgres) = (
+        context.options, context.configuration, context.gateway, context.cluster, context.postgres
+    )
     let installations = try BenchEnrollment.enroll(
         count: max(options.concurrencies.max()!, BenchEnrollment.benchmarkCount), configuration: configuration,
         connection: try PostgresConnection(configuration: postgres), now: unixNow())
@@ -141,21 +185,21 @@ func main() throws {
         "\(Int(options.seconds)) s per run; direct runs use a pool of \(gatewayPoolConnections) sessions like the gateway"
     )
     print("")
-    print(
-        "| connections | gateway deliveries/s | p50 ms | p99 ms | direct admissions/s | p50 ms | p99 ms | gateway ÷ direct | gateway CPU µs/delivery | PostgreSQL CPU µs/delivery | direct client CPU µs/admission | PostgreSQL CPU µs/direct admission |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for row in rows {
-        let cells = [
-            "\(row.gateway.concurrency)", format(row.gateway.perSecond, 0) + (row.gateway.ranOut ? "*" : ""),
-            format(row.gateway.percentile(0.5), 2), format(row.gateway.percentile(0.99), 2),
-            format(row.direct.perSecond, 0) + (row.direct.ranOut ? "*" : ""), format(row.direct.percentile(0.5), 2),
-            format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
-            format(row.cpuPerDelivery * 1e6, 0), format(row.postgresPerDelivery * 1e6, 0),
-            format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0),
-        ]
-        print("| " + cells.joined(separator: " | ") + " |")
-    }
+    printTable(
+        [
+            "connections", "gateway deliveries/s", "p50 ms", "p99 ms", "direct admissions/s", "p50 ms", "p99 ms",
+            "gateway ÷ direct", "gateway CPU µs/delivery", "PostgreSQL CPU µs/delivery",
+            "direct client CPU µs/admission", "PostgreSQL CPU µs/direct admission",
+        ],
+        rows.map { row in
+            [
+                "\(row.gateway.concurrency)", rateCell(row.gateway), format(row.gateway.percentile(0.5), 2),
+                format(row.gateway.percentile(0.99), 2), rateCell(row.direct), format(row.direct.percentile(0.5), 2),
+                format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
+                format(row.cpuPerDelivery * 1e6, 0), format(row.postgresPerDelivery * 1e6, 0),
+                format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0),
+            ]
+        })
     for row in rows where !row.gateway.failures.isEmpty || !row.direct.failures.isEmpty {
         print(
             "\(row.gateway.concurrency) connections: gateway failures\(failureText(row.gateway)), direct\(failureText(row.direct))"
@@ -169,9 +213,7 @@ func main() throws {
     print(
         "gateway RSS: \(format(rssBeforeIdle, 1)) MiB before, \(format(rssWithIdle, 1)) MiB with "
             + "\(stillOpen.count) idle keep-alive connections open")
-    print(
-        "\(ProcessInfo.processInfo.activeProcessorCount) CPUs; load average \(loadAtStart) at start, \(loadAfterRuns) after the runs"
-    )
+    print("load average \(loadAfterRuns) after the single runs")
 }
 
 do {

@@ -1,5 +1,7 @@
+import APNsMock
 import Foundation
 import PushHTTP
+import PushNostr
 import PushTestSupport
 import Synchronization
 import Testing
@@ -8,6 +10,13 @@ import Testing
 
 @Suite("Batch deliveries racing each other and single deliveries on the real PostgreSQL")
 struct BatchDeliveryRaceTests {
+    /// One answered item of the race: its request id and `"<status> <body>"` or its batch result.
+    typealias Answer = (item: CanonicalUUID, result: String)
+
+    static let batchClients = 8
+    static let singleClients = 2
+    static let rounds = 6
+
     @Test(
         "8 clients post batches over the same installations in shuffled orders, singles interleaved: no deadlock, no 503, one APNs request per admitted item"
     )
@@ -17,14 +26,42 @@ struct BatchDeliveryRaceTests {
         }
         let relay = DeliveryTestGateway.randomRelayKey()
         let scenarios = try (0..<12).map { _ in try gateway.enroll(relay: relay) }
-        let client = gateway.client
-        let rounds = 6
-        let singleThreads = 2
-        // Each batch client: `rounds` batches of every installation twice, in a fresh random order.
-        let answers = concurrently(8 + singleThreads) { thread -> [(item: CanonicalUUID, result: String)] in
-            var seen: [(item: CanonicalUUID, result: String)] = []
+        let accepted = try Self.race(gateway.client, relay: relay, scenarios: scenarios)
+        let attempts = gateway.sender.attempts.map(\.requestID)
+        #expect(attempts.count == accepted.count)
+        #expect(Set(attempts) == Set(accepted))
+        #expect(Set(attempts).count == attempts.count)
+    }
+
+    @Test(
+        "the same race through the real APNs client: apns-mock receives exactly one request per admitted item and none for any other"
+    )
+    func shuffledBatchesAndSinglesAtAPNsMock() throws {
+        let gateway = try DeliveryTestGateway { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") }
+        let apns = try APNsMockGateway(base: gateway)
+        let relay = DeliveryTestGateway.randomRelayKey()
+        let scenarios = try (0..<12).map { _ in try gateway.enroll(relay: relay) }
+
+        let accepted = try Self.race(apns.client, relay: relay, scenarios: scenarios)
+        let mock = apns.mock
+        let received = mock.records.filter(\.processed).compactMap { $0.field("apns-id") }
+        let perRequestID = Dictionary(grouping: received, by: { $0 }).mapValues(\.count)
+        #expect(received.count == accepted.count)
+        #expect(Set(perRequestID.keys) == Set(accepted.map(\.text)))
+        #expect(perRequestID.values.allSatisfy { $0 == 1 }, "request ids APNs got more than once")
+        #expect(mock.records.allSatisfy { $0.disposition == .answered && $0.status == 200 })
+    }
+
+    /// `batchClients` threads post `rounds` batches each of every installation twice in a fresh
+    /// random order, while `singleClients` threads post single deliveries for four of them per
+    /// round. Expects every item accepted (no 503, no deadlock) and returns the request ids.
+    private static func race(
+        _ client: DeliveryClient, relay: SchnorrSigningKey, scenarios: [DeliveryScenario]
+    ) throws -> [CanonicalUUID] {
+        let answers = concurrently(batchClients + singleClients) { thread -> [Answer] in
+            var seen: [Answer] = []
             for _ in 0..<rounds {
-                if thread >= 8 {
+                if thread >= batchClients {
                     for scenario in scenarios.shuffled().prefix(4) {
                         let requestID = try CanonicalUUID.version4()
                         let response = try client.deliver(scenario, requestID: requestID)
@@ -38,24 +75,20 @@ struct BatchDeliveryRaceTests {
                     seen.append((items[0].requestID, "\(response.status) \(response.bodyText)"))
                     continue
                 }
-                let results = Self.results(response)
-                for (item, result) in zip(items, results) { seen.append((item.requestID, result)) }
+                for (item, result) in zip(items, Self.results(response)) { seen.append((item.requestID, result)) }
             }
             return seen
         }
         let seen = try answers.flatMap { try $0.get() }
-        let accepted = seen.filter {
-            $0.result == BatchResult.accepted || $0.result == #"200 {"status":"accepted"}"#
+        let isAccepted = { (answer: Answer) in
+            answer.result == BatchResult.accepted || answer.result == #"200 {"status":"accepted"}"#
         }
-        let other = seen.filter {
-            $0.result != BatchResult.accepted && $0.result != #"200 {"status":"accepted"}"#
-        }
+        let other = seen.filter { !isAccepted($0) }
         #expect(other.isEmpty, "not accepted: \(other.prefix(3).map(\.result))")
-        #expect(accepted.count == 8 * rounds * 24 + singleThreads * rounds * 4)
-        let attempts = gateway.sender.attempts.map(\.requestID)
-        #expect(attempts.count == accepted.count)
-        #expect(Set(attempts) == Set(accepted.map(\.item)))
-        #expect(Set(attempts).count == attempts.count)
+        let accepted = seen.filter(isAccepted).map(\.item)
+        #expect(
+            accepted.count == batchClients * rounds * 2 * scenarios.count + singleClients * rounds * 4)
+        return accepted
     }
 
     /// The item results of a 200 batch answer, each as its exact JSON text.

@@ -1,3 +1,5 @@
+import APNsMock
+import PushHTTP
 import PushNostr
 import PushTestSupport
 import Testing
@@ -73,4 +75,46 @@ func expectBatchResults(
 ) {
     #expect(response.status == 200, sourceLocation: sourceLocation)
     #expect(response.bodyText == BatchResult.body(items), sourceLocation: sourceLocation)
+}
+
+/// A gateway that sends through the real APNs client over TLS + HTTP/2 to an in-process apns-mock,
+/// on the database and with the keys of `base`, so installations enrolled there deliver here.
+final class APNsMockGateway {
+    let mock: APNsMockServer
+    let server: GatewayServer
+
+    init(base: DeliveryTestGateway, script: APNsMockScript = APNsMockScript()) throws {
+        let certificates = try APNsTestCertificates.shared()
+        let mock = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
+                script: script))
+        self.mock = mock
+        do {
+            let environment = try ConfigurationTestEnvironment()
+                .with("DATABASE_URL", base.configuration.databaseURL.value)
+                .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", String(base.configuration.endpointQuotaMax))
+                .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+                .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+            let configuration = try GatewayConfiguration(environment: environment.variables)
+            server = try GatewayServer(
+                application: GatewayApplication(
+                    configuration: configuration, logger: TestLogs.logger(),
+                    sender: try APNsDeliverySender(configuration: configuration)),
+                publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+                tuning: { $0.maxQueuedRequests = max($0.maxQueuedRequests, 64) })
+            try server.start()
+        } catch {
+            mock.stop()
+            throw error
+        }
+    }
+
+    deinit {
+        server.drain()
+        mock.stop()
+    }
+
+    var client: DeliveryClient { DeliveryClient(port: server.publicPort) }
+    var metrics: GatewayMetrics { server.application.metrics }
 }

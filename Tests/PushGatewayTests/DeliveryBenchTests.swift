@@ -5,7 +5,7 @@ import Testing
 @testable import PushGateway
 @testable import delivery_bench
 
-/// scripts/bench-deliveries is not part of the suite; these keep its request builder and its
+/// scripts/bench-deliveries is not part of the suite; these keep its request builders and its
 /// direct-admission mode from drifting away from what the gateway accepts.
 @Suite("Delivery benchmark")
 struct DeliveryBenchTests {
@@ -41,5 +41,34 @@ struct DeliveryBenchTests {
             admissions: prepareAdmissions(count: 6, installations: installations))
         #expect(result.accepted == 6)
         #expect(result.failures.isEmpty)
+    }
+
+    @Test("the batch mode's prepared batches of 100 distinct installations get code 200 for every item")
+    func preparedBatchesAreAccepted() throws {
+        let gateway = try DeliveryTestGateway()
+        let installations = try BenchEnrollment.enroll(
+            count: BatchRequestBuilder.size, configuration: gateway.configuration,
+            connection: try PostgresConnection(
+                configuration: PostgresConfiguration(connectionString: gateway.configuration.databaseURL.value)),
+            now: DeliveryTestGateway.now(), sharedRelay: DeliveryTestGateway.randomRelayKey())
+        let requests = try BatchRequestBuilder(single: DeliveryRequestBuilder(host: DeliveryTestGateway.host))
+            .requests(count: 2, installations: installations, now: DeliveryTestGateway.now())
+
+        let result = try batchRun(concurrency: 2, seconds: 30, port: gateway.port, requests: requests)
+
+        #expect(result.accepted == 2 * BatchRequestBuilder.size)
+        #expect(result.failures.isEmpty)
+        let attempts = gateway.sender.attempts
+        #expect(attempts.count == 2 * BatchRequestBuilder.size)
+        #expect(Set(attempts.map(\.requestID)).count == attempts.count)
+        #expect(Set(attempts.map(\.deviceToken)).count == BatchRequestBuilder.size)
+    }
+
+    @Test("the batch mode reads each item's code from a §4.8 answer, in order")
+    func itemCodesInOrder() {
+        let body = Array(
+            #"{"results":[{"code":200,"status":"accepted"},{"code":404,"error":"invalid_grant"},{"code":503,"status":"retry","retry_after_seconds":null}]}"#
+                .utf8)
+        #expect(BatchRequestBuilder.itemCodes(body) == [200, 404, 503])
     }
 }

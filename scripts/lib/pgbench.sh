@@ -46,14 +46,17 @@ SQL
 }
 
 # One pgbench run per concurrency and script; prints a markdown table row per run, the §4.7
-# transaction's row first and the function call's rows beside it.
+# transaction's row first and the function call's rows beside it (a fourth argument
+# `transaction-only` runs the §4.7 transaction alone).
 run_pgbench_side() {
     local url=$1 seconds=$2 concurrency run script mode children before_pg after_pg output admissions rate pgbench_cpu
+    local runs=("admission prepared §4.7 transaction")
+    [ "${4:-}" = transaction-only ] ||
+        runs+=("admit-delivery prepared admit_delivery" "admit-delivery extended admit_delivery, unnamed")
     echo "| connections | admission | pgbench admissions/s | PostgreSQL CPU per admission | pgbench CPU per admission |"
     echo "|---|---|---|---|---|"
     for concurrency in ${3//,/ }; do
-        for run in "admission prepared §4.7 transaction" "admit-delivery prepared admit_delivery" \
-            "admit-delivery extended admit_delivery, unnamed"; do
+        for run in "${runs[@]}"; do
             read -r script mode label <<<"$run"
             children=$(ps -o pid= --ppid "$(head -n 1 "$PGDIR/data/postmaster.pid")" | wc -l)
             before_pg=$(postgres_cpu_seconds)

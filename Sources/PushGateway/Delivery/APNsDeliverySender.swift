@@ -46,18 +46,21 @@ public final class APNsDeliverySender: DeliverySender {
     /// docs/protocol.md §4.8: every attempt goes out at once as its own stream over the pooled
     /// connections; the worker waits for the last answer. The I/O thread answers each request by
     /// its §8 deadline; the bound only guards against a bug there leaving the worker blocked.
+    /// Each report's send duration runs from its own submission to its own answer.
     public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport] {
         let batch = PendingReports(count: attempts.count)
+        let started = MonotonicInstant.now()
         for (index, attempt) in attempts.enumerated() {
+            let submitted = MonotonicInstant.now()
             guard let profile = profiles[attempt.profile.id] else {
-                batch.record(DeliveryReport(.configurationFault), at: index)
+                batch.record(DeliveryReport(.configurationFault).timed(since: submitted), at: index)
                 continue
             }
             client.send(Self.notification(for: attempt), profile: profile) { result in
-                batch.record(Self.report(of: result), at: index)
+                batch.record(Self.report(of: result).timed(since: submitted), at: index)
             }
         }
-        return batch.wait(until: MonotonicInstant.now().advanced(by: requestTimeout * 2 + .seconds(5)))
+        return batch.wait(until: started.advanced(by: requestTimeout * 2 + .seconds(5)), since: started)
     }
 
     private static func notification(for attempt: DeliveryAttempt) -> APNsNotification {
@@ -147,12 +150,13 @@ private final class PendingReports: Sendable {
     }
 
     /// Every report in order once all are in, or by `deadline`; one still missing then counts as
-    /// a timeout, which is transient (docs/protocol.md §8).
-    func wait(until deadline: MonotonicInstant) -> [DeliveryReport] {
+    /// a timeout, which is transient (docs/protocol.md §8), timed from `started`.
+    func wait(until deadline: MonotonicInstant, since started: MonotonicInstant) -> [DeliveryReport] {
         _ = done.wait(until: deadline)
         let timedOut = DeliveryReport(
             .retry(retryAfterSeconds: nil),
-            exchange: APNsExchange(requestOutcome: .timeout, requests: 1, status: nil, reason: nil))
+            exchange: APNsExchange(requestOutcome: .timeout, requests: 1, status: nil, reason: nil)
+        ).timed(since: started)
         return reports.withLock { state in state.slots.map { $0 ?? timedOut } }
     }
 }

@@ -32,7 +32,12 @@ struct BatchDeliveryRoute: Sendable {
     func handle(_ request: Request) -> Response {
         guard let batch = try? BatchDeliveryRequest(body: request.body) else { return .error(400, .invalidRequest) }
         let now = single.clock.unixSeconds()
-        guard case .success(let authorization) = single.authenticate(request, now: now) else {
+        // docs/protocol.md §9: one NIP-98 check and one admission transaction per batch, one APNs
+        // request per sent item (docs/decisions/0280).
+        guard
+            case .success(let authorization) = metrics.stageDurations.time(
+                .nip98Authentication, { single.authenticate(request, now: now) })
+        else {
             return .error(401, .invalidAuth)
         }
         let relay = authorization.relayPublicKey.bytes
@@ -91,8 +96,12 @@ struct BatchDeliveryRoute: Sendable {
         }
         let sendStarted = MonotonicInstant.now()
         let reports = single.sender.send(sendings.map(\.attempt))
-        if !sendings.isEmpty { metrics.stageDurations.observe(.apnsRequest, since: sendStarted) }
+        let batchSendSeconds = Double(sendStarted.duration(to: .now()).nanosecondsClamped) / 1e9
         for (sending, report) in zip(sendings, reports) {
+            // Each item's own duration; a sender that timed none of them leaves the batch's.
+            metrics.stageDurations.observe(
+                .apnsRequest,
+                seconds: report.sendDuration.map { Double($0.nanosecondsClamped) / 1e9 } ?? batchSendSeconds)
             metrics.recordAPNs(report.exchange, profile: sending.item.profile.id)
             single.faultLog.record(report, profile: sending.item.profile.id)
             results[sending.item.index] = finish(

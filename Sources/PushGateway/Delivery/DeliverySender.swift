@@ -1,3 +1,5 @@
+import PushSystem
+
 /// One admitted delivery attempt, everything the APNs client needs for one request (docs/protocol.md
 /// §8). The relay chose none of these bytes except the request id and expiry.
 public struct DeliveryAttempt: Sendable {
@@ -62,10 +64,20 @@ public struct APNsExchange: Sendable, Equatable {
 public struct DeliveryReport: Sendable, Equatable {
     public let outcome: DeliveryOutcome
     public let exchange: APNsExchange
+    /// How long this attempt took the sender, from taking it to its outcome. A batch's reports
+    /// carry it (docs/protocol.md §9: the APNs stage of each batch item is that item's own
+    /// duration, not the whole batch's); nil where the caller times the attempt itself.
+    public let sendDuration: Duration?
 
-    public init(_ outcome: DeliveryOutcome, exchange: APNsExchange = .notSent) {
+    public init(_ outcome: DeliveryOutcome, exchange: APNsExchange = .notSent, sendDuration: Duration? = nil) {
         self.outcome = outcome
         self.exchange = exchange
+        self.sendDuration = sendDuration
+    }
+
+    /// This report with the time from `start` until now as its send duration.
+    func timed(since start: MonotonicInstant) -> DeliveryReport {
+        DeliveryReport(outcome, exchange: exchange, sendDuration: start.duration(to: .now()))
     }
 }
 
@@ -75,13 +87,19 @@ public protocol DeliverySender: Sendable {
     func send(_ attempt: DeliveryAttempt) -> DeliveryReport
 
     /// Sends every attempt of one batch (docs/protocol.md §4.8) and returns when each has its outcome,
-    /// in the same order. A sender that multiplexes (APNs over HTTP/2) sends them concurrently, each
-    /// bounded by the §8 timeout; the default sends one after the other.
+    /// in the same order, each with its own `sendDuration`. A sender that multiplexes (APNs over
+    /// HTTP/2) sends them concurrently, each bounded by the §8 timeout; the default sends one after
+    /// the other.
     func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport]
 }
 
 extension DeliverySender {
-    public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport] { attempts.map { send($0) } }
+    public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport] {
+        attempts.map { attempt in
+            let started = MonotonicInstant.now()
+            return send(attempt).timed(since: started)
+        }
+    }
 }
 
 /// The sender of a gateway built without an APNs client (tests of the routes that never reach
