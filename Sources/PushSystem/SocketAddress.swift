@@ -49,7 +49,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         let host = hostPart == "localhost" ? "127.0.0.1" : String(hostPart)
         // Brackets mean IPv6 and only IPv6 (RFC 3986 §3.2.2).
         let family: Family = text.hasPrefix("[") ? .ipv6 : .ipv4
-        guard SocketAddress.isNumeric(host, family: family == .ipv6 ? AF_INET6 : AF_INET) else { throw .invalidHost }
+        guard SocketAddress.numericFamily(of: host) == family else { throw .invalidHost }
         self.init(family: family, host: host, port: UInt16(number))
     }
 
@@ -57,9 +57,13 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         family == .ipv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    private static func isNumeric(_ host: String, family: Int32) -> Bool {
+    /// The family of a numeric host (`127.0.0.1`, `::1`, no brackets); nil for anything else, such as
+    /// a DNS name.
+    public static func numericFamily(of host: String) -> Family? {
         var storage = in6_addr()
-        return inet_pton(family, host, &storage) == 1
+        if inet_pton(AF_INET, host, &storage) == 1 { return .ipv4 }
+        if inet_pton(AF_INET6, host, &storage) == 1 { return .ipv6 }
+        return nil
     }
 
     /// Calls `body` with this address as a C `sockaddr`.
@@ -70,49 +74,46 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             _ = inet_pton(AF_INET, host, &address.sin_addr)
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            return Self.withGeneric(&address, body)
         case .ipv6:
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
             _ = inet_pton(AF_INET6, host, &address.sin6_addr)
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
+            return Self.withGeneric(&address, body)
+        }
+    }
+
+    private static func withGeneric<Address, Result>(
+        _ address: inout Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
     }
 
     /// Reads a C `sockaddr_storage` filled by `accept`/`getsockname`.
     static func from(storage: inout sockaddr_storage) -> SocketAddress? {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         switch Int32(storage.ss_family) {
         case AF_INET:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                    var address = pointer.pointee.sin_addr
-                    guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return nil }
-                    let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-                    return SocketAddress(family: .ipv4, host: host, port: UInt16(bigEndian: pointer.pointee.sin_port))
-                }
-            }
+            return from(&storage, as: sockaddr_in.self, family: .ipv4, AF_INET) { ($0.sin_addr, $0.sin_port) }
         case AF_INET6:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                    var address = pointer.pointee.sin6_addr
-                    guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return nil }
-                    let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-                    return SocketAddress(
-                        family: .ipv6, host: host, port: UInt16(bigEndian: pointer.pointee.sin6_port))
-                }
-            }
+            return from(&storage, as: sockaddr_in6.self, family: .ipv6, AF_INET6) { ($0.sin6_addr, $0.sin6_port) }
         default:
             return nil
         }
+    }
+
+    private static func from<Address, Host>(
+        _ storage: inout sockaddr_storage, as _: Address.Type, family: Family, _ cFamily: Int32,
+        _ parts: (Address) -> (Host, in_port_t)
+    ) -> SocketAddress? {
+        var (address, port) = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: Address.self, capacity: 1) { parts($0.pointee) }
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        guard inet_ntop(cFamily, &address, &text, socklen_t(text.count)) != nil else { return nil }
+        let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return SocketAddress(family: family, host: host, port: UInt16(bigEndian: port))
     }
 }

@@ -18,13 +18,12 @@ extension LifecycleRoutes {
             delegate.expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
         else { throw .invalidRequest }
         let transcript = AppAttestTranscript.delegate(
-            origin: configuration.origin.text, challengeID: delegate.challengeID.text,
-            challenge: delegate.challenge.text, installationHandle: delegate.installationHandle.text,
+            origin: configuration.origin.text, challengeID: delegate.proof.challengeID.text,
+            challenge: delegate.proof.challenge.text, installationHandle: delegate.proof.installationHandle.text,
             endpointEpoch: delegate.endpointEpoch, generation: delegate.generation,
             relayPubkey: delegate.relayPublicKey.text, notBefore: delegate.notBefore, expiresAt: delegate.expiresAt)
         let asserted = AssertedRequest(
-            route: .delegate, challengeID: delegate.challengeID.value, challenge: delegate.challenge.value,
-            handle: delegate.installationHandle.value, assertion: delegate.assertion, transcript: transcript)
+            route: .delegate, proof: delegate.proof, transcript: transcript)
         let relay = delegate.relayPublicKey.value.bytes
 
         let grant = try performAsserted(asserted, now: now) { installation in

@@ -11,12 +11,11 @@ extension LifecycleRoutes {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         guard let rotate = try? RotateEndpointRequest(body: body) else { throw .invalidRequest }
         let transcript = AppAttestTranscript.rotateEndpoint(
-            origin: configuration.origin.text, challengeID: rotate.challengeID.text, challenge: rotate.challenge.text,
-            installationHandle: rotate.installationHandle.text, endpointEpoch: rotate.endpointEpoch,
+            origin: configuration.origin.text, challengeID: rotate.proof.challengeID.text, challenge: rotate.proof.challenge.text,
+            installationHandle: rotate.proof.installationHandle.text, endpointEpoch: rotate.endpointEpoch,
             newEndpointEpoch: rotate.newEndpointEpoch, endpoint: rotate.endpoint.text)
         let asserted = AssertedRequest(
-            route: .rotateEndpoint, challengeID: rotate.challengeID.value, challenge: rotate.challenge.value,
-            handle: rotate.installationHandle.value, assertion: rotate.assertion, transcript: transcript)
+            route: .rotateEndpoint, proof: rotate.proof, transcript: transcript)
 
         try performAsserted(asserted, now: now) { installation in
             installation.isLive(at: now.seconds) && installation.endpointEpoch == rotate.endpointEpoch

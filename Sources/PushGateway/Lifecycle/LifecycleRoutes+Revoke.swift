@@ -18,12 +18,11 @@ extension LifecycleRoutes {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         guard let revoke = try? RevokeDelegationRequest(body: body) else { throw .invalidRequest }
         let transcript = AppAttestTranscript.revokeDelegation(
-            origin: configuration.origin.text, challengeID: revoke.challengeID.text, challenge: revoke.challenge.text,
-            installationHandle: revoke.installationHandle.text, relayPubkey: revoke.relayPublicKey.text,
+            origin: configuration.origin.text, challengeID: revoke.proof.challengeID.text, challenge: revoke.proof.challenge.text,
+            installationHandle: revoke.proof.installationHandle.text, relayPubkey: revoke.relayPublicKey.text,
             generation: revoke.generation)
         let asserted = AssertedRequest(
-            route: .revokeDelegation, challengeID: revoke.challengeID.value, challenge: revoke.challenge.value,
-            handle: revoke.installationHandle.value, assertion: revoke.assertion, transcript: transcript)
+            route: .revokeDelegation, proof: revoke.proof, transcript: transcript)
         let relay = revoke.relayPublicKey.value.bytes
 
         try performAsserted(asserted, now: now) { installation in
@@ -43,12 +42,11 @@ extension LifecycleRoutes {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         guard let revoke = try? RevokeInstallationRequest(body: body) else { throw .invalidRequest }
         let transcript = AppAttestTranscript.revokeInstallation(
-            origin: configuration.origin.text, challengeID: revoke.challengeID.text, challenge: revoke.challenge.text,
-            installationHandle: revoke.installationHandle.text, endpointEpoch: revoke.endpointEpoch,
+            origin: configuration.origin.text, challengeID: revoke.proof.challengeID.text, challenge: revoke.proof.challenge.text,
+            installationHandle: revoke.proof.installationHandle.text, endpointEpoch: revoke.endpointEpoch,
             newEndpointEpoch: revoke.newEndpointEpoch)
         let asserted = AssertedRequest(
-            route: .revokeInstallation, challengeID: revoke.challengeID.value, challenge: revoke.challenge.value,
-            handle: revoke.installationHandle.value, assertion: revoke.assertion, transcript: transcript)
+            route: .revokeInstallation, proof: revoke.proof, transcript: transcript)
 
         try performAsserted(asserted, now: now) { installation in
             // §1: a live installation at the stated epoch, or (a retry) the unexpired tombstone this

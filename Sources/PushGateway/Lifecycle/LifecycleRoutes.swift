@@ -77,11 +77,11 @@ struct LifecycleRoutes: Sendable {
     /// What an assertion route asks of the shared flow.
     struct AssertedRequest {
         let route: AppAttestTranscript.Route
-        let challengeID: CanonicalUUID
-        let challenge: [UInt8]
-        let handle: CanonicalUUID
-        let assertion: [UInt8]
+        let proof: AssertionProof
         let transcript: AppAttestTranscript
+
+        var challengeID: CanonicalUUID { proof.challengeID.value }
+        var handle: CanonicalUUID { proof.installationHandle.value }
     }
 
     /// The shared part of every assertion route (docs/protocol.md §1, §4.3–§4.6, §5): challenge, then
@@ -93,7 +93,7 @@ struct LifecycleRoutes: Sendable {
         _ request: AssertedRequest, now: Now, stage: (InstallationRecord) -> Bool,
         apply: (InstallationStore, InstallationRecord) throws -> Value
     ) throws(LifecycleRejection) -> Value {
-        try checkChallenge(id: request.challengeID, challenge: request.challenge, now: now)
+        try checkChallenge(id: request.challengeID, challenge: request.proof.challenge.value, now: now)
         let label = request.route.rawValue
         do {
             return try pool.withConnection { connection in
@@ -105,7 +105,7 @@ struct LifecycleRoutes: Sendable {
                 do {
                     counter = try stages.time(.appAttestVerification) {
                         try AssertionVerifier.verify(
-                            assertion: request.assertion, clientDataHash: request.transcript.clientDataHash,
+                            assertion: request.proof.assertion, clientDataHash: request.transcript.clientDataHash,
                             appID: profile.appID, publicKey: record.publicKey, previousCounter: record.assertionCounter)
                     }
                 } catch {
