@@ -104,7 +104,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func from<Address, Host>(
+    private static func from<Address, Host: BitwiseCopyable>(
         _ storage: inout sockaddr_storage, as _: Address.Type, family: Family, _ cFamily: Int32,
         _ parts: (Address) -> (Host, in_port_t)
     ) -> SocketAddress? {

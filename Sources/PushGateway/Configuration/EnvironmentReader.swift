@@ -104,7 +104,9 @@ struct EnvironmentReader {
     }
 
     /// `parse` of variable `name`'s `text`; nil (and `problem`) when it does not parse.
-    mutating func parsed<Value>(_ name: String, _ text: String, _ problem: String, _ parse: (String) -> Value?)
+    mutating func parsed<Value>(
+        _ name: String, _ text: String, _ problem: String, _ parse: (String) -> Value?
+    )
         -> Value?
     {
         guard let value = parse(text) else {
@@ -118,7 +120,8 @@ struct EnvironmentReader {
     /// `problem`) when it does not.
     mutating func pemFile(_ name: String, label: String, problem: String) -> (pem: [UInt8], path: String)? {
         guard let path = optional(name), let contents = fileContents(named: name, path: path) else { return nil }
-        return parsed(name, path, problem) { path in PEMLabels.contains(contents, label: label) ? (contents, path) : nil }
+        return parsed(name, path, problem) { path in PEMLabels.contains(contents, label: label) ? (contents, path) : nil
+        }
     }
 
     /// A comma list with no empty items, no whitespace and no repeated item.

@@ -146,7 +146,8 @@ extension GatewayConfiguration {
         var insecure = insecureVariables.filter { reader.environment[$0] != nil }
         let production = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_PRODUCTION")
         let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
-        let ca = reader.pemFile("PUSH_GATEWAY_APNS_CA_FILE", label: "CERTIFICATE", problem: "must hold a PEM certificate")
+        let ca = reader.pemFile(
+            "PUSH_GATEWAY_APNS_CA_FILE", label: "CERTIFICATE", problem: "must hold a PEM certificate")
         let rootName = "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE"
         let root = reader.pemFile(rootName, label: "CERTIFICATE", problem: "must hold a PEM certificate")
         // Only tests want an APNs timeout shorter than §8's 15 s (stalled streams in fault tests).
@@ -168,7 +169,8 @@ extension GatewayConfiguration {
         }
         return TestingOverrides(
             apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: ca?.pem,
-            apnsExtraTrustAnchorFile: ca?.path, apnsRequestTimeout: timeout, appAttestRootPEM: root?.pem, allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
+            apnsExtraTrustAnchorFile: ca?.path, apnsRequestTimeout: timeout, appAttestRootPEM: root?.pem,
+            allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
     }
 
     private static func apnsServer(_ reader: inout EnvironmentReader, _ name: String) -> APNsServer? {

@@ -76,43 +76,43 @@ public struct GatewayConfiguration: Sendable {
     }
 
     public struct Limits: Sendable {
-    public let maxGrantLifetimeSeconds: Int64
-    public let maxInstallationLifetimeSeconds: Int64
-    public let endpointQuotaMax: Int64
-    public let endpointQuotaWindowSeconds: Int64
-    public let relayRatePerSecond: Int64
-    public let challengeRatePerMinute: Int64
-    /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
-    public let reaperIntervalSeconds: Int64
-    /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
-    /// docs/decisions/0150).
-    public let maxConnections: Int
-    /// Open connections from one peer address before answering 503; trusted proxies are exempt
-    /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
-    public let maxConnectionsPerPeer: Int
-    /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, docs/protocol.md §12).
-    public let databasePoolSize: Int
-    /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, docs/protocol.md §12).
-    public let workerCount: Int
+        public let maxGrantLifetimeSeconds: Int64
+        public let maxInstallationLifetimeSeconds: Int64
+        public let endpointQuotaMax: Int64
+        public let endpointQuotaWindowSeconds: Int64
+        public let relayRatePerSecond: Int64
+        public let challengeRatePerMinute: Int64
+        /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
+        public let reaperIntervalSeconds: Int64
+        /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
+        /// docs/decisions/0150).
+        public let maxConnections: Int
+        /// Open connections from one peer address before answering 503; trusted proxies are exempt
+        /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
+        public let maxConnectionsPerPeer: Int
+        /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, docs/protocol.md §12).
+        public let databasePoolSize: Int
+        /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, docs/protocol.md §12).
+        public let workerCount: Int
     }
 
     /// Only tests and development set these (docs/protocol.md §12).
     public struct TestingOverrides: Sendable {
-    public let apnsProductionServer: APNsServer?
-    public let apnsSandboxServer: APNsServer?
-    /// PEM of the extra trust anchor for the test APNs servers.
-    public let apnsExtraTrustAnchorPEM: [UInt8]?
-    /// The file that PEM came from, which the TLS layer loads.
-    public let apnsExtraTrustAnchorFile: String?
-    /// A shorter APNs request timeout than docs/protocol.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
-    /// test only, docs/decisions/0151).
-    public let apnsRequestTimeout: Duration?
-    /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
-    public let appAttestRootPEM: [UInt8]?
-    /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
-    public let allowsUntrustedAppAttestRoot: Bool
-    /// The test/development variables in use, by name: each is a warning at start and sets
-    /// `push_gateway_insecure_settings 1` (docs/protocol.md §12).
-    public let insecureSettings: [String]
+        public let apnsProductionServer: APNsServer?
+        public let apnsSandboxServer: APNsServer?
+        /// PEM of the extra trust anchor for the test APNs servers.
+        public let apnsExtraTrustAnchorPEM: [UInt8]?
+        /// The file that PEM came from, which the TLS layer loads.
+        public let apnsExtraTrustAnchorFile: String?
+        /// A shorter APNs request timeout than docs/protocol.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
+        /// test only, docs/decisions/0151).
+        public let apnsRequestTimeout: Duration?
+        /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
+        public let appAttestRootPEM: [UInt8]?
+        /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
+        public let allowsUntrustedAppAttestRoot: Bool
+        /// The test/development variables in use, by name: each is a warning at start and sets
+        /// `push_gateway_insecure_settings 1` (docs/protocol.md §12).
+        public let insecureSettings: [String]
     }
 }

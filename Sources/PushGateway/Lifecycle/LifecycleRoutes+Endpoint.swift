@@ -11,7 +11,8 @@ extension LifecycleRoutes {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         guard let rotate = try? RotateEndpointRequest(body: body) else { throw .invalidRequest }
         let transcript = AppAttestTranscript.rotateEndpoint(
-            origin: configuration.origin.text, challengeID: rotate.proof.challengeID.text, challenge: rotate.proof.challenge.text,
+            origin: configuration.origin.text, challengeID: rotate.proof.challengeID.text,
+            challenge: rotate.proof.challenge.text,
             installationHandle: rotate.proof.installationHandle.text, endpointEpoch: rotate.endpointEpoch,
             newEndpointEpoch: rotate.newEndpointEpoch, endpoint: rotate.endpoint.text)
         let asserted = AssertedRequest(

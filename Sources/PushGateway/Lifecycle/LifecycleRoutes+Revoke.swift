@@ -18,7 +18,8 @@ extension LifecycleRoutes {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         guard let revoke = try? RevokeDelegationRequest(body: body) else { throw .invalidRequest }
         let transcript = AppAttestTranscript.revokeDelegation(
-            origin: configuration.origin.text, challengeID: revoke.proof.challengeID.text, challenge: revoke.proof.challenge.text,
+            origin: configuration.origin.text, challengeID: revoke.proof.challengeID.text,
+            challenge: revoke.proof.challenge.text,
             installationHandle: revoke.proof.installationHandle.text, relayPubkey: revoke.relayPublicKey.text,
             generation: revoke.generation)
         let asserted = AssertedRequest(
@@ -42,7 +43,8 @@ extension LifecycleRoutes {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         guard let revoke = try? RevokeInstallationRequest(body: body) else { throw .invalidRequest }
         let transcript = AppAttestTranscript.revokeInstallation(
-            origin: configuration.origin.text, challengeID: revoke.proof.challengeID.text, challenge: revoke.proof.challenge.text,
+            origin: configuration.origin.text, challengeID: revoke.proof.challengeID.text,
+            challenge: revoke.proof.challenge.text,
             installationHandle: revoke.proof.installationHandle.text, endpointEpoch: revoke.endpointEpoch,
             newEndpointEpoch: revoke.newEndpointEpoch)
         let asserted = AssertedRequest(
