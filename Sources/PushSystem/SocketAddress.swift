@@ -66,28 +66,47 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Where `sockaddr_in` or `sockaddr_in6` keeps the family, the port and the address.
+    private struct Layout<Address, Host> {
+        let family: Family
+        let cFamily: Int32
+        let empty: Address
+        let familyField: WritableKeyPath<Address, sa_family_t>
+        let portField: WritableKeyPath<Address, in_port_t>
+        let hostField: WritableKeyPath<Address, Host>
+    }
+
+    private static var ipv4: Layout<sockaddr_in, in_addr> {
+        Layout(
+            family: .ipv4, cFamily: AF_INET, empty: sockaddr_in(), familyField: \sockaddr_in.sin_family,
+            portField: \.sin_port,
+            hostField: \.sin_addr)
+    }
+
+    private static var ipv6: Layout<sockaddr_in6, in6_addr> {
+        Layout(
+            family: .ipv6, cFamily: AF_INET6, empty: sockaddr_in6(), familyField: \sockaddr_in6.sin6_family,
+            portField: \.sin6_port, hostField: \.sin6_addr)
+    }
+
     /// Calls `body` with this address as a C `sockaddr`.
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         switch family {
-        case .ipv4:
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            _ = inet_pton(AF_INET, host, &address.sin_addr)
-            return Self.withGeneric(&address, body)
-        case .ipv6:
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            _ = inet_pton(AF_INET6, host, &address.sin6_addr)
-            return Self.withGeneric(&address, body)
+        case .ipv4: return withSockaddr(Self.ipv4, body)
+        case .ipv6: return withSockaddr(Self.ipv6, body)
         }
     }
 
-    private static func withGeneric<Address, Result>(
-        _ address: inout Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    private func withSockaddr<Address, Host, Result>(
+        _ layout: Layout<Address, Host>, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
     ) -> Result {
-        withUnsafePointer(to: &address) {
+        var address = layout.empty
+        address[keyPath: layout.familyField] = sa_family_t(layout.cFamily)
+        address[keyPath: layout.portField] = port.bigEndian
+        _ = withUnsafeMutableBytes(of: &address[keyPath: layout.hostField]) {
+            inet_pton(layout.cFamily, host, $0.baseAddress)
+        }
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
     }
@@ -95,25 +114,25 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// Reads a C `sockaddr_storage` filled by `accept`/`getsockname`.
     static func from(storage: inout sockaddr_storage) -> SocketAddress? {
         switch Int32(storage.ss_family) {
-        case AF_INET:
-            return from(&storage, as: sockaddr_in.self, family: .ipv4, AF_INET) { ($0.sin_addr, $0.sin_port) }
-        case AF_INET6:
-            return from(&storage, as: sockaddr_in6.self, family: .ipv6, AF_INET6) { ($0.sin6_addr, $0.sin6_port) }
-        default:
-            return nil
+        case AF_INET: return from(&storage, ipv4)
+        case AF_INET6: return from(&storage, ipv6)
+        default: return nil
         }
     }
 
-    private static func from<Address, Host: BitwiseCopyable>(
-        _ storage: inout sockaddr_storage, as _: Address.Type, family: Family, _ cFamily: Int32,
-        _ parts: (Address) -> (Host, in_port_t)
+    private static func from<Address, Host>(
+        _ storage: inout sockaddr_storage, _ layout: Layout<Address, Host>
     ) -> SocketAddress? {
-        var (address, port) = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: Address.self, capacity: 1) { parts($0.pointee) }
+        let address = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: Address.self, capacity: 1) { $0.pointee }
         }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        guard inet_ntop(cFamily, &address, &text, socklen_t(text.count)) != nil else { return nil }
+        let written = withUnsafeBytes(of: address[keyPath: layout.hostField]) {
+            inet_ntop(layout.cFamily, $0.baseAddress, &text, socklen_t(text.count))
+        }
+        guard written != nil else { return nil }
         let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return SocketAddress(family: family, host: host, port: UInt16(bigEndian: port))
+        return SocketAddress(
+            family: layout.family, host: host, port: UInt16(bigEndian: address[keyPath: layout.portField]))
     }
 }

@@ -5,6 +5,14 @@ import PushMetrics
 import PushPostgres
 import PushSystem
 
+/// The body of one of the four assertion routes (docs/protocol.md §4.3–§4.6).
+protocol AssertedRouteBody {
+    init(body: [UInt8]) throws(InvalidRequest)
+    var proof: AssertionProof { get }
+    /// The transcript (docs/protocol.md §3) of the members exactly as received.
+    func transcript(origin: String) -> AppAttestTranscript
+}
+
 /// The five App Attest routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
 /// body shape (400) → challenge tag and age (404) → installation stage (404) → attestation or
 /// assertion (401) → one transaction that consumes the challenge, advances the counter and applies
@@ -72,6 +80,14 @@ struct LifecycleRoutes: Sendable {
                 ])
         }
         return rejection
+    }
+
+    /// Parses the body of an assertion route (400 when it does not have the specified shape) and
+    /// pairs it with what `performAsserted` checks: its proof and the transcript its assertion signs.
+    func parseAsserted<Body: AssertedRouteBody>(_ body: [UInt8]) throws(LifecycleRejection) -> (Body, AssertedRequest) {
+        guard let parsed = try? Body(body: body) else { throw .invalidRequest }
+        let transcript = parsed.transcript(origin: configuration.origin.text)
+        return (parsed, AssertedRequest(route: transcript.route, proof: parsed.proof, transcript: transcript))
     }
 
     /// What an assertion route asks of the shared flow.
