@@ -79,8 +79,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     private static var ipv4: Layout<sockaddr_in, in_addr> {
         Layout(
             family: .ipv4, cFamily: AF_INET, empty: sockaddr_in(), familyField: \sockaddr_in.sin_family,
-            portField: \.sin_port,
-            hostField: \.sin_addr)
+            portField: \.sin_port, hostField: \.sin_addr)
     }
 
     private static var ipv6: Layout<sockaddr_in6, in6_addr> {
