@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
         // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
         .target(name: "PushRateLimiting"),
-        .target(name: "PushCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushSystem"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),

@@ -54,6 +54,19 @@ public struct AppAttestTranscript: Sendable, Equatable {
         self.members = [("v", .integer(1)), ("audience", .string(origin + route.path))] + members
     }
 
+    /// An assertion transcript (§4.3–§4.6): the challenge and the installation, then the route's own members.
+    private init(
+        asserting route: Route, origin: String, challengeID: String, challenge: String, installationHandle: String,
+        _ members: [(String, Value)]
+    ) {
+        self.init(
+            route: route, origin: origin,
+            members: [
+                ("challenge_id", .string(challengeID)), ("challenge", .string(challenge)),
+                ("installation_handle", .string(installationHandle)),
+            ] + members)
+    }
+
     /// `buzz.push.enroll.v1` for `POST /v1/installations`.
     public static func enroll(
         origin: String, challengeID: String, challenge: String, keyID: String, appProfile: String, endpoint: String,
@@ -74,12 +87,12 @@ public struct AppAttestTranscript: Sendable, Equatable {
         generation: Int64, relayPubkey: String, notBefore: Int64, expiresAt: Int64
     ) -> AppAttestTranscript {
         AppAttestTranscript(
-            route: .delegate, origin: origin,
-            members: [
-                ("challenge_id", .string(challengeID)), ("challenge", .string(challenge)),
-                ("installation_handle", .string(installationHandle)), ("endpoint_epoch", .integer(endpointEpoch)),
-                ("generation", .integer(generation)), ("relay_pubkey", .string(relayPubkey)),
-                ("not_before", .integer(notBefore)), ("expires_at", .integer(expiresAt)),
+            asserting: .delegate, origin: origin, challengeID: challengeID, challenge: challenge,
+            installationHandle: installationHandle,
+            [
+                ("endpoint_epoch", .integer(endpointEpoch)), ("generation", .integer(generation)),
+                ("relay_pubkey", .string(relayPubkey)), ("not_before", .integer(notBefore)),
+                ("expires_at", .integer(expiresAt)),
             ])
     }
 
@@ -89,11 +102,11 @@ public struct AppAttestTranscript: Sendable, Equatable {
         newEndpointEpoch: Int64, endpoint: String
     ) -> AppAttestTranscript {
         AppAttestTranscript(
-            route: .rotateEndpoint, origin: origin,
-            members: [
-                ("challenge_id", .string(challengeID)), ("challenge", .string(challenge)),
-                ("installation_handle", .string(installationHandle)), ("endpoint_epoch", .integer(endpointEpoch)),
-                ("new_endpoint_epoch", .integer(newEndpointEpoch)), ("endpoint", .string(endpoint)),
+            asserting: .rotateEndpoint, origin: origin, challengeID: challengeID, challenge: challenge,
+            installationHandle: installationHandle,
+            [
+                ("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(newEndpointEpoch)),
+                ("endpoint", .string(endpoint)),
             ])
     }
 
@@ -103,12 +116,9 @@ public struct AppAttestTranscript: Sendable, Equatable {
         generation: Int64
     ) -> AppAttestTranscript {
         AppAttestTranscript(
-            route: .revokeDelegation, origin: origin,
-            members: [
-                ("challenge_id", .string(challengeID)), ("challenge", .string(challenge)),
-                ("installation_handle", .string(installationHandle)), ("relay_pubkey", .string(relayPubkey)),
-                ("generation", .integer(generation)),
-            ])
+            asserting: .revokeDelegation, origin: origin, challengeID: challengeID, challenge: challenge,
+            installationHandle: installationHandle,
+            [("relay_pubkey", .string(relayPubkey)), ("generation", .integer(generation))])
     }
 
     /// `buzz.push.revoke-installation.v1` for `POST /v1/installations/revoke`.
@@ -117,12 +127,9 @@ public struct AppAttestTranscript: Sendable, Equatable {
         newEndpointEpoch: Int64
     ) -> AppAttestTranscript {
         AppAttestTranscript(
-            route: .revokeInstallation, origin: origin,
-            members: [
-                ("challenge_id", .string(challengeID)), ("challenge", .string(challenge)),
-                ("installation_handle", .string(installationHandle)), ("endpoint_epoch", .integer(endpointEpoch)),
-                ("new_endpoint_epoch", .integer(newEndpointEpoch)),
-            ])
+            asserting: .revokeInstallation, origin: origin, challengeID: challengeID, challenge: challenge,
+            installationHandle: installationHandle,
+            [("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(newEndpointEpoch))])
     }
 
     /// The transcript bytes: the enrollment clientData, or the preimage of an assertion's clientDataHash.

@@ -71,4 +71,21 @@ enum DEREncoding {
         guard written == length else { throw CryptoError.capturing(.operationFailed) }
         return output
     }
+
+    /// Runs an OpenSSL `d2i_…` decoder over all of `der`. Trailing bytes are refused: nil when it
+    /// fails or stops before the end (what it built is then released with `free`).
+    static func decodeWhole(
+        _ der: [UInt8], _ decoder: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+        free: (OpaquePointer) -> Void
+    ) -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            guard let object = decoder(&cursor, buffer.count) else { return nil }
+            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else {
+                free(object)
+                return nil
+            }
+            return object
+        }
+    }
 }

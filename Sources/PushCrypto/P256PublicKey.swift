@@ -71,16 +71,8 @@ public struct P256PublicKey: Sendable, Hashable {
 
     static func parse(_ der: [UInt8]) throws(CryptoError) -> OwnedKey {
         guard der.count < Int32.max else { throw CryptoError(.invalidKey) }
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            guard let key = d2i_PUBKEY(nil, &cursor, buffer.count) else { return nil }
-            // Trailing bytes after the SubjectPublicKeyInfo are refused.
-            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else {
-                EVP_PKEY_free(key)
-                return nil
-            }
-            return key
-        }
+        // Trailing bytes after the SubjectPublicKeyInfo are refused.
+        let parsed = DEREncoding.decodeWhole(der, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) })
         guard let parsed else { throw CryptoError.capturing(.invalidKey) }
         return OwnedKey(parsed)
     }

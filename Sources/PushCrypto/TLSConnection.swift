@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Glibc
+import PushSystem
 
 /// What a non-blocking TLS operation needs before it can make progress.
 public enum TLSProgress: Sendable, Equatable {
@@ -29,7 +30,7 @@ public final class TLSConnection {
     /// `serverName` (a DNS name or an IP literal, RFC 6125 / RFC 6066 §3: no SNI for IP literals).
     public convenience init(clientOn fileDescriptor: Int32, context: TLSContext, serverName: String) throws(TLSError) {
         try self.init(fileDescriptor: fileDescriptor, context: context)
-        if Self.isIPLiteral(serverName) {
+        if SocketAddress.numericFamily(of: serverName) != nil {
             guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(handle), serverName) == 1 else {
                 throw TLSError.fromQueue(.configuration, "expected IP address")
             }
@@ -114,20 +115,12 @@ public final class TLSConnection {
 
     /// Reads decrypted bytes into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> TLSTransfer {
-        ERR_clear_error()
-        var count = 0
-        let result = SSL_read_ex(handle, buffer.baseAddress, buffer.count, &count)
-        if result == 1 { return .transferred(count) }
-        return try failure(of: result, operation: "read")
+        try transfer("read") { SSL_read_ex(handle, buffer.baseAddress, buffer.count, &$0) }
     }
 
     /// Writes up to `bytes.count` bytes (partial writes are enabled).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> TLSTransfer {
-        ERR_clear_error()
-        var count = 0
-        let result = SSL_write_ex(handle, bytes.baseAddress, bytes.count, &count)
-        if result == 1 { return .transferred(count) }
-        return try failure(of: result, operation: "write")
+        try transfer("write") { SSL_write_ex(handle, bytes.baseAddress, bytes.count, &$0) }
     }
 
     /// Sends close_notify without waiting for the peer's (the socket is closed right after).
@@ -137,7 +130,12 @@ public final class TLSConnection {
         ERR_clear_error()
     }
 
-    private func failure(of result: Int32, operation: String) throws(TLSError) -> TLSTransfer {
+    /// Runs one `SSL_read_ex`/`SSL_write_ex` (`call` fills in the byte count) and classifies it.
+    private func transfer(_ operation: String, _ call: (inout Int) -> Int32) throws(TLSError) -> TLSTransfer {
+        ERR_clear_error()
+        var count = 0
+        let result = call(&count)
+        if result == 1 { return .transferred(count) }
         switch SSL_get_error(handle, result) {
         case SSL_ERROR_WANT_READ: return .wantRead
         case SSL_ERROR_WANT_WRITE: return .wantWrite
@@ -152,9 +150,4 @@ public final class TLSConnection {
         }
     }
 
-    private static func isIPLiteral(_ name: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
-    }
 }

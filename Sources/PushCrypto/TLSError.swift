@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 /// A TLS failure with the OpenSSL context that explains it (never secrets: OpenSSL error strings
 /// name functions and reasons, not key material).
 public struct TLSError: Error, Sendable, CustomStringConvertible {
@@ -28,14 +26,7 @@ public struct TLSError: Error, Sendable, CustomStringConvertible {
 
     /// Drains this thread's OpenSSL error queue into one line.
     static func drainErrorQueue() -> String {
-        var parts: [String] = []
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            parts.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
-        }
+        let parts = OpenSSLErrorQueue.drain()
         return parts.isEmpty ? "no OpenSSL error" : parts.joined(separator: "; ")
     }
 

@@ -68,16 +68,8 @@ public struct X509Certificate: Sendable, Hashable {
 
     static func parse(_ der: [UInt8]) throws(CryptoError) -> OwnedCertificate {
         guard !der.isEmpty, der.count < Int32.max else { throw CryptoError(.invalidCertificate) }
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            guard let certificate = d2i_X509(nil, &cursor, buffer.count) else { return nil }
-            // Exactly one certificate: trailing bytes are refused.
-            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else {
-                X509_free(certificate)
-                return nil
-            }
-            return certificate
-        }
+        // Exactly one certificate: trailing bytes are refused.
+        let parsed = DEREncoding.decodeWhole(der, { d2i_X509(nil, $0, $1) }, free: { X509_free($0) })
         guard let parsed else { throw CryptoError.capturing(.invalidCertificate) }
         return OwnedCertificate(parsed)
     }

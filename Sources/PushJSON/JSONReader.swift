@@ -107,10 +107,7 @@ struct JSONScanner {
         // a set of byte arrays beyond that (String's own == and hashing use canonical equivalence).
         var nameSet: Set<[UInt8]> = []
         skipWhitespace()
-        if position < input.count && input[position] == UInt8(ascii: "}") {
-            position += 1
-            return .object(members)
-        }
+        if consume(UInt8(ascii: "}")) { return .object(members) }
         while true {
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: "\"") else {
@@ -129,22 +126,11 @@ struct JSONScanner {
                 }
             }
             skipWhitespace()
-            guard position < input.count, input[position] == UInt8(ascii: ":") else {
-                throw JSONError(.syntax, offset: position)
-            }
-            position += 1
+            guard consume(UInt8(ascii: ":")) else { throw JSONError(.syntax, offset: position) }
             skipWhitespace()
             let value = try scanValue(depth: depth)
             members.append(JSONMember(name, value))
-            skipWhitespace()
-            guard position < input.count else { throw JSONError(.syntax, offset: position) }
-            switch input[position] {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"):
-                position += 1
-                return .object(members)
-            default: throw JSONError(.syntax, offset: position)
-            }
+            if try scanSeparator(closing: UInt8(ascii: "}")) { return .object(members) }
         }
     }
 
@@ -153,23 +139,27 @@ struct JSONScanner {
         position += 1  // "["
         var elements: [JSONValue] = []
         skipWhitespace()
-        if position < input.count && input[position] == UInt8(ascii: "]") {
-            position += 1
-            return .array(elements)
-        }
+        if consume(UInt8(ascii: "]")) { return .array(elements) }
         while true {
             skipWhitespace()
             elements.append(try scanValue(depth: depth))
-            skipWhitespace()
-            guard position < input.count else { throw JSONError(.syntax, offset: position) }
-            switch input[position] {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"):
-                position += 1
-                return .array(elements)
-            default: throw JSONError(.syntax, offset: position)
-            }
+            if try scanSeparator(closing: UInt8(ascii: "]")) { return .array(elements) }
         }
+    }
+
+    /// After a member or an element: true at `closing` (the container ends), false at `,`.
+    private mutating func scanSeparator(closing: UInt8) throws(JSONError) -> Bool {
+        skipWhitespace()
+        if consume(closing) { return true }
+        guard consume(UInt8(ascii: ",")) else { throw JSONError(.syntax, offset: position) }
+        return false
+    }
+
+    /// Consumes `byte` when it comes next.
+    private mutating func consume(_ byte: UInt8) -> Bool {
+        guard position < input.count, input[position] == byte else { return false }
+        position += 1
+        return true
     }
 
     /// Scans a string starting at its opening quote and returns it decoded. Without escapes the

@@ -23,25 +23,22 @@ public struct JSONWriter: Sendable {
         return writer.bytes
     }
 
-    public mutating func beginObject() {
+    public mutating func beginObject() { open(UInt8(ascii: "{")) }
+
+    public mutating func endObject() { close(UInt8(ascii: "}")) }
+
+    public mutating func beginArray() { open(UInt8(ascii: "[")) }
+
+    public mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         needsSeparator = false
     }
 
-    public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsSeparator = true
-    }
-
-    public mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        needsSeparator = false
-    }
-
-    public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         needsSeparator = true
     }
 

@@ -10,25 +10,34 @@ import Synchronization
 /// a key that comes back while its mark says its bucket would not yet be full starts from an empty
 /// bucket, never a full one, so filling the table can never buy an attacker a fresh burst (§4.1).
 public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
-    private struct ShardState {
-        var buckets: [Key: TokenBucket] = [:]
+    // The hot path is `@inlinable` so that callers in other modules get it specialized for their key
+    // type: unspecialized, every call looked up generic metadata and hashed through witness tables
+    // (docs/decisions/0250).
+    @usableFromInline
+    struct ShardState {
+        @usableFromInline var buckets: [Key: TokenBucket] = [:]
         /// Per mark slot, the monotonic time until which a key hashed there starts empty.
-        var emptyUntil: [Double]
-    }
-
-    // `Mutex` is not copyable, so each shard's lock lives in a small class of its own.
-    private final class Shard: Sendable {
-        let state: Mutex<ShardState>
+        @usableFromInline var emptyUntil: [Double]
 
         init(markSlots: Int) {
-            state = Mutex(ShardState(emptyUntil: [Double](repeating: -.infinity, count: markSlots)))
+            emptyUntil = [Double](repeating: -.infinity, count: markSlots)
         }
     }
 
-    private let shards: [Shard]
-    private let capacity: Int
-    private let refillPerSecond: Double
-    private let maximumKeysPerShard: Int
+    // `Mutex` is not copyable, so each shard's lock lives in a small class of its own.
+    @usableFromInline
+    final class Shard: Sendable {
+        @usableFromInline let state: Mutex<ShardState>
+
+        init(markSlots: Int) {
+            state = Mutex(ShardState(markSlots: markSlots))
+        }
+    }
+
+    @usableFromInline let shards: [Shard]
+    @usableFromInline let capacity: Int
+    @usableFromInline let refillPerSecond: Double
+    @usableFromInline let maximumKeysPerShard: Int
 
     public init(capacity: Int, refillPerSecond: Double, maximumKeys: Int = 100_000, shardCount: Int = 16) {
         precondition(shardCount >= 1 && maximumKeys >= shardCount)
@@ -39,24 +48,25 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Takes one token from `key`'s bucket at monotonic time `now` (seconds).
+    @inlinable
     public func take(_ key: Key, now: Double) -> RateDecision { take(key, count: 1, now: now) }
 
     /// Takes `count` tokens from `key`'s bucket at once, or none (`TokenBucket.take(count:now:)`).
+    @inlinable
     public func take(_ key: Key, count: Int, now: Double) -> RateDecision {
         let hash = UInt(bitPattern: key.hashValue)
         let shard = shards[Int(hash % UInt(shards.count))]
-        let slot = markSlot(hash)
         return shard.state.withLock { state in
-            if var bucket = state.buckets[key] {
-                let decision = bucket.take(count: count, now: now)
-                state.buckets[key] = bucket
-                return decision
+            // One lookup for a known key: its bucket is updated in place.
+            if let index = state.buckets.index(forKey: key) {
+                return state.buckets.values[index].take(count: count, now: now)
             }
             if state.buckets.count >= maximumKeysPerShard {
                 evict(from: &state, now: now)
             }
             var bucket = TokenBucket(
-                capacity: capacity, refillPerSecond: refillPerSecond, now: now, empty: state.emptyUntil[slot] > now)
+                capacity: capacity, refillPerSecond: refillPerSecond, now: now,
+                empty: state.emptyUntil[markSlot(hash)] > now)
             let decision = bucket.take(count: count, now: now)
             state.buckets[key] = bucket
             return decision
@@ -66,7 +76,8 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     /// Number of buckets held (for tests and metrics).
     public var keyCount: Int { shards.reduce(0) { total, shard in total + shard.state.withLock { $0.buckets.count } } }
 
-    private func evict(from state: inout ShardState, now: Double) {
+    @usableFromInline
+    func evict(from state: inout ShardState, now: Double) {
         state.buckets = state.buckets.filter { !$0.value.isFull(now: now) }
         // Keep a quarter of the shard free so the next arrivals do not sweep again at once.
         let surplus = state.buckets.count - (maximumKeysPerShard - max(1, maximumKeysPerShard / 4))
@@ -82,7 +93,8 @@ public final class KeyedRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 
     /// The shard index uses the hash modulo the shard count; the mark slot uses the rest of it.
-    private func markSlot(_ hash: UInt) -> Int {
+    @inlinable
+    func markSlot(_ hash: UInt) -> Int {
         Int((hash / UInt(shards.count)) % UInt(maximumKeysPerShard))
     }
 }

@@ -49,7 +49,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         let host = hostPart == "localhost" ? "127.0.0.1" : String(hostPart)
         // Brackets mean IPv6 and only IPv6 (RFC 3986 §3.2.2).
         let family: Family = text.hasPrefix("[") ? .ipv6 : .ipv4
-        guard SocketAddress.isNumeric(host, family: family == .ipv6 ? AF_INET6 : AF_INET) else { throw .invalidHost }
+        guard SocketAddress.numericFamily(of: host) == family else { throw .invalidHost }
         self.init(family: family, host: host, port: UInt16(number))
     }
 
@@ -57,62 +57,81 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         family == .ipv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    private static func isNumeric(_ host: String, family: Int32) -> Bool {
+    /// The family of a numeric host (`127.0.0.1`, `::1`, no brackets); nil for anything else, such as
+    /// a DNS name.
+    public static func numericFamily(of host: String) -> Family? {
         var storage = in6_addr()
-        return inet_pton(family, host, &storage) == 1
+        if inet_pton(AF_INET, host, &storage) == 1 { return .ipv4 }
+        if inet_pton(AF_INET6, host, &storage) == 1 { return .ipv6 }
+        return nil
+    }
+
+    /// Where `sockaddr_in` or `sockaddr_in6` keeps the family, the port and the address.
+    private struct Layout<Address, Host> {
+        let family: Family
+        let cFamily: Int32
+        let empty: Address
+        let familyField: WritableKeyPath<Address, sa_family_t>
+        let portField: WritableKeyPath<Address, in_port_t>
+        let hostField: WritableKeyPath<Address, Host>
+    }
+
+    private static var ipv4: Layout<sockaddr_in, in_addr> {
+        Layout(
+            family: .ipv4, cFamily: AF_INET, empty: sockaddr_in(), familyField: \sockaddr_in.sin_family,
+            portField: \.sin_port, hostField: \.sin_addr)
+    }
+
+    private static var ipv6: Layout<sockaddr_in6, in6_addr> {
+        Layout(
+            family: .ipv6, cFamily: AF_INET6, empty: sockaddr_in6(), familyField: \sockaddr_in6.sin6_family,
+            portField: \.sin6_port, hostField: \.sin6_addr)
     }
 
     /// Calls `body` with this address as a C `sockaddr`.
     func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         switch family {
-        case .ipv4:
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            _ = inet_pton(AF_INET, host, &address.sin_addr)
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        case .ipv6:
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            _ = inet_pton(AF_INET6, host, &address.sin6_addr)
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
+        case .ipv4: return withSockaddr(Self.ipv4, body)
+        case .ipv6: return withSockaddr(Self.ipv6, body)
+        }
+    }
+
+    private func withSockaddr<Address, Host, Result>(
+        _ layout: Layout<Address, Host>, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result {
+        var address = layout.empty
+        address[keyPath: layout.familyField] = sa_family_t(layout.cFamily)
+        address[keyPath: layout.portField] = port.bigEndian
+        _ = withUnsafeMutableBytes(of: &address[keyPath: layout.hostField]) {
+            inet_pton(layout.cFamily, host, $0.baseAddress)
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
     }
 
     /// Reads a C `sockaddr_storage` filled by `accept`/`getsockname`.
     static func from(storage: inout sockaddr_storage) -> SocketAddress? {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         switch Int32(storage.ss_family) {
-        case AF_INET:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                    var address = pointer.pointee.sin_addr
-                    guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return nil }
-                    let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-                    return SocketAddress(family: .ipv4, host: host, port: UInt16(bigEndian: pointer.pointee.sin_port))
-                }
-            }
-        case AF_INET6:
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                    var address = pointer.pointee.sin6_addr
-                    guard inet_ntop(AF_INET6, &address, &text, socklen_t(text.count)) != nil else { return nil }
-                    let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-                    return SocketAddress(
-                        family: .ipv6, host: host, port: UInt16(bigEndian: pointer.pointee.sin6_port))
-                }
-            }
-        default:
-            return nil
+        case AF_INET: return from(&storage, ipv4)
+        case AF_INET6: return from(&storage, ipv6)
+        default: return nil
         }
+    }
+
+    private static func from<Address, Host>(
+        _ storage: inout sockaddr_storage, _ layout: Layout<Address, Host>
+    ) -> SocketAddress? {
+        let address = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: Address.self, capacity: 1) { $0.pointee }
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written = withUnsafeBytes(of: address[keyPath: layout.hostField]) {
+            inet_ntop(layout.cFamily, $0.baseAddress, &text, socklen_t(text.count))
+        }
+        guard written != nil else { return nil }
+        let host = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return SocketAddress(
+            family: layout.family, host: host, port: UInt16(bigEndian: address[keyPath: layout.portField]))
     }
 }

@@ -130,29 +130,28 @@ struct HTTP2ClientConnectionStateMachineTests {
 
     // MARK: Stream ends
 
-    @Test("REFUSED_STREAM sends the request once more; a second refusal fails it")
-    func refusedStreamResentOnce() {
+    @Test(
+        "REFUSED_STREAM sends the request once more; a second refusal, or a reset with another code, fails it",
+        arguments: [
+            ([Machine.StreamEnd.unprocessed, .unprocessed], "the server did not process the request twice"),
+            ([.reset], "stream reset by the server"),
+            ([.unprocessed, .reset], "stream reset by the server"),
+        ])
+    func streamEndsUntilFailure(_ ends: [Machine.StreamEnd], failure: String) {
         var machine = Self.ready()
-        _ = Self.open(&machine, 1, streamID: 3, at: 0)
-        #expect(
-            machine.streamEnded(3, on: Self.c1, .unprocessed, now: Self.at(1)) == [
-                .openStream(Self.request(1), on: Self.c1)
-            ])
-        machine.streamOpened(Self.request(1), streamID: 5, on: Self.c1)
-        #expect(
-            machine.streamEnded(5, on: Self.c1, .unprocessed, now: Self.at(2)) == [
-                .fail(Self.request(1), .transport("the server did not process the request twice"))
-            ])
-    }
-
-    @Test("a stream reset with another code fails as a transport failure and is not sent again")
-    func resetNotResent() {
-        var machine = Self.ready()
-        _ = Self.open(&machine, 1, streamID: 3, at: 0)
-        #expect(
-            machine.streamEnded(3, on: Self.c1, .reset, now: Self.at(1)) == [
-                .fail(Self.request(1), .transport("stream reset by the server"))
-            ])
+        var streamID: Int32 = 3
+        _ = Self.open(&machine, 1, streamID: streamID, at: 0)
+        for (index, end) in ends.enumerated() {
+            let actions = machine.streamEnded(streamID, on: Self.c1, end, now: Self.at(index + 1))
+            guard index == ends.count - 1 else {
+                #expect(actions == [.openStream(Self.request(1), on: Self.c1)])
+                streamID += 2
+                machine.streamOpened(Self.request(1), streamID: streamID, on: Self.c1)
+                continue
+            }
+            #expect(actions == [.fail(Self.request(1), .transport(failure))])
+        }
+        #expect(machine.outstandingRequests == 0)
     }
 
     @Test("events about unknown streams or connections change nothing")

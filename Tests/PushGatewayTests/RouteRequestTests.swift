@@ -32,10 +32,10 @@ struct RouteRequestTests {
     @Test("a well-formed delegation body parses and keeps the values exactly as received")
     func delegateParses() throws {
         let request = try DelegateRequest(body: Self.body(Self.delegate))
-        #expect(request.challengeID.text == Self.uuid)
-        #expect(request.challenge.value == [UInt8](repeating: 0, count: 32))
+        #expect(request.proof.challengeID.text == Self.uuid)
+        #expect(request.proof.challenge.value == [UInt8](repeating: 0, count: 32))
         #expect(request.relayPublicKey.text == Self.relay)
-        #expect(request.assertion == [1, 2, 3])
+        #expect(request.proof.assertion == [1, 2, 3])
         #expect((request.generation, request.notBefore, request.expiresAt) == (1, 100, 200))
     }
 

@@ -103,6 +103,27 @@ struct EnvironmentReader {
         return Array(data)
     }
 
+    /// `parse` of variable `name`'s `text`; nil (and `problem`) when it does not parse.
+    mutating func parsed<Value>(
+        _ name: String, _ text: String, _ problem: String, _ parse: (String) -> Value?
+    )
+        -> Value?
+    {
+        guard let value = parse(text) else {
+            fail(name, problem)
+            return nil
+        }
+        return value
+    }
+
+    /// The file variable `name` names, when set, if it holds a PEM block labelled `label`; nil (and
+    /// `problem`) when it does not.
+    mutating func pemFile(_ name: String, label: String, problem: String) -> (pem: [UInt8], path: String)? {
+        guard let path = optional(name), let contents = fileContents(named: name, path: path) else { return nil }
+        return parsed(name, path, problem) { path in PEMLabels.contains(contents, label: label) ? (contents, path) : nil
+        }
+    }
+
     /// A comma list with no empty items, no whitespace and no repeated item.
     mutating func commaList(_ name: String, _ text: String) -> [Substring]? {
         guard !text.contains(where: { $0.isWhitespace }) else {

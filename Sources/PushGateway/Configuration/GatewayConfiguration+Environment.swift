@@ -53,11 +53,9 @@ extension GatewayConfiguration {
     private static func origin(_ reader: inout EnvironmentReader) -> GatewayOrigin? {
         let name = "PUSH_GATEWAY_ORIGIN"
         guard let text = reader.required(name) else { return nil }
-        guard let origin = GatewayOrigin(text) else {
-            reader.fail(name, "must be https://host or https://host:port with no path, query, fragment or user info")
-            return nil
-        }
-        return origin
+        return reader.parsed(
+            name, text, "must be https://host or https://host:port with no path, query, fragment or user info",
+            GatewayOrigin.init)
     }
 
     /// nil when unset (any origin is accepted) or invalid (then the reader holds the problem).
@@ -84,11 +82,7 @@ extension GatewayConfiguration {
     {
         guard reader.environment[name] != nil else { return ListenAddress(text) }
         guard let value = reader.optional(name) else { return nil }
-        guard let address = ListenAddress(value) else {
-            reader.fail(name, "must be IPv4:port or [IPv6]:port with a port 1..65535")
-            return nil
-        }
-        return address
+        return reader.parsed(name, value, "must be IPv4:port or [IPv6]:port with a port 1..65535", ListenAddress.init)
     }
 
     private static func trustedProxies(_ reader: inout EnvironmentReader) -> TrustedProxies? {
@@ -197,10 +191,6 @@ extension GatewayConfiguration {
         let name = "PUSH_GATEWAY_LOG_LEVEL"
         guard reader.environment[name] != nil else { return .info }
         guard let text = reader.optional(name) else { return nil }
-        guard let level = LogLevel(name: text) else {
-            reader.fail(name, "must be one of debug, info, warning, error")
-            return nil
-        }
-        return level
+        return reader.parsed(name, text, "must be one of debug, info, warning, error") { LogLevel(name: $0) }
     }
 }

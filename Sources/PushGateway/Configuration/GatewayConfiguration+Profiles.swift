@@ -104,14 +104,8 @@ extension GatewayConfiguration {
             reader.fail(missing, "is required with \(tokenSet.joined(separator: ", ")) (token auth needs all three)")
         }
         // The variables that are set are checked too, so one run reports every problem.
-        var pem: [UInt8]?
-        if let path = reader.optional(keyFileName), let contents = reader.fileContents(named: keyFileName, path: path) {
-            if PEMLabels.contains(contents, label: "PRIVATE KEY") {
-                pem = contents
-            } else {
-                reader.fail(keyFileName, "must hold the .p8 PEM private key (BEGIN PRIVATE KEY)")
-            }
-        }
+        let pem = reader.pemFile(
+            keyFileName, label: "PRIVATE KEY", problem: "must hold the .p8 PEM private key (BEGIN PRIVATE KEY)")?.pem
         var keyID = reader.optional(keyIDName)
         if let id = keyID, !AppProfile.isAppleIdentifier(Substring(id)) {
             reader.fail(keyIDName, "must be the 10-character upper-case APNs key id")
@@ -152,26 +146,10 @@ extension GatewayConfiguration {
         var insecure = insecureVariables.filter { reader.environment[$0] != nil }
         let production = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_PRODUCTION")
         let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
-        let caName = "PUSH_GATEWAY_APNS_CA_FILE"
-        var caPEM: [UInt8]?
-        var caPath: String?
-        if let path = reader.optional(caName), let contents = reader.fileContents(named: caName, path: path) {
-            if PEMLabels.contains(contents, label: "CERTIFICATE") {
-                caPEM = contents
-                caPath = path
-            } else {
-                reader.fail(caName, "must hold a PEM certificate")
-            }
-        }
+        let ca = reader.pemFile(
+            "PUSH_GATEWAY_APNS_CA_FILE", label: "CERTIFICATE", problem: "must hold a PEM certificate")
         let rootName = "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE"
-        var rootPEM: [UInt8]?
-        if let path = reader.optional(rootName), let contents = reader.fileContents(named: rootName, path: path) {
-            if PEMLabels.contains(contents, label: "CERTIFICATE") {
-                rootPEM = contents
-            } else {
-                reader.fail(rootName, "must hold a PEM certificate")
-            }
-        }
+        let root = reader.pemFile(rootName, label: "CERTIFICATE", problem: "must hold a PEM certificate")
         // Only tests want an APNs timeout shorter than §8's 15 s (stalled streams in fault tests).
         let timeoutName = "PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS"
         let timeout =
@@ -190,10 +168,9 @@ extension GatewayConfiguration {
             }
         }
         return TestingOverrides(
-            apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: caPEM,
-            apnsExtraTrustAnchorFile: caPath,
-            apnsRequestTimeout: timeout,
-            appAttestRootPEM: rootPEM, allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
+            apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: ca?.pem,
+            apnsExtraTrustAnchorFile: ca?.path, apnsRequestTimeout: timeout, appAttestRootPEM: root?.pem,
+            allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
     }
 
     private static func apnsServer(_ reader: inout EnvironmentReader, _ name: String) -> APNsServer? {

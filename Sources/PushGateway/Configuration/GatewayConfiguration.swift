@@ -4,6 +4,7 @@ import PushSystem
 /// The whole validated configuration of docs/protocol.md §12, built from the environment by
 /// `init(environment:)`. Secrets are wrapped in `SecretBytes`/`SecretText`, so printing or dumping
 /// a configuration never shows key bytes, private keys or the database URL.
+@dynamicMemberLookup
 public struct GatewayConfiguration: Sendable {
     /// A test-only APNs server (`PUSH_GATEWAY_APNS_URL_PRODUCTION`/`_SANDBOX`), `https://host:port`.
     public struct APNsServer: Sendable, Equatable {
@@ -26,24 +27,8 @@ public struct GatewayConfiguration: Sendable {
     public let challengeKeys: Keyring
     public let fingerprintKey: SecretBytes
 
-    public let maxGrantLifetimeSeconds: Int64
-    public let maxInstallationLifetimeSeconds: Int64
-    public let endpointQuotaMax: Int64
-    public let endpointQuotaWindowSeconds: Int64
-    public let relayRatePerSecond: Int64
-    public let challengeRatePerMinute: Int64
-    /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
-    public let reaperIntervalSeconds: Int64
-    /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
-    /// docs/decisions/0150).
-    public let maxConnections: Int
-    /// Open connections from one peer address before answering 503; trusted proxies are exempt
-    /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
-    public let maxConnectionsPerPeer: Int
-    /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, docs/protocol.md §12).
-    public let databasePoolSize: Int
-    /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, docs/protocol.md §12).
-    public let workerCount: Int
+    /// The numeric limits, read as `configuration.maxConnections` and so on.
+    public let limits: Limits
 
     /// Enabled profiles in `PUSH_GATEWAY_PROFILES` order.
     public let profiles: [AppProfile]
@@ -51,24 +36,10 @@ public struct GatewayConfiguration: Sendable {
     /// `PUSH_GATEWAY_MIGRATIONS_DIR` when set (docs/protocol.md §12 `migrate`).
     public let migrationsDirectory: String?
 
-    public let apnsProductionServer: APNsServer?
-    public let apnsSandboxServer: APNsServer?
-    /// PEM of the extra trust anchor for the test APNs servers.
-    public let apnsExtraTrustAnchorPEM: [UInt8]?
-    /// The file that PEM came from, which the TLS layer loads.
-    public let apnsExtraTrustAnchorFile: String?
-    /// A shorter APNs request timeout than docs/protocol.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
-    /// test only, docs/decisions/0151).
-    public let apnsRequestTimeout: Duration?
     /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
     public internal(set) var apnsProxy: HTTP2Proxy?
-    /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
-    public let appAttestRootPEM: [UInt8]?
-    /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
-    public let allowsUntrustedAppAttestRoot: Bool
-    /// The test/development variables in use, by name: each is a warning at start and sets
-    /// `push_gateway_insecure_settings 1` (docs/protocol.md §12).
-    public let insecureSettings: [String]
+    /// The test and development settings, read as `configuration.insecureSettings` and so on.
+    public let testing: TestingOverrides
 
     /// The profile enabled under `id`.
     public func profile(id: String) -> AppProfile? {
@@ -91,52 +62,57 @@ public struct GatewayConfiguration: Sendable {
         self.tokenKeys = tokenKeys
         self.challengeKeys = challengeKeys
         self.fingerprintKey = fingerprintKey
-        self.maxGrantLifetimeSeconds = limits.maxGrantLifetimeSeconds
-        self.maxInstallationLifetimeSeconds = limits.maxInstallationLifetimeSeconds
-        self.endpointQuotaMax = limits.endpointQuotaMax
-        self.endpointQuotaWindowSeconds = limits.endpointQuotaWindowSeconds
-        self.relayRatePerSecond = limits.relayRatePerSecond
-        self.challengeRatePerMinute = limits.challengeRatePerMinute
-        self.reaperIntervalSeconds = limits.reaperIntervalSeconds
-        self.maxConnections = limits.maxConnections
-        self.maxConnectionsPerPeer = limits.maxConnectionsPerPeer
-        self.databasePoolSize = limits.databasePoolSize
-        self.workerCount = limits.workerCount
+        self.limits = limits
         self.profiles = profiles
         self.logLevel = logLevel
         self.migrationsDirectory = migrationsDirectory
-        self.apnsProductionServer = testing.apnsProductionServer
-        self.apnsSandboxServer = testing.apnsSandboxServer
-        self.apnsExtraTrustAnchorPEM = testing.apnsExtraTrustAnchorPEM
-        self.apnsExtraTrustAnchorFile = testing.apnsExtraTrustAnchorFile
-        self.apnsRequestTimeout = testing.apnsRequestTimeout
-        self.appAttestRootPEM = testing.appAttestRootPEM
-        self.allowsUntrustedAppAttestRoot = testing.allowsUntrustedAppAttestRoot
-        self.insecureSettings = testing.insecureSettings
+        self.testing = testing
     }
 
-    struct Limits {
-        var maxGrantLifetimeSeconds: Int64
-        var maxInstallationLifetimeSeconds: Int64
-        var endpointQuotaMax: Int64
-        var endpointQuotaWindowSeconds: Int64
-        var relayRatePerSecond: Int64
-        var challengeRatePerMinute: Int64
-        var reaperIntervalSeconds: Int64
-        var maxConnections: Int
-        var maxConnectionsPerPeer: Int
-        var databasePoolSize: Int
-        var workerCount: Int
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Limits, Value>) -> Value { limits[keyPath: keyPath] }
+
+    public subscript<Value>(dynamicMember keyPath: KeyPath<TestingOverrides, Value>) -> Value {
+        testing[keyPath: keyPath]
     }
 
-    struct TestingOverrides {
-        var apnsProductionServer: APNsServer?
-        var apnsSandboxServer: APNsServer?
-        var apnsExtraTrustAnchorPEM: [UInt8]?
-        var apnsExtraTrustAnchorFile: String?
-        var apnsRequestTimeout: Duration?
-        var appAttestRootPEM: [UInt8]?
-        var allowsUntrustedAppAttestRoot: Bool
-        var insecureSettings: [String]
+    public struct Limits: Sendable {
+        public let maxGrantLifetimeSeconds: Int64
+        public let maxInstallationLifetimeSeconds: Int64
+        public let endpointQuotaMax: Int64
+        public let endpointQuotaWindowSeconds: Int64
+        public let relayRatePerSecond: Int64
+        public let challengeRatePerMinute: Int64
+        /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
+        public let reaperIntervalSeconds: Int64
+        /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,
+        /// docs/decisions/0150).
+        public let maxConnections: Int
+        /// Open connections from one peer address before answering 503; trusted proxies are exempt
+        /// (`PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER`, docs/protocol.md §1, docs/decisions/0160).
+        public let maxConnectionsPerPeer: Int
+        /// Database sessions per replica (`PUSH_GATEWAY_DB_POOL_SIZE`, docs/protocol.md §12).
+        public let databasePoolSize: Int
+        /// Handler threads of the public listener (`PUSH_GATEWAY_WORKERS`, docs/protocol.md §12).
+        public let workerCount: Int
+    }
+
+    /// Only tests and development set these (docs/protocol.md §12).
+    public struct TestingOverrides: Sendable {
+        public let apnsProductionServer: APNsServer?
+        public let apnsSandboxServer: APNsServer?
+        /// PEM of the extra trust anchor for the test APNs servers.
+        public let apnsExtraTrustAnchorPEM: [UInt8]?
+        /// The file that PEM came from, which the TLS layer loads.
+        public let apnsExtraTrustAnchorFile: String?
+        /// A shorter APNs request timeout than docs/protocol.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
+        /// test only, docs/decisions/0151).
+        public let apnsRequestTimeout: Duration?
+        /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
+        public let appAttestRootPEM: [UInt8]?
+        /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.
+        public let allowsUntrustedAppAttestRoot: Bool
+        /// The test/development variables in use, by name: each is a warning at start and sets
+        /// `push_gateway_insecure_settings 1` (docs/protocol.md §12).
+        public let insecureSettings: [String]
     }
 }

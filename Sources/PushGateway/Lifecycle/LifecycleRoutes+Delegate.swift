@@ -13,18 +13,10 @@ extension LifecycleRoutes {
 
     private func delegation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let delegate = try? DelegateRequest(body: body),
-            delegate.notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
+        let (delegate, asserted): (DelegateRequest, AssertedRequest) = try parseAsserted(body)
+        guard delegate.notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
             delegate.expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
         else { throw .invalidRequest }
-        let transcript = AppAttestTranscript.delegate(
-            origin: configuration.origin.text, challengeID: delegate.challengeID.text,
-            challenge: delegate.challenge.text, installationHandle: delegate.installationHandle.text,
-            endpointEpoch: delegate.endpointEpoch, generation: delegate.generation,
-            relayPubkey: delegate.relayPublicKey.text, notBefore: delegate.notBefore, expiresAt: delegate.expiresAt)
-        let asserted = AssertedRequest(
-            route: .delegate, challengeID: delegate.challengeID.value, challenge: delegate.challenge.value,
-            handle: delegate.installationHandle.value, assertion: delegate.assertion, transcript: transcript)
         let relay = delegate.relayPublicKey.value.bytes
 
         let grant = try performAsserted(asserted, now: now) { installation in
@@ -58,5 +50,14 @@ extension LifecycleRoutes {
         writer.member("endpoint_grant", grant)
         writer.endObject()
         return .json(status: 201, writer.bytes)
+    }
+}
+
+extension DelegateRequest: AssertedRouteBody {
+    func transcript(origin: String) -> AppAttestTranscript {
+        .delegate(
+            origin: origin, challengeID: proof.challengeID.text, challenge: proof.challenge.text,
+            installationHandle: proof.installationHandle.text, endpointEpoch: endpointEpoch, generation: generation,
+            relayPubkey: relayPublicKey.text, notBefore: notBefore, expiresAt: expiresAt)
     }
 }

@@ -9,15 +9,7 @@ extension LifecycleRoutes {
 
     private func rotation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let rotate = try? RotateEndpointRequest(body: body) else { throw .invalidRequest }
-        let transcript = AppAttestTranscript.rotateEndpoint(
-            origin: configuration.origin.text, challengeID: rotate.challengeID.text, challenge: rotate.challenge.text,
-            installationHandle: rotate.installationHandle.text, endpointEpoch: rotate.endpointEpoch,
-            newEndpointEpoch: rotate.newEndpointEpoch, endpoint: rotate.endpoint.text)
-        let asserted = AssertedRequest(
-            route: .rotateEndpoint, challengeID: rotate.challengeID.value, challenge: rotate.challenge.value,
-            handle: rotate.installationHandle.value, assertion: rotate.assertion, transcript: transcript)
-
+        let (rotate, asserted): (RotateEndpointRequest, AssertedRequest) = try parseAsserted(body)
         try performAsserted(asserted, now: now) { installation in
             installation.isLive(at: now.seconds) && installation.endpointEpoch == rotate.endpointEpoch
         } apply: { store, installation in
@@ -37,5 +29,14 @@ extension LifecycleRoutes {
                 fingerprint: fingerprint, epoch: rotate.newEndpointEpoch)
         }
         return .json(status: 200, #"{"status":"rotated"}"#)
+    }
+}
+
+extension RotateEndpointRequest: AssertedRouteBody {
+    func transcript(origin: String) -> AppAttestTranscript {
+        .rotateEndpoint(
+            origin: origin, challengeID: proof.challengeID.text, challenge: proof.challenge.text,
+            installationHandle: proof.installationHandle.text, endpointEpoch: endpointEpoch,
+            newEndpointEpoch: newEndpointEpoch, endpoint: endpoint.text)
     }
 }

@@ -16,14 +16,7 @@ extension LifecycleRoutes {
 
     private func delegationRevocation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let revoke = try? RevokeDelegationRequest(body: body) else { throw .invalidRequest }
-        let transcript = AppAttestTranscript.revokeDelegation(
-            origin: configuration.origin.text, challengeID: revoke.challengeID.text, challenge: revoke.challenge.text,
-            installationHandle: revoke.installationHandle.text, relayPubkey: revoke.relayPublicKey.text,
-            generation: revoke.generation)
-        let asserted = AssertedRequest(
-            route: .revokeDelegation, challengeID: revoke.challengeID.value, challenge: revoke.challenge.value,
-            handle: revoke.installationHandle.value, assertion: revoke.assertion, transcript: transcript)
+        let (revoke, asserted): (RevokeDelegationRequest, AssertedRequest) = try parseAsserted(body)
         let relay = revoke.relayPublicKey.value.bytes
 
         try performAsserted(asserted, now: now) { installation in
@@ -41,14 +34,7 @@ extension LifecycleRoutes {
 
     private func installationRevocation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let revoke = try? RevokeInstallationRequest(body: body) else { throw .invalidRequest }
-        let transcript = AppAttestTranscript.revokeInstallation(
-            origin: configuration.origin.text, challengeID: revoke.challengeID.text, challenge: revoke.challenge.text,
-            installationHandle: revoke.installationHandle.text, endpointEpoch: revoke.endpointEpoch,
-            newEndpointEpoch: revoke.newEndpointEpoch)
-        let asserted = AssertedRequest(
-            route: .revokeInstallation, challengeID: revoke.challengeID.value, challenge: revoke.challenge.value,
-            handle: revoke.installationHandle.value, assertion: revoke.assertion, transcript: transcript)
+        let (revoke, asserted): (RevokeInstallationRequest, AssertedRequest) = try parseAsserted(body)
 
         try performAsserted(asserted, now: now) { installation in
             // §1: a live installation at the stated epoch, or (a retry) the unexpired tombstone this
@@ -64,5 +50,23 @@ extension LifecycleRoutes {
             try store.revokeInstallation(installation.handle, epoch: revoke.newEndpointEpoch, now: now.seconds)
         }
         return .json(status: 200, Self.revoked)
+    }
+}
+
+extension RevokeDelegationRequest: AssertedRouteBody {
+    func transcript(origin: String) -> AppAttestTranscript {
+        .revokeDelegation(
+            origin: origin, challengeID: proof.challengeID.text, challenge: proof.challenge.text,
+            installationHandle: proof.installationHandle.text, relayPubkey: relayPublicKey.text,
+            generation: generation)
+    }
+}
+
+extension RevokeInstallationRequest: AssertedRouteBody {
+    func transcript(origin: String) -> AppAttestTranscript {
+        .revokeInstallation(
+            origin: origin, challengeID: proof.challengeID.text, challenge: proof.challenge.text,
+            installationHandle: proof.installationHandle.text, endpointEpoch: endpointEpoch,
+            newEndpointEpoch: newEndpointEpoch)
     }
 }

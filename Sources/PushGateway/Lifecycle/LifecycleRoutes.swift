@@ -5,6 +5,14 @@ import PushMetrics
 import PushPostgres
 import PushSystem
 
+/// The body of one of the four assertion routes (docs/protocol.md §4.3–§4.6).
+protocol AssertedRouteBody {
+    init(body: [UInt8]) throws(InvalidRequest)
+    var proof: AssertionProof { get }
+    /// The transcript (docs/protocol.md §3) of the members exactly as received.
+    func transcript(origin: String) -> AppAttestTranscript
+}
+
 /// The five App Attest routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
 /// body shape (400) → challenge tag and age (404) → installation stage (404) → attestation or
 /// assertion (401) → one transaction that consumes the challenge, advances the counter and applies
@@ -74,14 +82,22 @@ struct LifecycleRoutes: Sendable {
         return rejection
     }
 
+    /// Parses the body of an assertion route (400 when it does not have the specified shape) and
+    /// pairs it with what `performAsserted` checks: its proof and the transcript its assertion signs.
+    func parseAsserted<Body: AssertedRouteBody>(_ body: [UInt8]) throws(LifecycleRejection) -> (Body, AssertedRequest) {
+        guard let parsed = try? Body(body: body) else { throw .invalidRequest }
+        let transcript = parsed.transcript(origin: configuration.origin.text)
+        return (parsed, AssertedRequest(route: transcript.route, proof: parsed.proof, transcript: transcript))
+    }
+
     /// What an assertion route asks of the shared flow.
     struct AssertedRequest {
         let route: AppAttestTranscript.Route
-        let challengeID: CanonicalUUID
-        let challenge: [UInt8]
-        let handle: CanonicalUUID
-        let assertion: [UInt8]
+        let proof: AssertionProof
         let transcript: AppAttestTranscript
+
+        var challengeID: CanonicalUUID { proof.challengeID.value }
+        var handle: CanonicalUUID { proof.installationHandle.value }
     }
 
     /// The shared part of every assertion route (docs/protocol.md §1, §4.3–§4.6, §5): challenge, then
@@ -93,7 +109,7 @@ struct LifecycleRoutes: Sendable {
         _ request: AssertedRequest, now: Now, stage: (InstallationRecord) -> Bool,
         apply: (InstallationStore, InstallationRecord) throws -> Value
     ) throws(LifecycleRejection) -> Value {
-        try checkChallenge(id: request.challengeID, challenge: request.challenge, now: now)
+        try checkChallenge(id: request.challengeID, challenge: request.proof.challenge.value, now: now)
         let label = request.route.rawValue
         do {
             return try pool.withConnection { connection in
@@ -105,7 +121,7 @@ struct LifecycleRoutes: Sendable {
                 do {
                     counter = try stages.time(.appAttestVerification) {
                         try AssertionVerifier.verify(
-                            assertion: request.assertion, clientDataHash: request.transcript.clientDataHash,
+                            assertion: request.proof.assertion, clientDataHash: request.transcript.clientDataHash,
                             appID: profile.appID, publicKey: record.publicKey, previousCounter: record.assertionCounter)
                     }
                 } catch {

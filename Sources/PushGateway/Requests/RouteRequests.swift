@@ -39,120 +39,99 @@ public struct EnrollRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/delegations` (docs/protocol.md §4.3).
-public struct DelegateRequest: Sendable, Equatable {
+/// The members every App Attest assertion route carries (docs/protocol.md §4.3–§4.6): the challenge,
+/// the installation it speaks for and the assertion over the route's transcript.
+public struct AssertionProof: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
     public let installationHandle: Received<CanonicalUUID>
+    public let assertion: [UInt8]
+
+    /// Parses a closed body of these members plus the route's own `names`.
+    static func fields(body: [UInt8], names: [String]) throws(InvalidRequest) -> (AssertionProof, RequestFields) {
+        let fields = try RequestFields(
+            body: body, names: ["v", "challenge_id", "challenge", "installation_handle", "assertion"] + names)
+        let proof = AssertionProof(
+            challengeID: try fields.uuid("challenge_id"), challenge: try fields.challenge("challenge"),
+            installationHandle: try fields.uuid("installation_handle"),
+            assertion: try fields.base64("assertion", sizes: 1...1024).value)
+        return (proof, fields)
+    }
+}
+
+/// `POST /v1/delegations` (docs/protocol.md §4.3).
+public struct DelegateRequest: Sendable, Equatable {
+    public let proof: AssertionProof
     public let endpointEpoch: Int64
     public let generation: Int64
     public let relayPublicKey: Received<XOnlyPublicKey>
     public let notBefore: Int64
     public let expiresAt: Int64
-    public let assertion: [UInt8]
 
     public init(body: [UInt8]) throws(InvalidRequest) {
-        let fields = try RequestFields(
-            body: body,
-            names: [
-                "v", "challenge_id", "challenge", "installation_handle", "endpoint_epoch", "generation", "relay_pubkey",
-                "not_before", "expires_at", "assertion",
-            ])
-        challengeID = try fields.uuid("challenge_id")
-        challenge = try fields.challenge("challenge")
-        installationHandle = try fields.uuid("installation_handle")
+        let (proof, fields) = try AssertionProof.fields(
+            body: body, names: ["endpoint_epoch", "generation", "relay_pubkey", "not_before", "expires_at"])
+        self.proof = proof
         endpointEpoch = try fields.integer("endpoint_epoch")
         generation = try fields.integer("generation")
         relayPublicKey = try fields.relayPublicKey("relay_pubkey")
         notBefore = try fields.unixTime("not_before")
         expiresAt = try fields.unixTime("expires_at")
-        assertion = try fields.base64("assertion", sizes: 1...1024).value
         guard endpointEpoch >= 1, generation >= 1, notBefore < expiresAt else { throw InvalidRequest() }
     }
 }
 
 /// `POST /v1/installations/endpoint` (docs/protocol.md §4.4).
 public struct RotateEndpointRequest: Sendable, Equatable {
-    public let challengeID: Received<CanonicalUUID>
-    public let challenge: Received<[UInt8]>
-    public let installationHandle: Received<CanonicalUUID>
+    public let proof: AssertionProof
     public let endpointEpoch: Int64
     public let newEndpointEpoch: Int64
     public let endpoint: Received<[UInt8]>
-    public let assertion: [UInt8]
 
     public init(body: [UInt8]) throws(InvalidRequest) {
-        let fields = try RequestFields(
-            body: body,
-            names: [
-                "v", "challenge_id", "challenge", "installation_handle", "endpoint_epoch", "new_endpoint_epoch",
-                "endpoint", "assertion",
-            ])
-        challengeID = try fields.uuid("challenge_id")
-        challenge = try fields.challenge("challenge")
-        installationHandle = try fields.uuid("installation_handle")
-        endpointEpoch = try fields.integer("endpoint_epoch")
-        newEndpointEpoch = try fields.integer("new_endpoint_epoch")
+        let (proof, fields) = try AssertionProof.fields(
+            body: body, names: ["endpoint_epoch", "new_endpoint_epoch", "endpoint"])
+        self.proof = proof
+        (endpointEpoch, newEndpointEpoch) = try Self.epochs(fields)
         endpoint = try fields.endpoint("endpoint")
-        assertion = try fields.base64("assertion", sizes: 1...1024).value
-        try Self.checkSuccessor(endpointEpoch, newEndpointEpoch)
     }
 
-    /// `new_endpoint_epoch == endpoint_epoch + 1` without overflow, epochs starting at 1.
-    static func checkSuccessor(_ epoch: Int64, _ newEpoch: Int64) throws(InvalidRequest) {
+    /// `endpoint_epoch` and `new_endpoint_epoch` (§4.4, §4.6): the new one is the next, without
+    /// overflow, epochs starting at 1.
+    static func epochs(_ fields: RequestFields) throws(InvalidRequest) -> (Int64, Int64) {
+        let epoch = try fields.integer("endpoint_epoch")
+        let newEpoch = try fields.integer("new_endpoint_epoch")
         let (successor, overflow) = epoch.addingReportingOverflow(1)
         guard epoch >= 1, !overflow, newEpoch == successor else { throw InvalidRequest() }
+        return (epoch, newEpoch)
     }
 }
 
 /// `POST /v1/delegations/revoke` (docs/protocol.md §4.5).
 public struct RevokeDelegationRequest: Sendable, Equatable {
-    public let challengeID: Received<CanonicalUUID>
-    public let challenge: Received<[UInt8]>
-    public let installationHandle: Received<CanonicalUUID>
+    public let proof: AssertionProof
     public let relayPublicKey: Received<XOnlyPublicKey>
     public let generation: Int64
-    public let assertion: [UInt8]
 
     public init(body: [UInt8]) throws(InvalidRequest) {
-        let fields = try RequestFields(
-            body: body,
-            names: [
-                "v", "challenge_id", "challenge", "installation_handle", "relay_pubkey", "generation", "assertion",
-            ])
-        challengeID = try fields.uuid("challenge_id")
-        challenge = try fields.challenge("challenge")
-        installationHandle = try fields.uuid("installation_handle")
+        let (proof, fields) = try AssertionProof.fields(body: body, names: ["relay_pubkey", "generation"])
+        self.proof = proof
         relayPublicKey = try fields.relayPublicKey("relay_pubkey")
         generation = try fields.integer("generation")
-        assertion = try fields.base64("assertion", sizes: 1...1024).value
         guard generation >= 1 else { throw InvalidRequest() }
     }
 }
 
 /// `POST /v1/installations/revoke` (docs/protocol.md §4.6).
 public struct RevokeInstallationRequest: Sendable, Equatable {
-    public let challengeID: Received<CanonicalUUID>
-    public let challenge: Received<[UInt8]>
-    public let installationHandle: Received<CanonicalUUID>
+    public let proof: AssertionProof
     public let endpointEpoch: Int64
     public let newEndpointEpoch: Int64
-    public let assertion: [UInt8]
 
     public init(body: [UInt8]) throws(InvalidRequest) {
-        let fields = try RequestFields(
-            body: body,
-            names: [
-                "v", "challenge_id", "challenge", "installation_handle", "endpoint_epoch", "new_endpoint_epoch",
-                "assertion",
-            ])
-        challengeID = try fields.uuid("challenge_id")
-        challenge = try fields.challenge("challenge")
-        installationHandle = try fields.uuid("installation_handle")
-        endpointEpoch = try fields.integer("endpoint_epoch")
-        newEndpointEpoch = try fields.integer("new_endpoint_epoch")
-        assertion = try fields.base64("assertion", sizes: 1...1024).value
-        try RotateEndpointRequest.checkSuccessor(endpointEpoch, newEndpointEpoch)
+        let (proof, fields) = try AssertionProof.fields(body: body, names: ["endpoint_epoch", "new_endpoint_epoch"])
+        self.proof = proof
+        (endpointEpoch, newEndpointEpoch) = try RotateEndpointRequest.epochs(fields)
     }
 }
 
