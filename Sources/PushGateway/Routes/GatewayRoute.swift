@@ -93,4 +93,11 @@ public enum GatewayRoute: String, MetricLabel {
             requiresJSON: declaration.requiresJSON, runsOnEventLoop: declaration.execution == .eventLoop,
             handler: handler)
     }
+
+    /// The router's entry for this route with a deferred handler (docs/decisions/0270).
+    func route(deferred handler: @escaping @Sendable (Request, Responder) -> Void) -> Route {
+        Route(
+            declaration.method, declaration.path, label: rawValue, bodyLimit: declaration.bodyLimit,
+            requiresJSON: declaration.requiresJSON, deferred: handler)
+    }
 }
