@@ -62,6 +62,20 @@ final class DeferredServer {
 
     func client() throws -> HTTPTestClient { try HTTPTestClient(port: server.port) }
 
+    /// A `POST /later` on a new connection, and the responder its answer is owed through.
+    func owe() throws -> (HTTPTestClient, Responder) {
+        let client = try client()
+        try client.send(post("/later", "{}"))
+        return (client, try responders.first())
+    }
+
+    /// The answer to an empty JSON `POST path` on a new connection.
+    func answer(_ path: String) throws -> HTTPTestResponse {
+        let client = try client()
+        try client.send(post(path, "{}"))
+        return try client.readResponse()
+    }
+
     deinit {
         server.beginDrain(timeout: .zero)
         server.waitUntilDrained()
@@ -73,9 +87,7 @@ struct DeferredResponseLiveTests {
     @Test("a deferred response completed later from another thread is written, and the worker was free meanwhile")
     func deferredResponseWritten() throws {
         let live = try DeferredServer()
-        let owed = try live.client()
-        try owed.send(post("/later", "{}"))
-        let responder = try live.responders.first()
+        let (owed, responder) = try live.owe()
         // The only worker returned at once: another request is answered while the first is owed.
         let other = try live.client()
         try other.send(getHello)
@@ -96,9 +108,7 @@ struct DeferredResponseLiveTests {
     @Test("only the first completion of a deferred response counts")
     func firstCompletionCounts() throws {
         let live = try DeferredServer()
-        let client = try live.client()
-        try client.send(post("/later", "{}"))
-        let responder = try live.responders.first()
+        let (client, responder) = try live.owe()
         responder.complete(.json(status: 200, "{\"first\":true}"))
         responder.complete(.json(status: 500, "{\"second\":true}"))
         #expect(try client.readResponse().bodyText == "{\"first\":true}")
@@ -111,9 +121,7 @@ struct DeferredResponseLiveTests {
     @Test("a deferred response completed after the request's 408 is dropped")
     func lateDeferredResponseDropped() throws {
         let live = try DeferredServer { $0.requestTimeout = .milliseconds(400) }
-        let client = try live.client()
-        try client.send(post("/later", "{}"))
-        let responder = try live.responders.first()
+        let (client, responder) = try live.owe()
         let response = try client.readResponse()
         #expect(response.status == 408)
         #expect(response.bodyText == "{\"error\":\"request_timeout\"}")
@@ -128,9 +136,7 @@ struct DeferredResponseLiveTests {
     @Test("a drain waits for a deferred response still owed and sends it with Connection: close")
     func drainWaitsForDeferredResponse() throws {
         let live = try DeferredServer()
-        let client = try live.client()
-        try client.send(post("/later", "{}"))
-        let responder = try live.responders.first()
+        let (client, responder) = try live.owe()
         live.server.beginDrain(timeout: .seconds(10))
         #expect(!live.server.waitUntilDrained(timeout: .milliseconds(300)))
         responder.complete(.json(status: 200, "{\"drained\":true}"))
@@ -143,9 +149,7 @@ struct DeferredResponseLiveTests {
     @Test("work handed back by resume runs on a worker, not on the thread that handed it back, and answers")
     func resumedWorkAnswers() throws {
         let live = try DeferredServer()
-        let client = try live.client()
-        try client.send(post("/resumed", "{}"))
-        let response = try client.readResponse()
+        let response = try live.answer("/resumed")
         #expect(response.status == 200)
         #expect(response.bodyText == "{\"resumed\":true}")
         let threads = live.resumedOn.threads.withLock { $0 }
@@ -156,10 +160,7 @@ struct DeferredResponseLiveTests {
 
     @Test("a deferred handler that lets go of its responder without answering gets 503 at once")
     func droppedResponderAnswers503() throws {
-        let live = try DeferredServer()
-        let client = try live.client()
-        try client.send(post("/dropped", "{}"))
-        let response = try client.readResponse()
+        let response = try DeferredServer().answer("/dropped")
         #expect(response.status == 503)
         #expect(response.bodyText == "{\"error\":\"temporarily_unavailable\"}")
     }
