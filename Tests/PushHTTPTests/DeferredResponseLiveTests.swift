@@ -27,12 +27,14 @@ final class ResumeThreads: Sendable {
 
 /// A running server whose `POST /later` answers only when the test completes its responder,
 /// `POST /resumed` answers from work handed back to a worker by another thread, `POST /dropped`
-/// lets go of its responder without answering, and `GET /hello` answers at once.
+/// lets go of its responder without answering, `POST /gated` blocks its worker on `gated.gate`, and
+/// `GET /hello` answers at once.
 final class DeferredServer {
     let server: HTTPServer
     let accessLog = AccessLogRecorder()
     let responders = HeldResponders()
     let resumedOn = ResumeThreads()
+    let gated = GatedHandler()
 
     init(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         var configuration = HTTPServerConfiguration(listen: "127.0.0.1:0")
@@ -40,6 +42,7 @@ final class DeferredServer {
         configure(&configuration)
         let responders = responders
         let resumedOn = resumedOn
+        let gated = gated
         let router = Router([
             Route("POST", "/later") { _, responder in responders.hold(responder) },
             Route("POST", "/resumed") { _, responder in
@@ -53,6 +56,7 @@ final class DeferredServer {
                 }
             },
             Route("POST", "/dropped") { _, _ in },
+            Route("POST", "/gated") { request in gated.handle(request) },
             Route("GET", "/hello") { _ in .json(status: 200, "{\"hello\":\"world\"}") },
         ])
         let recorder = accessLog
@@ -77,6 +81,7 @@ final class DeferredServer {
     }
 
     deinit {
+        gated.gate.open()
         server.beginDrain(timeout: .zero)
         server.waitUntilDrained()
     }
@@ -156,6 +161,24 @@ struct DeferredResponseLiveTests {
         let worker = try #require(threads.worker)
         let handedBackFrom = try #require(threads.handedBackFrom)
         #expect(pthread_equal(worker, handedBackFrom) == 0)
+    }
+
+    @Test("work handed back while the request queue is full runs once the worker finishes its current request")
+    func resumedWhileQueueFull() throws {
+        let live = try DeferredServer { $0.maxQueuedRequests = 1 }
+        let (owed, responder) = try live.owe()
+        let running = try live.client()
+        try running.send(post("/gated", "{}"))
+        live.gated.started.wait()
+        let queued = try live.client()
+        try queued.send(getHello)
+        #expect(eventually { live.server.queuedRequestCount == 1 })
+        // No worker waits and the queue has no room for the wake-up marker.
+        responder.resume { responder.complete(.json(status: 200, "{\"resumed\":true}")) }
+        live.gated.gate.open()
+        #expect(try owed.readResponse().bodyText == "{\"resumed\":true}")
+        #expect(try running.readResponse().status == 200)
+        #expect(try queued.readResponse().status == 200)
     }
 
     @Test("a deferred handler that lets go of its responder without answering gets 503 at once")
