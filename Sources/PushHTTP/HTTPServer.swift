@@ -77,7 +77,8 @@ public final class HTTPServer: Sendable {
     /// The bound address.
     public var localAddress: SocketAddress { listener.localAddress }
 
-    /// Complete requests waiting for a worker (for metrics and tests).
+    /// Complete requests waiting for a worker (for metrics and tests); a wake-up for work a
+    /// deferred route handed back counts as one while it waits.
     public var queuedRequestCount: Int { queue.queuedCount }
 
     /// Connections currently open on this listener (for metrics).
