@@ -291,8 +291,10 @@ final class ConnectionLoop {
                 perform(connection.machine.responseReady(serial: serial, at: now), connection, response: response)
                 return
             }
-            let item = WorkItem(connectionID: connection.id, serial: serial, request: request, handler: route.handler)
-            if !server.queue.tryEnqueue(item) {
+            let item = WorkItem(
+                connectionID: connection.id, serial: serial, request: request, deferredHandler: route.deferredHandler,
+                handler: route.handler)
+            if !server.queue.tryEnqueue(.request(item)) {
                 perform(
                     connection.machine.responseReady(serial: serial, mustClose: true, at: now), connection,
                     response: .error(503, .temporarilyUnavailable))

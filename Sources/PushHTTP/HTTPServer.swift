@@ -17,8 +17,10 @@ public final class HTTPServer: Sendable {
     let router: Router
     let listener: TCPListener
     let wakeup: EventNotifier
-    let queue: BoundedBlockingQueue<WorkItem>
+    let queue: BoundedBlockingQueue<Work>
     let completions = Mutex<[WorkCompletion]>([])
+    /// Work deferred routes handed back to a worker (`Responder.resume`); taken before queued requests.
+    private let resumptions = Mutex<[@Sendable () -> Void]>([])
     let accessLog: AccessLog
     let logger: Logger
     let drainRequested = Atomic<Bool>(false)
@@ -75,7 +77,8 @@ public final class HTTPServer: Sendable {
     /// The bound address.
     public var localAddress: SocketAddress { listener.localAddress }
 
-    /// Complete requests waiting for a worker (for metrics and tests).
+    /// Complete requests waiting for a worker (for metrics and tests); a wake-up for work a
+    /// deferred route handed back counts as one while it waits.
     public var queuedRequestCount: Int { queue.queuedCount }
 
     /// Connections currently open on this listener (for metrics).
@@ -164,17 +167,59 @@ public final class HTTPServer: Sendable {
     }
 
     private func runWorker() {
-        while let item = queue.dequeue() {
-            guard let completion = item.run(at: .now()) else { continue }
-            let wasEmpty = completions.withLock { pending in
-                let wasEmpty = pending.isEmpty
-                pending.append(completion)
-                return wasEmpty
+        while true {
+            runResumptions()
+            guard let work = queue.dequeue() else { break }
+            guard case .request(let item) = work, let completion = item.run(at: .now(), server: self) else {
+                continue
             }
-            // One wake-up per batch: the loop drains the whole list each time it is woken.
-            if wasEmpty { wakeup.notify() }
+            post(completion)
+        }
+        // The queue closes when the event loop exits; work still handed back runs all the same.
+        runResumptions()
+    }
+
+    /// Hands a response to the event loop; any thread.
+    func post(_ completion: WorkCompletion) {
+        let wasEmpty = completions.withLock { pending in
+            let wasEmpty = pending.isEmpty
+            pending.append(completion)
+            return wasEmpty
+        }
+        // One wake-up per batch: the loop drains the whole list each time it is woken.
+        if wasEmpty { wakeup.notify() }
+    }
+
+    /// Runs `work` on a worker; any thread, never blocks.
+    func resume(_ work: @escaping @Sendable () -> Void) {
+        let wasEmpty = resumptions.withLock { pending in
+            let wasEmpty = pending.isEmpty
+            pending.append(work)
+            return wasEmpty
+        }
+        // The marker wakes a waiting worker. When the queue is full no worker is waiting: each takes
+        // the list after its current request.
+        if wasEmpty { _ = queue.tryEnqueue(.resumptions) }
+    }
+
+    private func runResumptions() {
+        while true {
+            let batch = resumptions.withLock { pending in
+                let batch = pending
+                pending.removeAll()
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            for work in batch { work() }
         }
     }
+}
+
+/// What a worker takes from the queue.
+enum Work: Sendable {
+    case request(WorkItem)
+    /// Deferred routes handed work back (`HTTPServer.resume`).
+    case resumptions
 }
 
 /// A complete request on its way to a worker.
@@ -183,12 +228,29 @@ struct WorkItem: Sendable {
     let serial: UInt64
     let request: Request
     let handler: @Sendable (Request) -> Response
+    let deferredHandler: (@Sendable (Request, Responder) -> Void)?
+
+    init(
+        connectionID: UInt64, serial: UInt64, request: Request,
+        deferredHandler: (@Sendable (Request, Responder) -> Void)? = nil,
+        handler: @escaping @Sendable (Request) -> Response
+    ) {
+        self.connectionID = connectionID
+        self.serial = serial
+        self.request = request
+        self.deferredHandler = deferredHandler
+        self.handler = handler
+    }
 
     /// Runs the handler, unless the request's 408 has already fired: work not begun when the 408
     /// goes out never begins (docs/protocol.md §1). A dropped item has no completion; the loop
-    /// answers it with the 408.
-    func run(at now: MonotonicInstant) -> WorkCompletion? {
+    /// answers it with the 408. A deferred handler answers through `server` later, so neither has one.
+    func run(at now: MonotonicInstant, server: HTTPServer? = nil) -> WorkCompletion? {
         guard !request.isPastDeadline(at: now) else { return nil }
+        if let deferredHandler, let server {
+            deferredHandler(request, Responder(.connection(server, connectionID: connectionID, serial: serial)))
+            return nil
+        }
         return WorkCompletion(connectionID: connectionID, serial: serial, response: handler(request))
     }
 }

@@ -13,6 +13,10 @@ public struct Route: Sendable {
     /// on the event loop itself, which saves the two thread hand-offs of the worker pool. A handler
     /// that can block must never set this: it would stall every connection of the server.
     public let runsOnEventLoop: Bool
+    /// Set on a deferred route: it runs on a worker, which it returns at once, and answers later
+    /// through its `Responder` from any thread (docs/decisions/0270). `handler` then runs it and
+    /// waits for that answer on the calling thread.
+    public let deferredHandler: (@Sendable (Request, Responder) -> Void)?
 
     public init(
         _ method: String, _ path: String, label: String? = nil, bodyLimit: Int = Router.defaultBodyLimit,
@@ -25,6 +29,22 @@ public struct Route: Sendable {
         self.requiresJSON = requiresJSON
         self.runsOnEventLoop = runsOnEventLoop
         self.handler = handler
+        deferredHandler = nil
+    }
+
+    /// A deferred route.
+    public init(
+        _ method: String, _ path: String, label: String? = nil, bodyLimit: Int = Router.defaultBodyLimit,
+        requiresJSON: Bool = false, deferred: @escaping @Sendable (Request, Responder) -> Void
+    ) {
+        self.method = method
+        self.path = path
+        self.label = label ?? path
+        self.bodyLimit = bodyLimit
+        self.requiresJSON = requiresJSON
+        runsOnEventLoop = false
+        handler = { request in Responder.awaitAnswer { deferred(request, $0) } }
+        deferredHandler = deferred
     }
 }
 

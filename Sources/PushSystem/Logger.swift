@@ -74,6 +74,10 @@ public final class Logger: Sendable {
         writeLock.withLock { _ in sink(line) }
     }
 
+    /// Writes one whole line a caller built in this logger's format (a JSON object and the newline),
+    /// for a hot path whose fields never change: the access log. The caller checks the level.
+    public func write(line: String) { writeLock.withLock { _ in sink(line) } }
+
     public func debug(_ message: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
         log(.debug, message, fields)
     }

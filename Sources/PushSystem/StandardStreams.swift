@@ -10,14 +10,17 @@ public enum StandardStreams {
     /// Writes every byte unless the descriptor fails (a closed pipe drops the rest: there is nowhere
     /// left to report to).
     private static func writeAll(_ text: String, to descriptor: Int32) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = try? Syscall.call("write") {
-                bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+        var text = text
+        // The String's own UTF-8 storage: one log line per request is not copied into an array first.
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = try? Syscall.call("write") {
+                    write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                }
+                guard let written, written > 0 else { return }
+                offset += written
             }
-            guard let written, written > 0 else { return }
-            offset += written
         }
     }
 }

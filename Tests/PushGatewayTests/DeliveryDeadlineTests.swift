@@ -17,24 +17,81 @@ private func hex(_ bytes: [UInt8]) -> String {
     }.joined()
 }
 
-/// One signed delivery written to its own connection; the answer is read later.
+/// One signed delivery written to its own connection; the answer is read later. As a one-item
+/// batch it holds its worker until APNs answers (the batch route waits for every item).
 private struct PendingDelivery {
     let requestID: CanonicalUUID
     let expiresAt: Int64
     let connection: HTTPTestClient
 
-    init(_ scenario: DeliveryScenario, port: Int) throws {
+    init(_ scenario: DeliveryScenario, port: Int, asBatch: Bool = false) throws {
         requestID = try CanonicalUUID.version4()
         expiresAt = DeliveryTestGateway.now() + 60
-        let body = DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: expiresAt)
+        let body =
+            asBatch
+            ? DeliveryClient.batchBody([try BatchTestItem(scenario, requestID: requestID)], expiresAt: expiresAt)
+            : DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: expiresAt)
+        let client = DeliveryClient(port: port)
         let header = try DeliveryTestGateway.authorization(
-            key: scenario.relay, url: DeliveryClient(port: port).directURL, body: body)
+            key: scenario.relay, url: asBatch ? client.batchURL : client.directURL, body: body)
+        let path = asBatch ? GatewayRoute.batchDeliveries.path : GatewayRoute.deliveries.path
         connection = try HTTPTestClient(port: port, timeout: .seconds(10))
         try connection.send(
             Array(
-                ("POST \(GatewayRoute.deliveries.path) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
+                ("POST \(path) HTTP/1.1\r\nHost: \(DeliveryTestGateway.host)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
                     + "Authorization: \(header)\r\n\r\n").utf8) + body)
+    }
+}
+
+/// A gateway with one worker that sends through the real APNs client to apns-mock, where every
+/// request for `slow`'s token waits `delayMilliseconds` before its 200; `queued` is answered at once.
+private struct SlowAPNsGateway {
+    let gateway: DeliveryTestGateway
+    let slow: DeliveryScenario
+    let queued: DeliveryScenario
+    let mock: APNsMockServer
+    let server: GatewayServer
+
+    init(delayMilliseconds: Int, requestTimeout: Duration) throws {
+        let certificates = try APNsTestCertificates.shared()
+        // The database, the keys and the enrollment come from the usual in-process gateway; the
+        // gateway under test shares them and sends through the real APNs client to apns-mock.
+        gateway = try DeliveryTestGateway { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") }
+        slow = try gateway.enroll()
+        queued = try gateway.enroll()
+        mock = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
+                script: APNsMockScript(perToken: [
+                    hex(slow.token): [APNsMockReply(delayMilliseconds: delayMilliseconds)]
+                ])))
+        let environment = try ConfigurationTestEnvironment()
+            .with("DATABASE_URL", gateway.configuration.databaseURL.value)
+            .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
+            .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+            .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+        let configuration = try GatewayConfiguration(environment: environment.variables)
+        server = try GatewayServer(
+            application: GatewayApplication(
+                configuration: configuration, logger: TestLogs.logger(),
+                sender: try APNsDeliverySender(configuration: configuration)),
+            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+            tuning: {
+                $0.workerCount = 1
+                $0.requestTimeout = requestTimeout
+            })
+        try server.start()
+    }
+
+    /// Requests apns-mock received for `scenario`'s token.
+    func sentToAPNs(_ scenario: DeliveryScenario) -> Int {
+        mock.records.filter { $0.field(":path") == "/3/device/\(hex(scenario.token))" }.count
+    }
+
+    func stop() {
+        server.drain()
+        mock.stop()
     }
 }
 
@@ -44,41 +101,14 @@ struct DeliveryDeadlineTests {
         "deliveries queued behind a slow APNs answer past their 408 are never admitted or sent, and the relay's retry is admitted"
     )
     func queuedDeliveriesPastTheirDeadline() throws {
-        let certificates = try APNsTestCertificates.shared()
-        // The database, the keys and the enrollment come from the usual in-process gateway; the
-        // gateway under test shares them and sends through the real APNs client to apns-mock.
-        let gateway = try DeliveryTestGateway { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") }
-        let slow = try gateway.enroll()
-        let queued = try gateway.enroll()
-        let mock = try APNsMockServer(
-            configuration: APNsMockServer.Configuration(
-                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
-                script: APNsMockScript(perToken: [hex(slow.token): [APNsMockReply(delayMilliseconds: 3000)]])))
-        defer { mock.stop() }
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", gateway.configuration.databaseURL.value)
-            .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
-            .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
-            .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-        let configuration = try GatewayConfiguration(environment: environment.variables)
-        // One worker and a 2 s request timeout: the slow delivery holds the worker for 3 s.
-        let server = try GatewayServer(
-            application: GatewayApplication(
-                configuration: configuration, logger: TestLogs.logger(),
-                sender: try APNsDeliverySender(configuration: configuration)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
-            tuning: {
-                $0.workerCount = 1
-                $0.requestTimeout = .seconds(2)
-            })
-        try server.start()
-        defer { server.drain() }
+        // One worker and a 2 s request timeout: the slow batch delivery holds the worker for 3 s (a
+        // single delivery returns its worker once the attempt is with APNs: docs/decisions/0271).
+        let rig = try SlowAPNsGateway(delayMilliseconds: 3000, requestTimeout: .seconds(2))
+        defer { rig.stop() }
+        let (gateway, server, slow, queued) = (rig.gateway, rig.server, rig.slow, rig.queued)
+        let sentToAPNs = rig.sentToAPNs
 
-        func sentToAPNs(_ scenario: DeliveryScenario) -> Int {
-            mock.records.filter { $0.field(":path") == "/3/device/\(hex(scenario.token))" }.count
-        }
-
-        let blocking = try PendingDelivery(slow, port: server.publicPort)
+        let blocking = try PendingDelivery(slow, port: server.publicPort, asBatch: true)
         // Let the worker take it before the others queue behind it.
         var pause = timespec(tv_sec: 0, tv_nsec: 300_000_000)
         nanosleep(&pause, nil)
@@ -142,5 +172,25 @@ struct DeliveryDeadlineTests {
         #expect(inTime.status == 200)
         #expect(gateway.sender.callCount == 1)
         #expect(try gateway.isReserved(scenario, inTimeID))
+    }
+
+    @Test(
+        "a delivery waiting on a slow APNs answer holds no worker: with one worker, another delivery is answered meanwhile"
+    )
+    func slowAPNsHoldsNoWorker() throws {
+        let rig = try SlowAPNsGateway(delayMilliseconds: 3000, requestTimeout: .seconds(10))
+        defer { rig.stop() }
+        let waiting = try PendingDelivery(rig.slow, port: rig.server.publicPort)
+        #expect(eventually(within: 2) { rig.sentToAPNs(rig.slow) == 1 })
+        let other = try DeliveryClient(port: rig.server.publicPort).deliver(rig.queued)
+        #expect(other.status == 200, "\(other.status) \(other.bodyText)")
+        // The slow delivery is still owed its answer: nothing has arrived on its connection yet.
+        waiting.connection.setReceiveTimeout(.milliseconds(200))
+        #expect(throws: HTTPTestClientError.timedOut) { try waiting.connection.readResponse() }
+        waiting.connection.setReceiveTimeout(.seconds(10))
+        let answer = try waiting.connection.readResponse()
+        #expect(answer.status == 200)
+        #expect(answer.bodyText == #"{"status":"accepted"}"#)
+        #expect(try rig.gateway.isReserved(rig.slow, waiting.requestID))
     }
 }

@@ -43,6 +43,12 @@ public final class APNsDeliverySender: DeliverySender {
         return Self.report(of: client.send(Self.notification(for: attempt), profile: profile))
     }
 
+    /// `completion` runs on the APNs I/O thread, or at once on the calling one for missing credentials.
+    public func send(_ attempt: DeliveryAttempt, completion: @escaping @Sendable (DeliveryReport) -> Void) {
+        guard let profile = profiles[attempt.profile.id] else { return completion(DeliveryReport(.configurationFault)) }
+        client.send(Self.notification(for: attempt), profile: profile) { result in completion(Self.report(of: result)) }
+    }
+
     /// docs/protocol.md §4.8: every attempt goes out at once as its own stream over the pooled
     /// connections; the worker waits for the last answer. The I/O thread answers each request by
     /// its §8 deadline; the bound only guards against a bug there leaving the worker blocked.

@@ -12,9 +12,11 @@ import PushSystem
 /// admission transaction (404 or the dead-endpoint 410) → one attempt through the sender →
 /// bookkeeping by outcome → the outcome's answer.
 ///
-/// The handler runs to completion on its worker thread even when the HTTP server has already
-/// answered 408 or the client went away (PushHTTP never interrupts a handler), so the bookkeeping
-/// after an admission always runs.
+/// The handler returns its worker once the attempt is with the sender (docs/decisions/0271): an
+/// outcome without database work is answered from the thread the sender completes on (APNs: its
+/// I/O thread); one with bookkeeping goes back to a worker, which does it and then answers. The
+/// bookkeeping after an admission runs even when the HTTP server has already answered 408 or the
+/// client went away; the late answer is dropped.
 struct DeliveryRoute: Sendable {
     let verifier: NIP98Verifier
     /// Per authenticated relay (x-only key bytes), per replica.
@@ -35,38 +37,60 @@ struct DeliveryRoute: Sendable {
     /// no oracle).
     static let invalidGrant = Response.error(404, .invalidGrant)
 
-    /// Answers one delivery and counts it by its outcome (docs/protocol.md §9).
-    func handle(_ request: Request) -> Response {
-        let response = answer(request)
-        metrics.recordDelivery(DeliveryAdmissionResult(response))
-        return response
+    /// A delivery the admission transaction admitted, with what its attempt and bookkeeping need.
+    private struct Admission: Sendable {
+        let admitted: AdmittedDelivery
+        let grant: EndpointGrant
+        let profile: AppProfile
+        let delivery: DeliveryRequest
+        let relay: [UInt8]
     }
 
-    private func answer(_ request: Request) -> Response {
-        guard let delivery = try? DeliveryRequest(body: request.body) else { return .error(400, .invalidRequest) }
+    private enum Admitted {
+        case answered(Response)
+        case admitted(Admission)
+    }
+
+    /// Answers one delivery through `responder` and counts it by its outcome (docs/protocol.md §9).
+    func handle(_ request: Request, responder: Responder) {
+        let metrics = metrics
+        let respond: @Sendable (Response) -> Void = { response in
+            metrics.recordDelivery(DeliveryAdmissionResult(response))
+            responder.complete(response)
+        }
+        switch admit(request) {
+        case .answered(let response): respond(response)
+        case .admitted(let admission): send(admission, respond: respond, resume: responder.resume)
+        }
+    }
+
+    private func admit(_ request: Request) -> Admitted {
+        guard let delivery = try? DeliveryRequest(body: request.body) else {
+            return .answered(.error(400, .invalidRequest))
+        }
         let now = clock.unixSeconds()
 
         guard
             case .success(let authorization) = metrics.stageDurations.time(
                 .nip98Authentication, { authenticate(request, now: now) })
         else {
-            return .error(401, .invalidAuth)
+            return .answered(.error(401, .invalidAuth))
         }
         let relay = authorization.relayPublicKey.bytes
 
         // The bucket is taken before the grant is opened, so every authenticated request counts,
         // whatever its grant (docs/decisions/0081).
-        if let limited = takeTokens(relay: relay, count: 1) { return limited }
+        if let limited = takeTokens(relay: relay, count: 1) { return .answered(limited) }
 
         let grant: EndpointGrant
         let profile: AppProfile
         switch check(delivery, relay: relay, now: now) {
-        case .refused(let response): return response
+        case .refused(let response): return .answered(response)
         case .valid(let validGrant, let validProfile): (grant, profile) = (validGrant, validProfile)
         }
 
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
-        guard !request.isPastDeadline() else { return .error(408, .requestTimeout) }
+        guard !request.isPastDeadline() else { return .answered(.error(408, .requestTimeout)) }
         let admission = AdmissionRequest(
             grant: grant, relayPublicKey: relay, authEventID: authorization.eventID,
             authEventCreatedAt: authorization.createdAt, requestID: delivery.requestID,
@@ -76,23 +100,54 @@ struct DeliveryRoute: Sendable {
         do {
             decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(admission) }
         } catch {
-            return admissionFailure(error)
+            return .answered(admissionFailure(error))
         }
         switch decision {
         case .refused:
-            return Self.invalidGrant
+            return .answered(Self.invalidGrant)
         case .late:
-            return .error(408, .requestTimeout)
+            return .answered(.error(408, .requestTimeout))
         case .deadEndpoint(let invalidAt):
-            return DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt)
+            return .answered(
+                DeliveryResponses.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt))
         case .admitted(let admitted):
-            let report = sendAttempt(admitted, profile: profile, delivery: delivery)
-            metrics.recordAPNs(report.exchange, profile: profile.id)
-            faultLog.record(report, profile: profile.id)
-            let outcome = report.outcome
-            finish(outcome, admitted: admitted, grant: grant, relay: relay, requestID: delivery.requestID)
-            return DeliveryResponses.response(for: outcome, generation: grant.generation)
+            return .admitted(
+                Admission(admitted: admitted, grant: grant, profile: profile, delivery: delivery, relay: relay))
         }
+    }
+
+    /// Opens the custody envelope and hands exactly one attempt to the sender; its outcome is
+    /// concluded where it arrives unless it needs the database, which only a worker touches.
+    private func send(
+        _ admission: Admission, respond: @escaping @Sendable (Response) -> Void,
+        resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
+        guard let attempt = attempt(admission.admitted, profile: admission.profile, delivery: admission.delivery)
+        else {
+            // Still on the worker.
+            return conclude(DeliveryReport(.configurationFault), admission, respond)
+        }
+        let started = MonotonicInstant.now()
+        sender.send(attempt) { report in
+            metrics.stageDurations.observe(.apnsRequest, since: started)
+            if report.outcome.needsBookkeeping {
+                resume { conclude(report, admission, respond) }
+            } else {
+                conclude(report, admission, respond)
+            }
+        }
+    }
+
+    /// Records the attempt, does its bookkeeping, answers.
+    private func conclude(
+        _ report: DeliveryReport, _ admission: Admission, _ respond: @Sendable (Response) -> Void
+    ) {
+        metrics.recordAPNs(report.exchange, profile: admission.profile.id)
+        faultLog.record(report, profile: admission.profile.id)
+        finish(
+            report.outcome, admitted: admission.admitted, grant: admission.grant, relay: admission.relay,
+            requestID: admission.delivery.requestID)
+        respond(DeliveryResponses.response(for: report.outcome, generation: admission.grant.generation))
     }
 
     /// The relay's token bucket charged `count` tokens at once (docs/protocol.md §4.7, §4.8: one per
@@ -154,16 +209,6 @@ struct DeliveryRoute: Sendable {
             now: now)
     }
 
-    /// Opens the custody envelope and hands exactly one attempt to the sender.
-    private func sendAttempt(
-        _ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest
-    ) -> DeliveryReport {
-        guard let attempt = attempt(admitted, profile: profile, delivery: delivery) else {
-            return DeliveryReport(.configurationFault)
-        }
-        return metrics.stageDurations.time(.apnsRequest) { sender.send(attempt) }
-    }
-
     /// Opens the custody envelope into the one attempt the sender gets; nil (a configuration
     /// fault) when it does not open.
     func attempt(_ admitted: AdmittedDelivery, profile: AppProfile, delivery: DeliveryRequest) -> DeliveryAttempt? {
@@ -223,5 +268,13 @@ struct DeliveryRoute: Sendable {
         var remaining = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var unslept = timespec()
         while nanosleep(&remaining, &unslept) == -1 && errno == EINTR { remaining = unslept }
+    }
+}
+
+extension DeliveryOutcome {
+    /// Whether `DeliveryRoute.finish` has database work for this outcome.
+    fileprivate var needsBookkeeping: Bool {
+        if case .invalidEndpoint = self { return true }
+        return !keepsReservation
     }
 }

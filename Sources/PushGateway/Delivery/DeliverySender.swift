@@ -86,6 +86,11 @@ public struct DeliveryReport: Sendable, Equatable {
 public protocol DeliverySender: Sendable {
     func send(_ attempt: DeliveryAttempt) -> DeliveryReport
 
+    /// Sends one attempt and hands its report to `completion` exactly once, on whatever thread has
+    /// it (APNs: the I/O thread, which it must never block). The default sends synchronously on the
+    /// calling thread, then completes.
+    func send(_ attempt: DeliveryAttempt, completion: @escaping @Sendable (DeliveryReport) -> Void)
+
     /// Sends every attempt of one batch (docs/protocol.md §4.8) and returns when each has its outcome,
     /// in the same order, each with its own `sendDuration`. A sender that multiplexes (APNs over
     /// HTTP/2) sends them concurrently, each bounded by the §8 timeout; the default sends one after
@@ -94,6 +99,10 @@ public protocol DeliverySender: Sendable {
 }
 
 extension DeliverySender {
+    public func send(_ attempt: DeliveryAttempt, completion: @escaping @Sendable (DeliveryReport) -> Void) {
+        completion(send(attempt))
+    }
+
     public func send(_ attempts: [DeliveryAttempt]) -> [DeliveryReport] {
         attempts.map { attempt in
             let started = MonotonicInstant.now()

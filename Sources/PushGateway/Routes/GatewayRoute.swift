@@ -4,7 +4,7 @@ import PushMetrics
 
 /// Every route of the gateway, declared once (docs/protocol.md §1, §4, §9): the router, the request
 /// metrics and the access log all read this table, and its raw value is the route's label in
-/// both. Adding a route is one case here and one handler in `GatewayApplication.handler(for:)`;
+/// both. Adding a route is one case here and one handler in `GatewayApplication.route(for:)`;
 /// the compiler asks for both.
 public enum GatewayRoute: String, MetricLabel {
     case challenges
@@ -92,5 +92,12 @@ public enum GatewayRoute: String, MetricLabel {
             declaration.method, declaration.path, label: rawValue, bodyLimit: declaration.bodyLimit,
             requiresJSON: declaration.requiresJSON, runsOnEventLoop: declaration.execution == .eventLoop,
             handler: handler)
+    }
+
+    /// The router's entry for this route with a deferred handler (docs/decisions/0270).
+    func route(deferred handler: @escaping @Sendable (Request, Responder) -> Void) -> Route {
+        Route(
+            declaration.method, declaration.path, label: rawValue, bodyLimit: declaration.bodyLimit,
+            requiresJSON: declaration.requiresJSON, deferred: handler)
     }
 }

@@ -94,28 +94,31 @@ public final class GatewayApplication: Sendable {
 
     /// The router's table of one listener: every route it serves, with its handler.
     func routes(on listener: HTTPListener) -> [Route] {
-        GatewayRoute.served(by: listener).map { $0.route(handler: handler(for: $0)) }
+        GatewayRoute.served(by: listener).map(route(for:))
     }
 
-    /// The handler of each route, from the parts built once in `init`.
-    private func handler(for route: GatewayRoute) -> @Sendable (Request) -> Response {
+    /// Each route with its handler, from the parts built once in `init`.
+    private func route(for route: GatewayRoute) -> Route {
         switch route {
         case .challenges:
-            ChallengeRoute(
-                authority: challengeAuthority, limiter: challengeLimiter, trustedProxies: configuration.trustedProxies,
-                clock: clock, metrics: metrics
-            ).handle
-        case .deliveries: deliveryRoute().handle
+            route.route(
+                handler: ChallengeRoute(
+                    authority: challengeAuthority, limiter: challengeLimiter,
+                    trustedProxies: configuration.trustedProxies, clock: clock, metrics: metrics
+                ).handle)
+        // docs/decisions/0271: the worker returns once the attempt is with APNs.
+        case .deliveries: route.route(deferred: deliveryRoute().handle)
         // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket included.
-        case .batchDeliveries: BatchDeliveryRoute(single: deliveryRoute(), metrics: metrics).handle
-        case .enroll: lifecycleRoutes().enroll
-        case .delegate: lifecycleRoutes().delegate
-        case .rotateEndpoint: lifecycleRoutes().rotateEndpoint
-        case .revokeDelegation: lifecycleRoutes().revokeDelegation
-        case .revokeInstallation: lifecycleRoutes().revokeInstallation
-        case .liveness: healthRoutes().liveness
-        case .readiness: healthRoutes().readiness
-        case .metrics: MetricsRoute(metrics: metrics).handle
+        case .batchDeliveries:
+            route.route(handler: BatchDeliveryRoute(single: deliveryRoute(), metrics: metrics).handle)
+        case .enroll: route.route(handler: lifecycleRoutes().enroll)
+        case .delegate: route.route(handler: lifecycleRoutes().delegate)
+        case .rotateEndpoint: route.route(handler: lifecycleRoutes().rotateEndpoint)
+        case .revokeDelegation: route.route(handler: lifecycleRoutes().revokeDelegation)
+        case .revokeInstallation: route.route(handler: lifecycleRoutes().revokeInstallation)
+        case .liveness: route.route(handler: healthRoutes().liveness)
+        case .readiness: route.route(handler: healthRoutes().readiness)
+        case .metrics: route.route(handler: MetricsRoute(metrics: metrics).handle)
         }
     }
 

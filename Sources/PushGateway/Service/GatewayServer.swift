@@ -89,17 +89,10 @@ public final class GatewayServer: Sendable {
     /// One JSON access-log line per response (route, method, status, duration: docs/protocol.md §11)
     /// and the request metrics, both under the route's label from `GatewayRoute`.
     private static func accessLog(_ recorder: RequestRecorder, _ logger: Logger) -> HTTPServer.AccessLog {
-        { entry in
-            // Checked first so that a disabled access log does not build its fields on every request.
-            if logger.isEnabled(.info) {
-                logger.info(
-                    "request",
-                    [
-                        "route": .string(entry.route), "method": .string(entry.method),
-                        "status": .int(Int64(entry.status)),
-                        "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
-                    ])
-            }
+        let line = AccessLogLine()
+        return { entry in
+            // Checked first so that a disabled access log builds nothing on every request.
+            if logger.isEnabled(.info) { logger.write(line: line.render(entry)) }
             recorder.record(
                 route: entry.route, status: entry.status, durationSeconds: entry.durationMilliseconds / 1000)
         }

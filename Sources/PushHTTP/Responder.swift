@@ -1,0 +1,89 @@
+import PushSystem
+import Synchronization
+
+/// The one answer a deferred route still owes its request (docs/decisions/0270). The handler
+/// returns its worker at once; whichever thread later has the response completes it here, and the
+/// response travels to the event loop that owns the connection by the same hand-off as a worker's,
+/// where an answer after the request's 408 is dropped (docs/protocol.md §1). Only the first
+/// completion counts.
+public final class Responder: Sendable {
+    enum Target: Sendable {
+        /// The request came in on a connection of a running server.
+        case connection(HTTPServer, connectionID: UInt64, serial: UInt64)
+        /// A caller blocks on its own thread for the answer (`Route.handler` of a deferred route).
+        case waiter(SynchronousAnswer)
+    }
+
+    private let target: Target
+    private let completed = Atomic<Bool>(false)
+
+    init(_ target: Target) { self.target = target }
+
+    /// Answers the request; any thread, never blocks. Later calls are ignored.
+    public func complete(_ response: Response) {
+        guard !completed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        switch target {
+        case .connection(let server, let connectionID, let serial):
+            server.post(WorkCompletion(connectionID: connectionID, serial: serial, response: response))
+        case .waiter(let answer):
+            answer.complete(response)
+        }
+    }
+
+    /// Runs `work` on a worker thread: blocking work (the database) that a completion arriving on a
+    /// thread that must never block (an I/O thread) still has to do before it answers.
+    public func resume(_ work: @escaping @Sendable () -> Void) {
+        switch target {
+        case .connection(let server, _, _): server.resume(work)
+        case .waiter(let answer): answer.run(work)
+        }
+    }
+
+    // A handler that lets go of its responder without answering is a bug; its client still gets an
+    // answer now instead of a 408 later.
+    deinit { complete(.error(503, .temporarilyUnavailable)) }
+
+    /// Runs a deferred handler and blocks the calling thread until it answers; work handed to
+    /// `resume` meanwhile runs on this thread too.
+    static func awaitAnswer(_ handler: (Responder) -> Void) -> Response {
+        let answer = SynchronousAnswer()
+        handler(Responder(.waiter(answer)))
+        return answer.wait()
+    }
+}
+
+/// The answer of a deferred handler for a caller waiting on its own thread.
+// @unchecked Sendable: `response` and `work` are touched only under `lock`, which this class owns.
+final class SynchronousAnswer: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var response: Response? = nil
+    private var work: [@Sendable () -> Void] = []
+
+    func complete(_ response: Response) {
+        lock.withLock {
+            self.response = response
+            lock.signal()
+        }
+    }
+
+    func run(_ work: @escaping @Sendable () -> Void) {
+        lock.withLock {
+            self.work.append(work)
+            lock.signal()
+        }
+    }
+
+    func wait() -> Response {
+        while true {
+            let (pending, answer) = lock.withLock { () -> ([@Sendable () -> Void], Response?) in
+                while response == nil && work.isEmpty { lock.wait() }
+                let pending = work
+                work.removeAll()
+                // Handed-over work runs before the answer is taken: it may still complete it.
+                return (pending, pending.isEmpty ? response : nil)
+            }
+            if let answer { return answer }
+            for item in pending { item() }
+        }
+    }
+}
