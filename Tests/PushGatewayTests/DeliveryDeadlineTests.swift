@@ -55,35 +55,30 @@ struct DeliveryDeadlineTests {
                 certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
                 script: APNsMockScript(perToken: [hex(slow.token): [APNsMockReply(delayMilliseconds: 3000)]])))
         defer { mock.stop() }
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", gateway.configuration.databaseURL.value)
-            .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
-            .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
-            .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-        let configuration = try GatewayConfiguration(environment: environment.variables)
         // One worker and a 2 s request timeout: the slow delivery holds the worker for 3 s.
-        let server = try GatewayServer(
-            application: GatewayApplication(
-                configuration: configuration, logger: TestLogs.logger(),
-                sender: try APNsDeliverySender(configuration: configuration)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+        let apns = try TestGateway(
+            database: .url(gateway.configuration.databaseURL.value),
+            sender: SenderFactory { try APNsDeliverySender(configuration: $0) },
+            {
+                $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
+                    .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+                    .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+            },
             tuning: {
                 $0.workerCount = 1
                 $0.requestTimeout = .seconds(2)
             })
-        try server.start()
-        defer { server.drain() }
 
         func sentToAPNs(_ scenario: DeliveryScenario) -> Int {
             mock.records.filter { $0.field(":path") == "/3/device/\(hex(scenario.token))" }.count
         }
 
-        let blocking = try PendingDelivery(slow, port: server.publicPort)
+        let blocking = try PendingDelivery(slow, port: apns.publicPort)
         // Let the worker take it before the others queue behind it.
         var pause = timespec(tv_sec: 0, tv_nsec: 300_000_000)
         nanosleep(&pause, nil)
-        let waiting = try (0..<4).map { _ in try PendingDelivery(queued, port: server.publicPort) }
-        #expect(eventually(within: 2) { server.publicServer.queuedRequestCount == 4 })
+        let waiting = try (0..<4).map { _ in try PendingDelivery(queued, port: apns.publicPort) }
+        #expect(eventually(within: 2) { apns.server.publicServer.queuedRequestCount == 4 })
 
         // The admitted one was begun in time and finishes in the background (docs/protocol.md §1).
         #expect(try blocking.connection.readResponse().status == 408)
@@ -93,13 +88,13 @@ struct DeliveryDeadlineTests {
             #expect(response.bodyText == #"{"error":"request_timeout"}"#)
         }
         // Once the slow answer frees the worker, the queued items are dropped, not run.
-        #expect(eventually(within: 5) { sentToAPNs(slow) == 1 && server.publicServer.queuedRequestCount == 0 })
+        #expect(eventually(within: 5) { sentToAPNs(slow) == 1 && apns.server.publicServer.queuedRequestCount == 0 })
         nanosleep(&pause, nil)
         #expect(sentToAPNs(queued) == 0)
         for delivery in waiting { #expect(try !gateway.isReserved(queued, delivery.requestID)) }
 
         // The relay retries each 408'd request id as it was: admitted now, and sent exactly once.
-        let client = DeliveryClient(port: server.publicPort)
+        let client = DeliveryClient(port: apns.publicPort)
         var accepted = 0
         for delivery in waiting {
             let retry = try client.deliver(
