@@ -74,8 +74,10 @@ let package = Package(
             path: "Fuzz/Sources/push-fuzz"
         ),
 
+        // Test-only (the in-process TestGateway links PushGateway); never linked into push-gateway.
         .target(
-            name: "PushTestSupport", dependencies: ["PushCrypto", "PushSystem", "PushPostgres"],
+            name: "PushTestSupport",
+            dependencies: ["PushCrypto", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway"],
             path: "Tests/PushTestSupport"
         ),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),

@@ -87,22 +87,15 @@ struct BackupRestoreTests {
     ) throws -> HTTPTestResponse {
         let configuration = try GatewayConfiguration(
             environment: environment.with("DATABASE_URL", restored.database.url(for: restored.role)).variables)
-        let server = try GatewayServer(
-            application: GatewayApplication(
-                configuration: configuration, logger: TestLogs.logger(),
-                sender: try APNsDeliverySender(configuration: configuration)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
-        try server.start()
-        defer { server.drain() }
+        let gateway = try TestGateway(
+            configuration: configuration, sender: try APNsDeliverySender(configuration: configuration))
         // Step 4 of the runbook: the restored database is ready for the runtime role.
-        let probe = try HTTPTestClient(port: server.privatePort)
-        try probe.send("GET /_readiness HTTP/1.1\r\nHost: gateway\r\n\r\n")
-        #expect(try probe.readResponse().status == 200)
-        let client = DeliveryClient(port: server.publicPort)
+        #expect(try gateway.get("/_readiness").status == 200)
+        let client = DeliveryClient(port: gateway.publicPort)
         let body = DeliveryTestGateway.body(
             grant: restored.grant, requestID: try CanonicalUUID.version4(), expiresAt: DeliveryTestGateway.now() + 60)
         let header = try DeliveryTestGateway.authorization(key: restored.relay, url: client.directURL, body: body)
-        return try client.post(body: body, headers: ["Authorization: \(header)"])
+        return try withExtendedLifetime(gateway) { try client.post(body: body, headers: ["Authorization: \(header)"]) }
     }
 
     /// apns-mock answering 200 to everything, and the settings that point a gateway at it.

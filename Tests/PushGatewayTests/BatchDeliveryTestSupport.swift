@@ -81,9 +81,12 @@ func expectBatchResults(
 /// on the database and with the keys of `base`, so installations enrolled there deliver here.
 final class APNsMockGateway {
     let mock: APNsMockServer
-    let server: GatewayServer
+    let gateway: TestGateway
 
-    init(base: DeliveryTestGateway, script: APNsMockScript = APNsMockScript()) throws {
+    init(
+        base: DeliveryTestGateway, script: APNsMockScript = APNsMockScript(),
+        tuning: (inout HTTPServerConfiguration) -> Void = { $0.maxQueuedRequests = max($0.maxQueuedRequests, 64) }
+    ) throws {
         let certificates = try APNsTestCertificates.shared()
         let mock = try APNsMockServer(
             configuration: APNsMockServer.Configuration(
@@ -91,30 +94,29 @@ final class APNsMockGateway {
                 script: script))
         self.mock = mock
         do {
-            let environment = try ConfigurationTestEnvironment()
-                .with("DATABASE_URL", base.configuration.databaseURL.value)
-                .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", String(base.configuration.endpointQuotaMax))
-                .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
-                .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-            let configuration = try GatewayConfiguration(environment: environment.variables)
-            server = try GatewayServer(
-                application: GatewayApplication(
-                    configuration: configuration, logger: TestLogs.logger(),
-                    sender: try APNsDeliverySender(configuration: configuration)),
-                publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
-                tuning: { $0.maxQueuedRequests = max($0.maxQueuedRequests, 64) })
-            try server.start()
+            gateway = try TestGateway(
+                database: .url(base.configuration.databaseURL.value),
+                sender: SenderFactory { try APNsDeliverySender(configuration: $0) },
+                {
+                    $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", String(base.configuration.endpointQuotaMax))
+                        .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+                        .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+                }, tuning: tuning)
         } catch {
             mock.stop()
             throw error
         }
     }
 
-    deinit {
-        server.drain()
+    deinit { stop() }
+
+    /// Drains the gateway, then stops the mock (both only once).
+    func stop() {
+        gateway.server.drain()
         mock.stop()
     }
 
+    var server: GatewayServer { gateway.server }
     var client: DeliveryClient { DeliveryClient(port: server.publicPort) }
     var metrics: GatewayMetrics { server.application.metrics }
 }

@@ -90,8 +90,8 @@ struct CertificateExpiryTests {
         let notAfter = Self.now + 45 * 86_400
         let environment = try ConfigurationTestEnvironment().withCertificateProfile(notAfter: notAfter)
         let configuration = try #require(environment.configuration())
-        let application = GatewayApplication(configuration: configuration, logger: TestLogs.logger())
-        let scraped = try ScrapedMetrics(application.metrics.render())
+        let gateway = try TestGateway(configuration: configuration, listening: false)
+        let scraped = try ScrapedMetrics(gateway.application.metrics.render())
         #expect(
             scraped.samples[#"push_gateway_apns_certificate_expiry_timestamp_seconds{profile="buzz-ios-cert"}"#]
                 == Double(notAfter))

@@ -6,7 +6,7 @@ import Testing
 struct ChallengeSourceLiveTests {
     @Test("the bare-CR reproduction gets 400 invalid_request from the challenge route and the connection closes")
     func bareCarriageReturnHead() throws {
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none")
+        let gateway = try TestGateway()
         let client = try HTTPTestClient(port: gateway.server.publicPort)
         try client.send(
             "POST /v1/installations/challenges HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
@@ -21,7 +21,7 @@ struct ChallengeSourceLiveTests {
     @Test("two IPv6 sources in one /64 share one burst; another /64 and an IPv4-mapped source count apart")
     func ipv6SourcesShareTheirSlash64() throws {
         // 6 per minute: burst 1, one token every 10 s.
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none") {
+        let gateway = try TestGateway {
             $0.with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "6").with("PUSH_GATEWAY_TRUSTED_PROXIES", "127.0.0.1/32")
         }
         func status(from source: String) throws -> Int {

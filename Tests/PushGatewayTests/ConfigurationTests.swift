@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushGateway

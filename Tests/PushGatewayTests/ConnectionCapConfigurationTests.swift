@@ -1,5 +1,6 @@
 import PushHTTP
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
@@ -8,11 +9,9 @@ import Testing
     "PUSH_GATEWAY_MAX_CONNECTIONS, PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER and PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS (decisions 0150, 0151, 0160)"
 )
 struct ConnectionCapConfigurationTests {
-    /// A gateway on ephemeral ports for `configuration`, not started.
-    private func server(_ configuration: GatewayConfiguration) throws -> GatewayServer {
-        try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
+    /// A gateway on ephemeral ports for `configuration`, not serving.
+    private func gateway(_ configuration: GatewayConfiguration) throws -> TestGateway {
+        try TestGateway(configuration: configuration, logger: Logger(level: .error), listening: false)
     }
 
     /// The listener setting each variable feeds, its default, and the private listener's fixed value.
@@ -27,12 +26,12 @@ struct ConnectionCapConfigurationTests {
         arguments: ["PUSH_GATEWAY_MAX_CONNECTIONS", "PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER"])
     func connectionCaps(variable: String) throws {
         let cap = try #require(Self.caps[variable])
-        let defaults = try server(try #require(try ConfigurationTestEnvironment().configuration()))
-        #expect(cap.setting(defaults.publicServer.configuration) == cap.defaultValue)
-        let raised = try server(
+        let defaults = try gateway(try #require(try ConfigurationTestEnvironment().configuration()))
+        #expect(cap.setting(defaults.server.publicServer.configuration) == cap.defaultValue)
+        let raised = try gateway(
             try #require(try ConfigurationTestEnvironment().with(variable, "12000").configuration()))
-        #expect(cap.setting(raised.publicServer.configuration) == 12000)
-        #expect(cap.setting(raised.privateServer.configuration) == cap.privateValue)
+        #expect(cap.setting(raised.server.publicServer.configuration) == 12000)
+        #expect(cap.setting(raised.server.privateServer.configuration) == cap.privateValue)
         for bad in ["0", "1000001", "-5", "1k", ""] {
             let errors = try ConfigurationTestEnvironment().with(variable, bad).errors()
             #expect(errors.map(\.variable) == [variable], "\(bad)")
@@ -41,15 +40,15 @@ struct ConnectionCapConfigurationTests {
 
     @Test("peers inside PUSH_GATEWAY_TRUSTED_PROXIES, and only they, are exempt from the per-peer cap")
     func trustedProxiesExempt() throws {
-        let trusting = try server(
+        let trusting = try gateway(
             try #require(
                 try ConfigurationTestEnvironment().with("PUSH_GATEWAY_TRUSTED_PROXIES", "10.1.0.0/16,fd00::/8")
                     .configuration()))
-        let isExempt = trusting.publicServer.configuration.isExemptFromPeerLimit
+        let isExempt = trusting.server.publicServer.configuration.isExemptFromPeerLimit
         for peer in ["10.1.2.3", "::ffff:10.1.0.9", "fd00::1"] { #expect(isExempt(peer), "\(peer)") }
         for peer in ["10.2.0.1", "127.0.0.1", "fe80::1", "not an address", ""] { #expect(!isExempt(peer), "\(peer)") }
-        let plain = try server(try #require(try ConfigurationTestEnvironment().configuration()))
-        #expect(!plain.publicServer.configuration.isExemptFromPeerLimit("10.1.2.3"))
+        let plain = try gateway(try #require(try ConfigurationTestEnvironment().configuration()))
+        #expect(!plain.server.publicServer.configuration.isExemptFromPeerLimit("10.1.2.3"))
     }
 
     @Test("a shorter APNs request timeout is a test-only setting: unset by default, insecure when set")

@@ -50,49 +50,31 @@ private struct SlowAPNsGateway {
     let gateway: DeliveryTestGateway
     let slow: DeliveryScenario
     let queued: DeliveryScenario
-    let mock: APNsMockServer
-    let server: GatewayServer
+    let apns: APNsMockGateway
+
+    var server: GatewayServer { apns.server }
 
     init(delayMilliseconds: Int, requestTimeout: Duration) throws {
-        let certificates = try APNsTestCertificates.shared()
         // The database, the keys and the enrollment come from the usual in-process gateway; the
         // gateway under test shares them and sends through the real APNs client to apns-mock.
         gateway = try DeliveryTestGateway { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") }
         slow = try gateway.enroll()
         queued = try gateway.enroll()
-        mock = try APNsMockServer(
-            configuration: APNsMockServer.Configuration(
-                certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
-                script: APNsMockScript(perToken: [
-                    hex(slow.token): [APNsMockReply(delayMilliseconds: delayMilliseconds)]
-                ])))
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", gateway.configuration.databaseURL.value)
-            .with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000")
-            .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
-            .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-        let configuration = try GatewayConfiguration(environment: environment.variables)
-        server = try GatewayServer(
-            application: GatewayApplication(
-                configuration: configuration, logger: TestLogs.logger(),
-                sender: try APNsDeliverySender(configuration: configuration)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+        apns = try APNsMockGateway(
+            base: gateway,
+            script: APNsMockScript(perToken: [hex(slow.token): [APNsMockReply(delayMilliseconds: delayMilliseconds)]]),
             tuning: {
                 $0.workerCount = 1
                 $0.requestTimeout = requestTimeout
             })
-        try server.start()
     }
 
     /// Requests apns-mock received for `scenario`'s token.
     func sentToAPNs(_ scenario: DeliveryScenario) -> Int {
-        mock.records.filter { $0.field(":path") == "/3/device/\(hex(scenario.token))" }.count
+        apns.mock.records.filter { $0.field(":path") == "/3/device/\(hex(scenario.token))" }.count
     }
 
-    func stop() {
-        server.drain()
-        mock.stop()
-    }
+    func stop() { apns.stop() }
 }
 
 @Suite("Deliveries past their 408 never begin (security finding 3)")

@@ -54,21 +54,22 @@ struct DeliveryScenario: Sendable {
     let sealedGrant: String
 }
 
-/// A migrated database, a live gateway on ephemeral ports using it through the runtime role, and
-/// a scripted sender; helpers to enroll by SQL and to post signed deliveries.
+/// A `TestGateway` on a migrated database with a scripted sender; helpers to enroll by SQL and to
+/// post signed deliveries.
 final class DeliveryTestGateway {
     static let profileID = "buzz-ios-production"
     static let host = "push.buzz.xyz"
 
+    let gateway: TestGateway
     let database: TemporaryDatabase
     /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
     let pooler: PgBouncer?
-    let server: GatewayServer
     let sender: ScriptedSender
     let admin: PostgresConnection
 
-    var configuration: GatewayConfiguration { server.application.configuration }
-    var port: Int { server.publicPort }
+    var server: GatewayServer { gateway.server }
+    var configuration: GatewayConfiguration { gateway.configuration }
+    var port: Int { gateway.publicPort }
 
     init(
         sender: ScriptedSender = ScriptedSender(),
@@ -77,35 +78,17 @@ final class DeliveryTestGateway {
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
         // The shared test server unless the test brings its own (e.g. a PostgresTestServer to stop).
-        database = try serverURL.map { try TemporaryDatabase(serverURL: $0) } ?? TemporaryDatabase()
-        do {
-            let role = try database.createRole()
-            let migrated = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
-            guard migrated.exitCode == 0 else { throw TestSupportError("migrate failed: \(migrated.standardError)") }
-            pooler = try PgBouncer.forTestGateway(fronting: database.url(for: role))
-            let environment = adjust(
-                try ConfigurationTestEnvironment().with("DATABASE_URL", pooler?.url ?? database.url(for: role)))
-            let configuration = try GatewayConfiguration(environment: environment.variables)
-            self.sender = sender
-            server = try GatewayServer(
-                application: GatewayApplication(
-                    configuration: configuration, logger: TestLogs.logger(), sender: sender),
-                publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
-                tuning: { configuration in
-                    if let requestTimeout { configuration.requestTimeout = requestTimeout }
-                    tuning(&configuration)
-                })
-            try server.start()
-            admin = try database.connect()
-        } catch {
-            database.drop()
-            throw error
-        }
-    }
-
-    deinit {
-        server.drain()
-        database.drop()
+        let migrated = try MigratedTestDatabase(serverURL: serverURL)
+        gateway = try TestGateway(
+            database: .migrated(migrated), sender: SenderFactory { _ in sender }, adjust,
+            tuning: { configuration in
+                if let requestTimeout { configuration.requestTimeout = requestTimeout }
+                tuning(&configuration)
+            })
+        database = migrated.database
+        pooler = migrated.pooler
+        self.sender = sender
+        admin = try database.connect()
     }
 
     static func randomRelayKey() -> SchnorrSigningKey {

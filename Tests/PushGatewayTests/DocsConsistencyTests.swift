@@ -170,7 +170,7 @@ struct DocsConsistencyTests {
     /// gateway with a token-auth and a certificate-auth profile.
     static func scrapedFamilies() throws -> [String: String] {
         let certificates = try APNsTestCertificates.shared()
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none") {
+        let gateway = try TestGateway {
             let sandbox = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_SANDBOX_"
             return $0.with("PUSH_GATEWAY_PROFILES", "buzz-ios-production,buzz-ios-sandbox")
                 .with(sandbox + "APP_ID", "ABCDE12345.xyz.buzz.app")

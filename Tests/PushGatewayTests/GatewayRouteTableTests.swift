@@ -1,16 +1,14 @@
 import PushHTTP
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
 
 @Suite("The route table: one declaration per route, read by the router and the metrics")
 struct GatewayRouteTableTests {
-    static func application() throws -> GatewayApplication {
-        let environment = try ConfigurationTestEnvironment().with(
-            "DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-        return GatewayApplication(
-            configuration: try GatewayConfiguration(environment: environment.variables), logger: Logger(level: .error))
+    static func gateway() throws -> TestGateway {
+        try TestGateway(logger: Logger(level: .error), listening: false)
     }
 
     @Test("no two routes share a path or a label, whatever their listener")
@@ -22,11 +20,11 @@ struct GatewayRouteTableTests {
 
     @Test("each listener routes exactly its declared routes, with their method, label, body limit and thread")
     func routerFollowsTheDeclarations() throws {
-        let application = try Self.application()
+        let gateway = try Self.gateway()
         for listener in HTTPListener.allCases {
             let declared = GatewayRoute.served(by: listener)
             #expect(!declared.isEmpty)
-            let routes = application.routes(on: listener)
+            let routes = gateway.application.routes(on: listener)
             #expect(routes.map(\.label) == declared.map(\.rawValue))
             let router = Router(routes)
             for route in declared {

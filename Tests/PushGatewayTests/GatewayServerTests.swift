@@ -6,53 +6,11 @@ import Testing
 
 @testable import PushGateway
 
-/// A gateway with both listeners on ephemeral loopback ports, configured from the test environment
-/// with `DATABASE_URL` pointing where the test says.
-final class RunningGateway {
-    let server: GatewayServer
-
-    init(databaseURL: String, _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }) throws
-    {
-        let environment = adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", databaseURL))
-        let configuration = try GatewayConfiguration(environment: environment.variables)
-        server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: TestLogs.logger()),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
-        try server.start()
-    }
-
-    deinit { server.drain() }
-
-    func get(_ path: String) throws -> HTTPTestResponse {
-        let client = try HTTPTestClient(port: server.privatePort)
-        try client.send("GET \(path) HTTP/1.1\r\nHost: gateway\r\n\r\n")
-        return try client.readResponse()
-    }
-
-    func post(_ path: String, _ body: String, headers: String = "") throws -> HTTPTestResponse {
-        let client = try HTTPTestClient(port: server.publicPort)
-        try client.send(
-            "POST \(path) HTTP/1.1\r\nHost: push.buzz.xyz\r\nContent-Type: application/json\r\n\(headers)"
-                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        return try client.readResponse()
-    }
-}
-
-/// Polls `condition` every 100 ms for up to `seconds`.
-func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        Thread.sleep(forTimeInterval: 0.1)
-    }
-    return try condition()
-}
-
 @Suite("The running gateway: probes and challenges over HTTP")
 struct GatewayServerTests {
     @Test("liveness answers alive even without a database")
     func liveness() throws {
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none")
+        let gateway = try TestGateway()
         let response = try gateway.get("/_liveness")
         #expect(response.status == 200)
         #expect(response.bodyText == #"{"status":"alive"}"#)
@@ -63,7 +21,7 @@ struct GatewayServerTests {
     func readinessFollowsTheSchema() throws {
         try TemporaryDatabase.with { database in
             let role = try database.createRole()
-            let gateway = try RunningGateway(databaseURL: database.url(for: role))
+            let gateway = try TestGateway(database: .url(database.url(for: role)))
             let before = try gateway.get("/_readiness")
             #expect(before.status == 503)
             #expect(before.bodyText == #"{"error":"not_ready","reason":"schema"}"#)
@@ -86,7 +44,7 @@ struct GatewayServerTests {
         defer { database.drop() }
         let role = try database.createRole()
         #expect(MigrateTestSupport.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
-        let gateway = try RunningGateway(databaseURL: database.url(for: role))
+        let gateway = try TestGateway(database: .url(database.url(for: role)))
         #expect(try gateway.get("/_readiness").status == 200)
 
         try postgres.stop()
@@ -99,7 +57,7 @@ struct GatewayServerTests {
 
     @Test("a challenge is issued with the specified shape and verifies under the challenge keyring")
     func challengeIssued() throws {
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none")
+        let gateway = try TestGateway()
         let response = try gateway.post("/v1/installations/challenges", #"{"v":1}"#)
         #expect(response.status == 200)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
@@ -116,7 +74,7 @@ struct GatewayServerTests {
 
     @Test("challenge requests with another body, content type or method are refused as specified")
     func challengeRejections() throws {
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none")
+        let gateway = try TestGateway()
         for body in [#"{"v":2}"#, #"{"v":1,"v":1}"#, #"{"v":1,"x":0}"#, "[]", #"{"v":1.0}"#] {
             let response = try gateway.post("/v1/installations/challenges", body)
             #expect(response.status == 400 && response.bodyText == #"{"error":"invalid_request"}"#)
@@ -137,7 +95,7 @@ struct GatewayServerTests {
     @Test("past the per-source burst a client gets 429 with Retry-After, and another source is still served")
     func challengeRateLimit() throws {
         // 6 per minute: burst max(1, 6 / 6) = 1, one token every 10 s.
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none") {
+        let gateway = try TestGateway {
             $0.with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "6").with("PUSH_GATEWAY_TRUSTED_PROXIES", "127.0.0.1/32")
         }
         let forwarded = "X-Forwarded-For: 198.51.100.7\r\n"

@@ -7,35 +7,25 @@ import Testing
 
 @testable import PushGateway
 
-/// A live gateway without a database: the challenge route and every route's body-shape checks
+/// A `TestGateway` without a database: the challenge route and every route's body-shape checks
 /// answer without one, which is all the hostile corpus needs. Short timeouts keep the suite fast.
 private final class HostileGateway {
     static let challengePath = GatewayRoute.challenges.path
-    let server: GatewayServer
+    let gateway: TestGateway
 
     init(maxConnections: Int = 1024, maxConnectionsPerPeer: Int = 256, headerTimeout: Duration = .seconds(10)) throws {
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+        gateway = try TestGateway(
             // The well-behaved client asks for many challenges from 127.0.0.1.
-            .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "1000000")
-        let configuration = try GatewayConfiguration(environment: environment.variables)
-        server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: TestLogs.logger()),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0",
+            { $0.with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "1000000") },
             tuning: {
                 $0.maxConnections = maxConnections
                 $0.maxConnectionsPerPeer = maxConnectionsPerPeer
                 $0.headerTimeout = headerTimeout
                 $0.lingerTimeout = .milliseconds(500)
             })
-        try server.start()
     }
 
-    deinit { server.drain() }
-
-    func client(timeout: Duration = .seconds(3)) throws -> HTTPTestClient {
-        try HTTPTestClient(port: server.publicPort, timeout: timeout)
-    }
+    func client(timeout: Duration = .seconds(3)) throws -> HTTPTestClient { try gateway.client(timeout: timeout) }
 
     /// The well-behaved client: a fresh connection asking for a challenge must get 200, promptly.
     func isServingWellBehavedClient() throws -> Bool {

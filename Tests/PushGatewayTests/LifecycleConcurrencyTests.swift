@@ -27,7 +27,7 @@ struct LifecycleConcurrencyTests {
         let statuses = lifecycleConcurrently(bodies.count) {
             gate.open(whenWaiting: 16)
         } _: { index in
-            (try? lifecyclePost(port: port, "/v1/delegations", bodies[index]).status) ?? 0
+            (try? TestGatewayClient(port: port).post("/v1/delegations", bodies[index]).status) ?? 0
         }
         #expect(statuses.filter { $0 == 201 }.count == 1)
         // Losers read the installation before (404 in the transaction) or after (401: counter not greater).
@@ -47,7 +47,7 @@ struct LifecycleConcurrencyTests {
             try device.enrollBody(challenge: try gateway.challenge(), endpoint: device.endpoint, expiresAt: expiresAt)
         }
         let responses = lifecycleConcurrently(bodies.count) { index in
-            try? lifecyclePost(port: port, "/v1/installations", bodies[index])
+            try? TestGatewayClient(port: port).post("/v1/installations", bodies[index])
         }
         let installations = try gateway.query("SELECT handle::text FROM installations")
         #expect(installations.rowCount == 1)
@@ -74,7 +74,7 @@ struct LifecycleConcurrencyTests {
         let responses = lifecycleConcurrently(bodies.count) {
             gate.open(whenWaiting: bodies.count)
         } _: { index in
-            try? lifecyclePost(port: port, "/v1/installations", bodies[index])
+            try? TestGatewayClient(port: port).post("/v1/installations", bodies[index])
         }
         let statuses = responses.map { $0?.status ?? 0 }
         #expect(statuses.allSatisfy { $0 == 201 })
@@ -103,7 +103,7 @@ struct LifecycleConcurrencyTests {
             let statuses = lifecycleConcurrently(2) {
                 gate.open(whenWaiting: 2)
             } _: { index in
-                (try? lifecyclePost(port: port, "/v1/installations/endpoint", bodies[index]).status) ?? 0
+                (try? TestGatewayClient(port: port).post("/v1/installations/endpoint", bodies[index]).status) ?? 0
             }
             #expect(statuses.sorted() == [200, 404])
             #expect(try LifecycleFlowTests.epoch(gateway, handle) == 2)

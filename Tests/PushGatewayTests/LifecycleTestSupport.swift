@@ -23,60 +23,51 @@ final class LifecycleTestClock: WallClock {
     func advance(seconds: Int64) { milliseconds.add(seconds * 1000, ordering: .acquiringAndReleasing) }
 }
 
-/// A migrated database, the runtime role, a synthetic App Attest CA accepted as the explicit
-/// untrusted root, and a live gateway on ephemeral ports that uses `clock`.
+/// A `TestGateway` on a migrated database that accepts a synthetic App Attest CA as the explicit
+/// untrusted root and uses `clock`.
 final class LifecycleGateway {
     static let origin = "https://push.buzz.xyz"
     static let profile = "buzz-ios-production"
     static let appID = "ABCDE12345.xyz.buzz.app"
 
+    let gateway: TestGateway
     let database: TemporaryDatabase
     /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
     let pooler: PgBouncer?
     let authority: SyntheticAppAttestAuthority
     let clock: LifecycleTestClock
-    let configuration: GatewayConfiguration
-    let server: GatewayServer
     private let admin: PostgresConnection
+
+    var server: GatewayServer { gateway.server }
+    var configuration: GatewayConfiguration { gateway.configuration }
 
     /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server); `sender` builds
     /// the APNs sender from the final configuration (default: the unwired placeholder); `logger`
     /// receives the gateway's log lines (default: errors to standard error).
     init(
         clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil,
-        sender: SenderFactory = SenderFactory { _ in UnwiredDeliverySender() }, logger: Logger = TestLogs.logger(),
+        sender: SenderFactory = .unwired, logger: Logger = TestLogs.logger(),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
     ) throws {
-        database = try TemporaryDatabase()
-        let role = try database.createRole()
-        let migrated = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
-        guard migrated.exitCode == 0 else { throw TestSupportError("migrate failed") }
+        let migrated = try MigratedTestDatabase()
+        let authority = try SyntheticAppAttestAuthority()
+        gateway = try TestGateway(database: .migrated(migrated), sender: sender, clock: clock, logger: logger) {
+            let rootPath = try $0.write(
+                "app-attest-root.pem",
+                "-----BEGIN CERTIFICATE-----\n" + Base64.encode(authority.root.derEncoded)
+                    + "\n-----END CERTIFICATE-----\n")
+            var environment = $0.with("PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootPath)
+                .with("PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT", "true")
+                // Tests ask for many challenges from one address.
+                .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600000")
+            if let databaseURL { environment = environment.with("DATABASE_URL", databaseURL) }
+            return adjust(environment)
+        }
+        database = migrated.database
+        pooler = migrated.pooler
         admin = try database.connect()
-        authority = try SyntheticAppAttestAuthority()
+        self.authority = authority
         self.clock = clock
-        var environment = try ConfigurationTestEnvironment()
-        let rootPath = try environment.write(
-            "app-attest-root.pem",
-            "-----BEGIN CERTIFICATE-----\n" + Base64.encode(authority.root.derEncoded) + "\n-----END CERTIFICATE-----\n"
-        )
-        pooler = try PgBouncer.forTestGateway(fronting: database.url(for: role))
-        environment = environment.with("DATABASE_URL", databaseURL ?? pooler?.url ?? database.url(for: role))
-            .with("PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootPath)
-            .with("PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT", "true")
-            // Tests ask for many challenges from one address.
-            .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600000")
-        configuration = try GatewayConfiguration(environment: adjust(environment).variables)
-        server = try GatewayServer(
-            application: GatewayApplication(
-                configuration: configuration, logger: logger, clock: clock,
-                sender: try sender.make(configuration)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
-        try server.start()
-    }
-
-    deinit {
-        server.drain()
-        database.drop()
     }
 
     /// A new device of the configured app.
@@ -85,7 +76,7 @@ final class LifecycleGateway {
     }
 
     func post(_ path: String, _ body: String, contentType: String = "application/json") throws -> HTTPTestResponse {
-        try lifecyclePost(port: server.publicPort, path, body, contentType: contentType)
+        try gateway.post(path, body, contentType: contentType)
     }
 
     /// Opens the `endpoint_grant` of a delegation response with the configured grant keyring.
@@ -154,12 +145,6 @@ final class LifecycleGateway {
                 challenge: try challenge(), epoch: epoch ?? device.epoch, generation: generation, relay: relay,
                 notBefore: now, expiresAt: now + expiresIn))
     }
-}
-
-/// Builds the APNs sender from the gateway's final configuration. A struct, not a bare closure, so
-/// a trailing closure at the call site still means the environment adjustment.
-struct SenderFactory {
-    let make: (GatewayConfiguration) throws -> any DeliverySender
 }
 
 /// Holds every challenge consumption (the first statement of every lifecycle transaction) so that
@@ -320,17 +305,6 @@ func lifecycleConcurrently<Value: Sendable>(
     meanwhile()
     group.wait()
     return results.withLock { results in (0..<count).map { results[$0]! } }
-}
-
-/// One request on a fresh connection to the public listener at `port` (usable from any thread).
-func lifecyclePost(
-    port: Int, _ path: String, _ body: String, contentType: String = "application/json"
-) throws -> HTTPTestResponse {
-    let client = try HTTPTestClient(port: port)
-    try client.send(
-        "POST \(path) HTTP/1.1\r\nHost: push.buzz.xyz\r\nContent-Type: \(contentType)\r\n"
-            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-    return try client.readResponse()
 }
 
 /// The parsed JSON object of a response body.

@@ -176,7 +176,7 @@ struct MetricsLiveTests {
         try TemporaryDatabase.with { database in
             let role = try database.createRole()
             #expect(MigrateTestSupport.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
-            let gateway = try RunningGateway(databaseURL: database.url(for: role)) {
+            let gateway = try TestGateway(database: .url(database.url(for: role))) {
                 $0.with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "6")
             }
             let (token, grant, relay, requestID, handle) = (
@@ -262,7 +262,7 @@ struct MetricsLiveTests {
 
     @Test("push_gateway_insecure_settings is 1 when a test/development variable is set")
     func insecureSettingsGauge() throws {
-        let gateway = try RunningGateway(databaseURL: "postgresql://nobody@127.0.0.1:1/none") {
+        let gateway = try TestGateway {
             $0.with("PUSH_GATEWAY_APNS_URL_SANDBOX", "https://127.0.0.1:8443")
         }
         let scraped = try ScrapedMetrics(try gateway.get("/metrics").bodyText)

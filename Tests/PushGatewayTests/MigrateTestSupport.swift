@@ -7,10 +7,7 @@ import PushTestSupport
 
 /// Helpers shared by the migrate suites: run the command in-process, build migration folders.
 enum MigrateTestSupport {
-    /// The repository's own Migrations/ folder.
-    static let repositoryMigrations = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Migrations").path
+    static let repositoryMigrations = MigratedTestDatabase.repositoryMigrations
 
     static func migrate(
         _ database: TemporaryDatabase, _ arguments: [String] = [], directory: String = repositoryMigrations

@@ -1,4 +1,5 @@
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
@@ -10,11 +11,9 @@ struct PoolAndWorkerConfigurationTests {
     func defaults() throws {
         let configuration = try #require(try ConfigurationTestEnvironment().configuration())
         #expect(configuration.databasePoolSize == 16 && configuration.workerCount == 32)
-        let server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
-        #expect(server.application.pool.maximumConnections == 16)
-        #expect(server.publicServer.configuration.workerCount == 32)
+        let gateway = try TestGateway(configuration: configuration, logger: Logger(level: .error), listening: false)
+        #expect(gateway.server.application.pool.maximumConnections == 16)
+        #expect(gateway.server.publicServer.configuration.workerCount == 32)
     }
 
     @Test("set values reach the database pool, the public listener and check-config")
@@ -22,12 +21,10 @@ struct PoolAndWorkerConfigurationTests {
         let environment = try ConfigurationTestEnvironment().with("PUSH_GATEWAY_DB_POOL_SIZE", "4")
             .with("PUSH_GATEWAY_WORKERS", "9")
         let configuration = try #require(environment.configuration())
-        let server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: Logger(level: .error)),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
-        #expect(server.application.pool.maximumConnections == 4)
-        #expect(server.publicServer.configuration.workerCount == 9)
-        #expect(server.privateServer.configuration.workerCount == 2)
+        let gateway = try TestGateway(configuration: configuration, logger: Logger(level: .error), listening: false)
+        #expect(gateway.server.application.pool.maximumConnections == 4)
+        #expect(gateway.server.publicServer.configuration.workerCount == 9)
+        #expect(gateway.server.privateServer.configuration.workerCount == 2)
         let checked = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
         #expect(checked.standardOutput.contains("capacity: 4 database sessions, 9 workers\n"))
     }

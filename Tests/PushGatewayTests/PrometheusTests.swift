@@ -109,7 +109,7 @@ struct PrometheusTests {
             #expect(MigrateTestSupport.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
             let environment = try ConfigurationTestEnvironment().with("DATABASE_URL", database.url(for: role))
                 .withCertificateProfile(notAfter: SystemWallClock().unixSeconds() + 90 * 86_400)
-            let gateway = try RunningGateway(databaseURL: database.url(for: role)) { _ in environment }
+            let gateway = try TestGateway(database: .url(database.url(for: role))) { _ in environment }
             #expect(try gateway.get("/_readiness").status == 200)
             let metrics = try gateway.get("/metrics").bodyText
 

@@ -6,27 +6,18 @@ import Testing
 
 @testable import PushGateway
 
-/// A gateway on ephemeral ports whose log the test reads.
+/// A `TestGateway` whose log the test reads.
 private final class ProbedGateway {
-    let server: GatewayServer
+    let gateway: TestGateway
     let log = CapturedLog()
 
+    var server: GatewayServer { gateway.server }
+
     init(databaseURL: String) throws {
-        let environment = try ConfigurationTestEnvironment().with("DATABASE_URL", databaseURL)
-        let configuration = try GatewayConfiguration(environment: environment.variables)
-        server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: log.logger),
-            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0")
-        try server.start()
+        gateway = try TestGateway(database: .url(databaseURL), logger: log.logger)
     }
 
-    deinit { server.drain() }
-
-    func readiness() throws -> HTTPTestResponse {
-        let client = try HTTPTestClient(port: server.privatePort)
-        try client.send("GET /_readiness HTTP/1.1\r\nHost: gateway\r\n\r\n")
-        return try client.readResponse()
-    }
+    func readiness() throws -> HTTPTestResponse { try gateway.get("/_readiness") }
 
     /// Probes twice (the second must log nothing new) and returns the answer.
     func probe() throws -> HTTPTestResponse {

@@ -35,7 +35,7 @@ struct RollingUpgradeReadinessTests {
         try TemporaryDatabase.with { database in
             let role = try database.createRole()
             #expect(MigrateTestSupport.migrate(database, ["--runtime-role", role.name]).exitCode == 0)
-            let gateway = try RunningGateway(databaseURL: database.url(for: role))
+            let gateway = try TestGateway(database: .url(database.url(for: role)))
             #expect(try gateway.get("/_readiness").status == 200)
 
             let later = try Self.laterMigrations()

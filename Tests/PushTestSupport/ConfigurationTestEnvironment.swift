@@ -1,22 +1,20 @@
 import Foundation
 import PushCrypto
-import Testing
-
-@testable import PushGateway
+import PushGateway
 
 /// A minimum valid environment for `GatewayConfiguration` plus helpers to vary it; files live in
 /// a fresh temporary directory per instance.
-struct ConfigurationTestEnvironment {
+public struct ConfigurationTestEnvironment {
     /// Marker placed inside bad values: no error message may ever contain it.
-    static let marker = "Zq7SECRETVALUEx9"
+    public static let marker = "Zq7SECRETVALUEx9"
 
     /// Distinct 32-byte keys: 0x11…, 0x22…, 0x33…, 0x44…, 0x55….
-    static func key(_ fill: UInt8) -> [UInt8] { [UInt8](repeating: fill, count: 32) }
-    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+    public static func key(_ fill: UInt8) -> [UInt8] { [UInt8](repeating: fill, count: 32) }
+    public static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
     /// A real P-256 PKCS#8 key (serve and check-config load it), fresh for each test process.
-    static let privateKeyPEM = try! P256PrivateKey.generate().pkcs8PEM()
-    static let certificatePEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n"
+    public static let privateKeyPEM = try! P256PrivateKey.generate().pkcs8PEM()
+    public static let certificatePEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----\n"
 
     /// Removes the directory when the last copy of the environment using it goes away.
     private final class TemporaryDirectory: Sendable {
@@ -32,10 +30,10 @@ struct ConfigurationTestEnvironment {
     }
 
     private let temporaryDirectory: TemporaryDirectory
-    var directory: URL { temporaryDirectory.url }
-    var variables: [String: String]
+    public var directory: URL { temporaryDirectory.url }
+    public var variables: [String: String]
 
-    init() throws {
+    public init() throws {
         temporaryDirectory = try TemporaryDirectory()
         variables = [
             "DATABASE_URL": "postgresql://gateway:\(Self.marker)@db.internal/push",
@@ -56,31 +54,21 @@ struct ConfigurationTestEnvironment {
     }
 
     /// Writes `contents` to a file in the temporary directory and returns its path.
-    func write(_ name: String, _ contents: String) throws -> String {
+    public func write(_ name: String, _ contents: String) throws -> String {
         let url = directory.appendingPathComponent(name)
         try Data(contents.utf8).write(to: url)
         return url.path
     }
 
     /// A path inside the temporary directory that does not exist.
-    var missingPath: String { directory.appendingPathComponent("missing-\(Self.marker)").path }
+    public var missingPath: String { directory.appendingPathComponent("missing-\(Self.marker)").path }
 
-    func parse() -> Result<GatewayConfiguration, ConfigurationErrors> {
+    public func parse() -> Result<GatewayConfiguration, ConfigurationErrors> {
         Result { () throws(ConfigurationErrors) in try GatewayConfiguration(environment: variables) }
     }
 
-    /// The configuration; records an issue with the errors when it does not parse.
-    func configuration(sourceLocation: SourceLocation = #_sourceLocation) -> GatewayConfiguration? {
-        switch parse() {
-        case .success(let configuration): return configuration
-        case .failure(let failure):
-            Issue.record("configuration rejected: \(failure)", sourceLocation: sourceLocation)
-            return nil
-        }
-    }
-
     /// The errors (empty when the configuration parsed).
-    func errors() -> [ConfigurationError] {
+    public func errors() -> [ConfigurationError] {
         switch parse() {
         case .success: return []
         case .failure(let failure): return failure.errors
@@ -88,7 +76,7 @@ struct ConfigurationTestEnvironment {
     }
 
     /// A copy with `name` set to `value` (nil removes it).
-    func with(_ name: String, _ value: String?) -> ConfigurationTestEnvironment {
+    public func with(_ name: String, _ value: String?) -> ConfigurationTestEnvironment {
         var copy = self
         copy.variables[name] = value
         return copy

@@ -1,0 +1,126 @@
+import PushGateway
+import PushHTTP
+import PushSystem
+
+/// The one gateway tests run inside their own process: `GatewayServer` with both listeners on
+/// ephemeral loopback ports, configured from a `ConfigurationTestEnvironment` (or a given
+/// configuration), optionally on a `MigratedTestDatabase`. Drained at deinit, and then the
+/// database, if it has one, is dropped.
+public final class TestGateway {
+    /// Where the gateway's `DATABASE_URL` points.
+    public enum Database {
+        /// Nothing listens there: for probes and routes that answer without a database.
+        case unreachable
+        /// A database the test prepared itself.
+        case url(String)
+        /// A migrated database, reached as its runtime role (through its pooler, if any); the gateway
+        /// holds it until its own deinit.
+        case migrated(MigratedTestDatabase)
+    }
+
+    public static let unreachableDatabaseURL = "postgresql://nobody@127.0.0.1:1/none"
+
+    public let server: GatewayServer
+    /// The database of `.migrated`, or the one handed to `init(configuration:database:…)`.
+    public let database: MigratedTestDatabase?
+
+    public var application: GatewayApplication { server.application }
+    public var configuration: GatewayConfiguration { server.application.configuration }
+    public var publicPort: Int { server.publicPort }
+    public var privatePort: Int { server.privatePort }
+
+    /// A gateway for `configuration`. `listening: false` binds both ports without serving, for
+    /// tests that only look at how the gateway was put together.
+    public init(
+        configuration: GatewayConfiguration, database: MigratedTestDatabase? = nil,
+        sender: any DeliverySender = UnwiredDeliverySender(), clock: any WallClock = SystemWallClock(),
+        logger: Logger = TestLogs.logger(), listening: Bool = true,
+        tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws {
+        self.database = database
+        server = try GatewayServer(
+            application: GatewayApplication(configuration: configuration, logger: logger, clock: clock, sender: sender),
+            publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
+        if listening { try server.start() }
+    }
+
+    /// A gateway configured by `ConfigurationTestEnvironment` with `DATABASE_URL` set for
+    /// `database`, then changed by `adjust`; `sender` is built from the final configuration.
+    public convenience init(
+        database: Database = .unreachable, sender: SenderFactory = .unwired, clock: any WallClock = SystemWallClock(),
+        logger: Logger = TestLogs.logger(), listening: Bool = true,
+        _ adjust: (ConfigurationTestEnvironment) throws -> ConfigurationTestEnvironment = { $0 },
+        tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws {
+        let migrated: MigratedTestDatabase?
+        let databaseURL: String
+        switch database {
+        case .unreachable: (migrated, databaseURL) = (nil, Self.unreachableDatabaseURL)
+        case .url(let url): (migrated, databaseURL) = (nil, url)
+        case .migrated(let database): (migrated, databaseURL) = (database, database.runtimeURL)
+        }
+        let environment = try adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", databaseURL))
+        let configuration = try GatewayConfiguration(environment: environment.variables)
+        try self.init(
+            configuration: configuration, database: migrated, sender: try sender.make(configuration), clock: clock,
+            logger: logger, listening: listening, tuning: tuning)
+    }
+
+    deinit { server.drain() }
+
+    /// Fresh connections to the public listener.
+    public var publicListener: TestGatewayClient { TestGatewayClient(port: publicPort) }
+    /// Fresh connections to the private listener (probes, metrics).
+    public var privateListener: TestGatewayClient { TestGatewayClient(port: privatePort) }
+
+    /// A raw connection to the public listener.
+    public func client(timeout: Duration = .seconds(5)) throws -> HTTPTestClient {
+        try HTTPTestClient(port: publicPort, timeout: timeout)
+    }
+
+    /// `GET path` on the private listener.
+    public func get(_ path: String) throws -> HTTPTestResponse { try privateListener.get(path) }
+
+    /// `POST path` on the public listener; see `TestGatewayClient.post`.
+    public func post(
+        _ path: String, _ body: String, headers: String = "", contentType: String = "application/json"
+    ) throws -> HTTPTestResponse {
+        try publicListener.post(path, body, headers: headers, contentType: contentType)
+    }
+}
+
+/// One request per fresh connection to a listener of a test gateway; Sendable, so threads share it.
+public struct TestGatewayClient: Sendable {
+    public let port: Int
+
+    public init(port: Int) { self.port = port }
+
+    /// `GET path` as a probe or a scraper sends it.
+    public func get(_ path: String) throws -> HTTPTestResponse {
+        let client = try HTTPTestClient(port: port)
+        try client.send("GET \(path) HTTP/1.1\r\nHost: gateway\r\n\r\n")
+        return try client.readResponse()
+    }
+
+    /// `POST path` with `body` as an app sends it; `headers` are extra lines, each ending in CRLF.
+    public func post(
+        _ path: String, _ body: String, headers: String = "", contentType: String = "application/json"
+    ) throws -> HTTPTestResponse {
+        let client = try HTTPTestClient(port: port)
+        try client.send(
+            "POST \(path) HTTP/1.1\r\nHost: push.buzz.xyz\r\nContent-Type: \(contentType)\r\n\(headers)"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        return try client.readResponse()
+    }
+}
+
+/// Builds the gateway's APNs sender from its final configuration. A struct, not a bare closure, so
+/// a trailing closure at the call site still means the environment adjustment.
+public struct SenderFactory {
+    public let make: (GatewayConfiguration) throws -> any DeliverySender
+
+    public init(make: @escaping (GatewayConfiguration) throws -> any DeliverySender) { self.make = make }
+
+    /// The unwired placeholder: sends nothing and answers `configuration_fault`.
+    public static var unwired: SenderFactory { SenderFactory { _ in UnwiredDeliverySender() } }
+}
