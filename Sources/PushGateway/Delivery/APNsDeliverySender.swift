@@ -58,13 +58,7 @@ public final class APNsDeliverySender: DeliverySender {
         let started = MonotonicInstant.now()
         for (index, attempt) in attempts.enumerated() {
             let submitted = MonotonicInstant.now()
-            guard let profile = profiles[attempt.profile.id] else {
-                batch.record(DeliveryReport(.configurationFault).timed(since: submitted), at: index)
-                continue
-            }
-            client.send(Self.notification(for: attempt), profile: profile) { result in
-                batch.record(Self.report(of: result).timed(since: submitted), at: index)
-            }
+            send(attempt) { report in batch.record(report.timed(since: submitted), at: index) }
         }
         return batch.wait(until: started.advanced(by: requestTimeout * 2 + .seconds(5)), since: started)
     }
