@@ -48,16 +48,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.router = router
         self.logger = logger
-        self.accessLog =
-            accessLog ?? { entry in
-                logger.info(
-                    "request",
-                    [
-                        "route": .string(entry.route), "method": .string(entry.method),
-                        "status": .int(Int64(entry.status)),
-                        "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
-                    ])
-            }
+        self.accessLog = accessLog ?? { entry in Self.log(entry, to: logger) }
         do {
             listener = try TCPListener(address: try SocketAddress(parsing: configuration.listen))
             wakeup = try EventNotifier()
@@ -177,6 +168,19 @@ public final class HTTPServer: Sendable {
         }
         // The queue closes when the event loop exits; work still handed back runs all the same.
         runResumptions()
+    }
+
+    /// The access-log line of one response (docs/protocol.md §11): route, method, status and the
+    /// duration in ms to the µs, at `info`.
+    public static func log(_ entry: AccessLogEntry, to logger: Logger) {
+        // Checked first so that a disabled access log builds no fields on every request.
+        guard logger.isEnabled(.info) else { return }
+        logger.info(
+            "request",
+            [
+                "route": .string(entry.route), "method": .string(entry.method), "status": .int(Int64(entry.status)),
+                "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
+            ])
     }
 
     /// Hands a response to the event loop; any thread.

@@ -89,10 +89,8 @@ public final class GatewayServer: Sendable {
     /// One JSON access-log line per response (route, method, status, duration: docs/protocol.md §11)
     /// and the request metrics, both under the route's label from `GatewayRoute`.
     private static func accessLog(_ recorder: RequestRecorder, _ logger: Logger) -> HTTPServer.AccessLog {
-        let line = AccessLogLine()
         return { entry in
-            // Checked first so that a disabled access log builds nothing on every request.
-            if logger.isEnabled(.info) { logger.write(line: line.render(entry)) }
+            HTTPServer.log(entry, to: logger)
             recorder.record(
                 route: entry.route, status: entry.status, durationSeconds: entry.durationMilliseconds / 1000)
         }
