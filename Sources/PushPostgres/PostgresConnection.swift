@@ -7,11 +7,15 @@ import PushSystem
 /// Not `Sendable`: a libpq connection must be used by one thread at a time. Calls block, so they
 /// belong on worker threads only — never on the event loop or inside a Swift concurrency task.
 public final class PostgresConnection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// `SET LOCAL` statements for the configured timeouts, run in the round trip of every `BEGIN`.
     /// Nothing is set on the session itself: behind a transaction-mode pooler a session setting
     /// lands on whichever server connection ran it (docs/protocol.md §12, docs/decisions/0032).
     let transactionSettings: String
+    /// Function OIDs by signature, resolved on first use (`callFunction`).
+    var functionOIDs: [String: UInt32] = [:]
+    /// Where `callFunction` lets libpq write results, mapped on first use.
+    var functionResultBuffer: FunctionResultBuffer?
 
     /// Opens a session; the configured `statement_timeout` and `lock_timeout` apply to each of its
     /// transactions (`withTransaction`).
@@ -96,7 +100,7 @@ public final class PostgresConnection {
         _ = try check(PQexec(handle, sql))
     }
 
-    private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
+    func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
         guard let result else {
             if isBroken { throw PostgresError.connectionFailure(libpqMessage: currentErrorMessage) }
             throw PostgresError(code: .unavailable, message: "no result (out of memory or connection lost)")

@@ -39,14 +39,10 @@ public final class PostgresResult {
     public func string(row: Int, column: Int) throws(PostgresError) -> String? {
         guard let raw = try rawValue(row: row, column: column) else { return nil }
         guard isBinary(column) else { return String(decoding: raw, as: UTF8.self) }
-        switch type(column) {
-        case TypeOID.text, TypeOID.varchar, TypeOID.name, TypeOID.bpchar:
-            return String(decoding: raw, as: UTF8.self)
-        case TypeOID.uuid where raw.count == 16:
-            return Self.uuidString(raw)
-        default:
+        guard let text = BinaryValue.string(raw, type: type(column)) else {
             throw decodingError(column, "is not a text column in binary format")
         }
+        return text
     }
 
     /// `bytea` columns as raw bytes (decoding the text format's `\x` hex form).
@@ -81,12 +77,10 @@ public final class PostgresResult {
             }
             return value
         }
-        switch (type(column), raw.count) {
-        case (TypeOID.int2, 2), (TypeOID.int4, 4), (TypeOID.int8, 8):
-            return Self.bigEndianSigned(raw)
-        default:
+        guard let value = BinaryValue.int64(raw, type: type(column)) else {
             throw decodingError(column, "is not an integer column")
         }
+        return value
     }
 
     /// `boolean` columns as `Bool`.
@@ -112,7 +106,7 @@ public final class PostgresResult {
         guard let raw = try rawValue(row: row, column: column) else { return nil }
         guard raw.count == 8 else { throw decodingError(column, "is not a binary timestamptz") }
         // Binary timestamptz: signed microseconds since 2000-01-01 00:00:00 UTC.
-        let microseconds = Self.bigEndianSigned(raw)
+        let microseconds = BinaryValue.bigEndianSigned(raw)
         let (seconds, remainder) = microseconds.quotientAndRemainder(dividingBy: 1_000_000)
         return seconds - (remainder < 0 ? 1 : 0) + Self.postgresEpochInUnixSeconds
     }
@@ -125,7 +119,7 @@ public final class PostgresResult {
         }
     }
 
-    private func rawValue(row: Int, column: Int) throws(PostgresError) -> [UInt8]? {
+    func rawValue(row: Int, column: Int) throws(PostgresError) -> [UInt8]? {
         try checkBounds(row: row, column: column)
         let (r, c) = (Int32(row), Int32(column))
         if PQgetisnull(handle, r, c) == 1 { return nil }
@@ -146,12 +140,6 @@ public final class PostgresResult {
 
     private static let postgresEpochInUnixSeconds: Int64 = 946_684_800
 
-    private static func bigEndianSigned(_ raw: [UInt8]) -> Int64 {
-        var value: Int64 = raw[0] & 0x80 != 0 ? -1 : 0
-        for byte in raw { value = value << 8 | Int64(byte) }
-        return value
-    }
-
     private static func hexValue(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
@@ -159,17 +147,6 @@ public final class PostgresResult {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
         default: nil
         }
-    }
-
-    private static func uuidString(_ raw: [UInt8]) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for (index, byte) in raw.enumerated() {
-            if [4, 6, 8, 10].contains(index) { text.append(UInt8(ascii: "-")) }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 

@@ -82,27 +82,24 @@ package struct DeliveryLedger: Sendable {
     /// called outside any explicit transaction, is the whole READ COMMITTED transaction. Its row
     /// locks (installation, then delegation) serialize it against revocations and rotations, which
     /// lock in the same order; its commit is the instant the send begins (docs/decisions/0191).
-    /// Throws only for storage failures (→ 503).
+    /// It is called with the protocol's FunctionCall message, so PostgreSQL parses and plans no
+    /// statement for it (docs/decisions/0300). Throws only for storage failures (→ 503).
     package func admit(_ request: AdmissionRequest) throws -> AdmissionDecision {
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
         let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
-        let result: PostgresResult
+        let record: PostgresRecord?
         do {
-            result = try pool.withConnection { connection in
-                try connection.query(
-                    """
-                    SELECT o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at
-                    FROM admit_delivery($1::uuid, $2, $3::text, $4::bigint, $5::bigint, $6, $7::bigint, $8::uuid,
-                                        $9::bigint, $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::bigint)
-                    """,
-                    [
-                        .text(request.grant.delegationID.text), .bytes(request.relayPublicKey),
-                        .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
-                        .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
-                        .text(request.requestID.text), .int64(request.requestExpiresAt), .int64(request.now),
-                        .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
-                        .int64(pool.lockTimeoutMilliseconds),
-                    ], resultFormat: .binary)
+            record = try pool.withConnection { connection in
+                try connection.callFunction(
+                    Self.admitDelivery,
+                    arguments: [
+                        .uuid(request.grant.delegationID.bytes), .bytea(request.relayPublicKey),
+                        .text(request.grant.appProfile), .int8(request.grant.endpointEpoch),
+                        .int8(request.grant.generation), .bytea(request.authEventID), .int8(replayExpiresAt),
+                        .uuid(request.requestID.bytes), .int8(request.requestExpiresAt), .int8(request.now),
+                        .int8(quotaWindowSeconds), .int8(quotaMaximum), .int8(request.deadlineUnixMilliseconds),
+                        .int8(pool.lockTimeoutMilliseconds),
+                    ])
             }
         } catch let failure as PostgresError
             where failure.isLockTimeout
@@ -116,23 +113,30 @@ package struct DeliveryLedger: Sendable {
             // rollback undid the others, so this is an ordinary refusal.
             return .refused
         }
-        guard result.rowCount == 1, let outcome = try result.string(row: 0, column: 0) else {
+        // OUT parameters o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at.
+        guard let record, record.fields.count == 4, let outcome = try record.string(0) else {
             throw PostgresError(code: .decoding, message: "admit_delivery returned no outcome")
         }
         switch outcome {
         case "admitted":
-            guard let handle = try result.string(row: 0, column: 1),
-                let sealedToken = try result.bytes(row: 0, column: 2)
-            else { throw PostgresError(code: .decoding, message: "admit_delivery admitted without a row") }
+            guard let handle = try record.string(1), let sealedToken = try record.bytes(2) else {
+                throw PostgresError(code: .decoding, message: "admit_delivery admitted without a row")
+            }
             return .admitted(AdmittedDelivery(installationHandle: handle, sealedToken: sealedToken))
         case "dead":
-            return .deadEndpoint(invalidAtSeconds: try result.int64(row: 0, column: 3))
+            return .deadEndpoint(invalidAtSeconds: try record.int64(3))
         case "late":
             return .late
         default:
             return .refused
         }
     }
+
+    /// The admission function of migrations 0002 and 0004.
+    static let admitDelivery = PostgresFunction(
+        signature:
+            "admit_delivery(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint, bigint, bigint, "
+            + "bigint, bigint)")
 
     /// The SQLSTATE `admit_delivery` raises to roll back a write that a later step refused.
     static let refusedAfterWrite = "PGW01"

@@ -1,0 +1,209 @@
+internal import CLibPQ
+import Glibc
+
+/// A server function named by its signature as `to_regprocedure` reads it, e.g.
+/// `admit_delivery(uuid, bytea, text, bigint)`: a constant of the caller, never input.
+public struct PostgresFunction: Sendable, Hashable {
+    public let signature: String
+
+    public init(signature: String) { self.signature = signature }
+
+    /// The (possibly schema-qualified) name before the argument list.
+    var name: Substring { signature.prefix { $0 != "(" } }
+}
+
+/// One argument of `PostgresConnection.callFunction`, sent in PostgreSQL's binary format.
+public enum PostgresFunctionArgument: Sendable, Equatable {
+    /// SQL NULL.
+    case null
+    /// A `uuid`: 16 bytes in network order.
+    case uuid([UInt8])
+    case bytea([UInt8])
+    /// A `text`, as its UTF-8 bytes (no NUL).
+    case text(String)
+    /// A `bigint`.
+    case int8(Int64)
+}
+
+extension PostgresConnection {
+    /// `undefined_function`: no function has the OID (or the signature) asked for.
+    static let undefinedFunction = "42883"
+
+    /// Calls `function` with the protocol's FunctionCall message: no statement is parsed or planned
+    /// and nothing is left on the session, so it works through a transaction-mode pooler
+    /// (docs/protocol.md §12; docs/decisions/0300). Outside a transaction block the call is a
+    /// transaction of its own that commits when it returns, like a single statement. Returns the
+    /// function's binary result as a record (a function with OUT parameters), nil for NULL.
+    ///
+    /// The OID is resolved by signature once per connection, and again when the server no longer
+    /// knows it (a migration dropped and recreated the function; the failed call ran nothing).
+    public func callFunction(
+        _ function: PostgresFunction, arguments: [PostgresFunctionArgument]
+    ) throws(PostgresError) -> PostgresRecord? {
+        var encoded = try FunctionArguments(arguments)
+        guard let buffer = reservedResultBuffer() else { return try callByStatement(function, encoded) }
+        let wasCached = functionOIDs[function.signature] != nil
+        do throws(PostgresError) {
+            return try call(oid: functionOID(function), &encoded, into: buffer)
+        } catch  where wasCached && error.sqlState == Self.undefinedFunction {
+            functionOIDs[function.signature] = nil
+            return try call(oid: functionOID(function), &encoded, into: buffer)
+        }
+    }
+
+    /// The same call as one unnamed statement, `SELECT name($1, …)`, whose single binary column is
+    /// the same record: for a host that refuses the result buffer's address space
+    /// (`vm.overcommit_memory = 2`, a small `RLIMIT_AS`). Parsed and planned per call.
+    func callByStatement(
+        _ function: PostgresFunction, _ arguments: FunctionArguments
+    ) throws(PostgresError) -> PostgresRecord? {
+        let placeholders = (0..<arguments.count).map { "$\($0 + 1)" }.joined(separator: ", ")
+        let sql = "SELECT \(function.name)(\(placeholders))"
+        let count = Int32(arguments.count)
+        let result = arguments.withStatementParameters { types, values, lengths, formats in
+            PQexecParams(handle, sql, count, types, values, lengths, formats, PostgresResultFormat.binary.rawValue)
+        }
+        let rows = try check(result)
+        guard rows.rowCount == 1, rows.columnCount == 1 else {
+            throw PostgresError(code: .decoding, message: "\(function.name) returned no single value")
+        }
+        guard let raw = try rows.rawValue(row: 0, column: 0) else { return nil }
+        return try PostgresRecord(binary: raw)
+    }
+
+    private func call(
+        oid: UInt32, _ arguments: inout FunctionArguments, into buffer: FunctionResultBuffer
+    ) throws(PostgresError) -> PostgresRecord? {
+        var length: Int32 = -1
+        let result = arguments.withArgumentBlocks { blocks in
+            PQfn(
+                handle, Int32(bitPattern: oid), buffer.start.assumingMemoryBound(to: Int32.self), &length, 0,
+                blocks.baseAddress, Int32(blocks.count))
+        }
+        _ = try check(result)
+        guard length >= 0 else { return nil }
+        return try PostgresRecord(binary: Array(UnsafeRawBufferPointer(start: buffer.start, count: Int(length))))
+    }
+
+    private func functionOID(_ function: PostgresFunction) throws(PostgresError) -> UInt32 {
+        if let oid = functionOIDs[function.signature] { return oid }
+        let result = try query("SELECT to_regprocedure($1)::oid::bigint", [.text(function.signature)])
+        guard result.rowCount == 1, let oid = try result.int64(row: 0, column: 0), let exact = UInt32(exactly: oid)
+        else {
+            throw PostgresError(
+                code: .server, sqlState: Self.undefinedFunction,
+                message: "function \(function.signature) does not exist")
+        }
+        functionOIDs[function.signature] = exact
+        return exact
+    }
+
+    private func reservedResultBuffer() -> FunctionResultBuffer? {
+        if functionResultBuffer == nil { functionResultBuffer = FunctionResultBuffer() }
+        return functionResultBuffer
+    }
+}
+
+/// Where PQfn writes a function's result. PQfn copies the result into the caller's buffer with no
+/// bound but the length the server states, a non-negative int32, so the buffer is that large: an
+/// anonymous mapping with `MAP_NORESERVE`, whose pages cost memory only once written (one page for
+/// a small record). Unmapped in `deinit`.
+final class FunctionResultBuffer {
+    static let capacity = Int(Int32.max) + 1
+    let start: UnsafeMutableRawPointer
+
+    /// Nil when the host refuses the mapping.
+    init?() {
+        let address = mmap(
+            nil, Self.capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        guard let address, address != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+        start = address
+    }
+
+    deinit { munmap(start, Self.capacity) }
+}
+
+/// The arguments' binary forms in one buffer, and the C arrays PQfn and PQexecParams take.
+struct FunctionArguments {
+    /// Never empty, so every pointer into it is non-NULL (a NULL pointer would mean SQL NULL).
+    private var storage: [UInt8] = [0]
+    /// Each argument's offset into `storage` and length, −1 for NULL.
+    private var spans: [(offset: Int, length: Int32)] = []
+    /// Each argument's type OID, 0 (to be inferred) for NULL.
+    private var types: [UInt32] = []
+
+    var count: Int { spans.count }
+
+    init(_ arguments: [PostgresFunctionArgument]) throws(PostgresError) {
+        for argument in arguments {
+            switch argument {
+            case .null:
+                spans.append((0, -1))
+                types.append(0)
+            case .uuid(let bytes):
+                guard bytes.count == 16 else {
+                    throw PostgresError(code: .misuse, message: "a uuid argument is not 16 bytes")
+                }
+                append(bytes, type: TypeOID.uuid)
+            case .bytea(let bytes):
+                append(bytes, type: TypeOID.bytea)
+            case .text(let text):
+                guard !text.utf8.contains(0) else {
+                    throw PostgresError(code: .misuse, message: "a text argument contains a NUL byte")
+                }
+                append(Array(text.utf8), type: TypeOID.text)
+            case .int8(let value):
+                append((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }, type: TypeOID.int8)
+            }
+        }
+    }
+
+    private mutating func append(_ bytes: [UInt8], type: UInt32) {
+        spans.append((storage.count, Int32(bytes.count)))
+        types.append(type)
+        storage.append(contentsOf: bytes)
+    }
+
+    /// FunctionCall's arguments: every one binary (PQfn sends a single format code, 1).
+    mutating func withArgumentBlocks<Result>(_ body: (UnsafeBufferPointer<PQArgBlock>) -> Result) -> Result {
+        let spans = spans
+        return storage.withUnsafeMutableBytes { raw in
+            let blocks = spans.map { span in
+                var block = PQArgBlock()
+                block.len = span.length
+                block.isint = 0
+                // libpq reads the bytes as char; the int pointer is only its declared type.
+                block.u.ptr = raw.baseAddress!.advanced(by: span.offset).assumingMemoryBound(to: Int32.self)
+                return block
+            }
+            return blocks.withUnsafeBufferPointer(body)
+        }
+    }
+
+    /// PQexecParams' arrays for the same arguments, all in binary format.
+    func withStatementParameters<Result>(
+        _ body: (
+            UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?
+        ) -> Result
+    ) -> Result {
+        let (spans, types) = (spans, self.types)
+        let lengths = spans.map { max(0, $0.length) }
+        let formats = [Int32](repeating: 1, count: spans.count)
+        return storage.withUnsafeBytes { raw in
+            let values = spans.map { span in
+                span.length < 0
+                    ? nil
+                    : UnsafePointer(raw.baseAddress!.advanced(by: span.offset).assumingMemoryBound(to: CChar.self))
+            }
+            return types.withUnsafeBufferPointer { types in
+                values.withUnsafeBufferPointer { values in
+                    lengths.withUnsafeBufferPointer { lengths in
+                        formats.withUnsafeBufferPointer { formats in
+                            body(types.baseAddress, values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
