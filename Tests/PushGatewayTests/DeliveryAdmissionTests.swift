@@ -388,4 +388,36 @@ struct DeliveryAdmissionTests {
         release.open()
         #expect(try eventually(within: 5) { try !gateway.isReserved(scenario, requestID) })
     }
+
+    @Test("after a migration drops and recreates admit_delivery, deliveries on a warm connection are admitted")
+    func recreatedAdmissionFunction() throws {
+        let gateway = try DeliveryTestGateway()
+        let scenario = try gateway.enroll()
+        #expect(try gateway.deliver(scenario).status == 200)
+        let oid = "SELECT to_regprocedure('\(DeliveryLedger.admitDelivery.signature)')::oid::bigint"
+        let before = try gateway.admin.query(oid).int64(row: 0, column: 0)
+        // The same body under a new OID, with the EXECUTE grants it had.
+        try gateway.admin.executeScript(
+            """
+            DO $$
+            DECLARE
+                v_function regprocedure := '\(DeliveryLedger.admitDelivery.signature)';
+                v_definition text := pg_get_functiondef(v_function);
+                v_roles name[] := ARRAY(
+                    SELECT r.rolname FROM pg_proc p CROSS JOIN LATERAL aclexplode(p.proacl) a
+                    JOIN pg_roles r ON r.oid = a.grantee WHERE p.oid = v_function AND a.privilege_type = 'EXECUTE');
+                v_role name;
+            BEGIN
+                EXECUTE format('DROP FUNCTION %s', v_function);
+                EXECUTE v_definition;
+                FOREACH v_role IN ARRAY v_roles LOOP
+                    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', '\(DeliveryLedger.admitDelivery.signature)', v_role);
+                END LOOP;
+            END
+            $$
+            """)
+        #expect(try gateway.admin.query(oid).int64(row: 0, column: 0) != before)
+        for _ in 0..<3 { #expect(try gateway.deliver(scenario).status == 200) }
+        #expect(gateway.sender.callCount == 4)
+    }
 }
