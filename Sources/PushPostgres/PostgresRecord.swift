@@ -37,45 +37,36 @@ public struct PostgresRecord: Sendable, Equatable {
 
     /// `text`-like fields as a string, `uuid` fields in canonical lowercase form.
     public func string(_ index: Int) throws(PostgresError) -> String? {
-        let field = try self.field(index)
-        guard let raw = field.value else { return nil }
-        guard let text = BinaryValue.string(raw, type: field.typeOID) else {
-            throw Self.mismatch(index, field, "is not a text or uuid field")
-        }
-        return text
+        try decode(index, "is not a text or uuid field") { BinaryValue.string($0, type: $1) }
     }
 
     /// `bytea` fields as raw bytes.
     public func bytes(_ index: Int) throws(PostgresError) -> [UInt8]? {
-        let field = try self.field(index)
-        guard let raw = field.value else { return nil }
-        guard field.typeOID == TypeOID.bytea else { throw Self.mismatch(index, field, "is not a bytea field") }
-        return raw
+        try decode(index, "is not a bytea field") { raw, type in type == TypeOID.bytea ? raw : nil }
     }
 
     /// `smallint`, `integer` and `bigint` fields as `Int64`.
     public func int64(_ index: Int) throws(PostgresError) -> Int64? {
-        let field = try self.field(index)
+        try decode(index, "is not an integer field") { BinaryValue.int64($0, type: $1) }
+    }
+
+    /// Field `index` through `convert` (nil: the wrong type or length); nil for SQL NULL.
+    private func decode<Value>(
+        _ index: Int, _ problem: String, _ convert: ([UInt8], UInt32) -> Value?
+    ) throws(PostgresError) -> Value? {
+        guard fields.indices.contains(index) else {
+            throw PostgresError(code: .decoding, message: "the record has no field \(index)")
+        }
+        let field = fields[index]
         guard let raw = field.value else { return nil }
-        guard let value = BinaryValue.int64(raw, type: field.typeOID) else {
-            throw Self.mismatch(index, field, "is not an integer field")
+        guard let value = convert(raw, field.typeOID) else {
+            throw PostgresError(code: .decoding, message: "record field \(index) (type \(field.typeOID)) \(problem)")
         }
         return value
     }
 
-    private func field(_ index: Int) throws(PostgresError) -> Field {
-        guard fields.indices.contains(index) else {
-            throw PostgresError(code: .decoding, message: "the record has no field \(index)")
-        }
-        return fields[index]
-    }
-
     private static func malformed(_ problem: String) -> PostgresError {
         PostgresError(code: .decoding, message: "malformed binary record: \(problem)")
-    }
-
-    private static func mismatch(_ index: Int, _ field: Field, _ problem: String) -> PostgresError {
-        PostgresError(code: .decoding, message: "record field \(index) (type \(field.typeOID)) \(problem)")
     }
 }
 

@@ -44,6 +44,20 @@ private func expectProbeRecord(_ record: PostgresRecord?) throws {
     #expect(try record.int64(3) == -9_000_000_000)
 }
 
+/// Runs `body` on a fresh database holding `probe`, with a superuser session.
+private func withProbe(_ body: (TemporaryDatabase, PostgresConnection) throws -> Void) throws {
+    try TemporaryDatabase.with { database in
+        let connection = try database.connect()
+        try connection.executeScript(probeFunction)
+        try body(database, connection)
+    }
+}
+
+/// How many calls of `probe` committed.
+private func committedCalls(_ connection: PostgresConnection) throws -> Int64? {
+    try connection.query("SELECT count(*) FROM probe_calls").int64(row: 0, column: 0)
+}
+
 private func probeOID(_ connection: PostgresConnection) throws -> Int64? {
     try connection.query("SELECT to_regprocedure('probe(uuid, bytea, text, bigint)')::oid::bigint").int64(
         row: 0, column: 0)
@@ -53,9 +67,7 @@ private func probeOID(_ connection: PostgresConnection) throws -> Int64? {
 struct PostgresFunctionCallTests {
     @Test("a function with OUT parameters returns its record; NULL arguments arrive as NULL")
     func record() throws {
-        try TemporaryDatabase.with { database in
-            let connection = try database.connect()
-            try connection.executeScript(probeFunction)
+        try withProbe { _, connection in
             try expectProbeRecord(try connection.callFunction(probe, arguments: arguments))
             let nulls = try #require(
                 try connection.callFunction(probe, arguments: [.null, .null, .text("nulls"), .null]))
@@ -68,28 +80,24 @@ struct PostgresFunctionCallTests {
 
     @Test("the call commits on its own and its set_config(…, true) ends with it")
     func commitsAndLeavesNoSetting() throws {
-        try TemporaryDatabase.with { database in
-            let connection = try database.connect()
-            try connection.executeScript(probeFunction)
+        try withProbe { database, connection in
             let before = try connection.query("SELECT current_setting('lock_timeout')").string(row: 0, column: 0)
             _ = try connection.callFunction(probe, arguments: arguments)
             #expect(connection.isReusable)
             #expect(try connection.query("SELECT current_setting('lock_timeout')").string(row: 0, column: 0) == before)
             let other = try database.connect()
-            #expect(try other.query("SELECT count(*) FROM probe_calls").int64(row: 0, column: 0) == 1)
+            #expect(try committedCalls(other) == 1)
         }
     }
 
     @Test("a raised SQLSTATE arrives as a server error, writes nothing, and the session stays usable")
     func raisedError() throws {
-        try TemporaryDatabase.with { database in
-            let connection = try database.connect()
-            try connection.executeScript(probeFunction)
+        try withProbe { _, connection in
             #expect(throws: PostgresError(code: .server, sqlState: "PGW01", message: "probe refused")) {
                 try connection.callFunction(probe, arguments: [.null, .null, .text("raise"), .null])
             }
             #expect(connection.isReusable)
-            #expect(try connection.query("SELECT count(*) FROM probe_calls").int64(row: 0, column: 0) == 0)
+            #expect(try committedCalls(connection) == 0)
             try expectProbeRecord(try connection.callFunction(probe, arguments: arguments))
         }
     }
@@ -112,15 +120,13 @@ struct PostgresFunctionCallTests {
             #expect(throws: PostgresError(code: .misuse, message: "a text argument contains a NUL byte")) {
                 try connection.callFunction(probe, arguments: [.null, .null, .text("a\u{0}b"), .null])
             }
-            #expect(try connection.query("SELECT count(*) FROM probe_calls").int64(row: 0, column: 0) == 0)
+            #expect(try committedCalls(connection) == 0)
         }
     }
 
     @Test("after the function is dropped and recreated (a new OID) the next call resolves it again")
     func reresolvesAfterRecreation() throws {
-        try TemporaryDatabase.with { database in
-            let connection = try database.connect()
-            try connection.executeScript(probeFunction)
+        try withProbe { database, connection in
             try expectProbeRecord(try connection.callFunction(probe, arguments: arguments))
             let firstOID = try probeOID(connection)
             let admin = try database.connect()
@@ -137,13 +143,11 @@ struct PostgresFunctionCallTests {
 
     @Test("the statement form, for hosts that refuse the result buffer, returns the same record")
     func statementForm() throws {
-        try TemporaryDatabase.with { database in
-            let connection = try database.connect()
-            try connection.executeScript(probeFunction)
+        try withProbe { _, connection in
             try expectProbeRecord(try connection.callByStatement(probe, FunctionArguments(arguments)))
             let nulls = try connection.callByStatement(probe, FunctionArguments([.null, .null, .text("x"), .null]))
             #expect(try nulls?.int64(3) == nil)
-            #expect(try connection.query("SELECT count(*) FROM probe_calls").int64(row: 0, column: 0) == 2)
+            #expect(try committedCalls(connection) == 2)
         }
     }
 
@@ -182,7 +186,7 @@ struct PostgresFunctionCallTests {
             group.wait()
             #expect(problems.withLock { $0 } == [])
             let direct = try database.connect()
-            #expect(try direct.query("SELECT count(*) FROM probe_calls").int64(row: 0, column: 0) == 8 * 46)
+            #expect(try committedCalls(direct) == 8 * 46)
             // One open transaction per server connection pins each to one client: neither kept the
             // function's transaction-local lock_timeout.
             let clients = try (0..<bouncer.poolSize).map { _ in
