@@ -15,7 +15,7 @@ public final class PostgresConnection {
     /// Function OIDs by signature, resolved on first use (`callFunction`).
     var functionOIDs: [String: UInt32] = [:]
     /// Where `callFunction` lets libpq write results, mapped on first use.
-    var functionResultBuffer: FunctionResultBuffer?
+    var functionResultBuffer = FunctionResultBufferState.unmapped
 
     /// Opens a session; the configured `statement_timeout` and `lock_timeout` apply to each of its
     /// transactions (`withTransaction`).

@@ -98,10 +98,27 @@ extension PostgresConnection {
         return exact
     }
 
+    /// The connection's result buffer, mapped on first use; a refusal is kept, so a host that
+    /// refuses it pays for one failed mmap per connection, not per call.
     private func reservedResultBuffer() -> FunctionResultBuffer? {
-        if functionResultBuffer == nil { functionResultBuffer = FunctionResultBuffer() }
-        return functionResultBuffer
+        switch functionResultBuffer {
+        case .mapped(let buffer):
+            return buffer
+        case .refused:
+            return nil
+        case .unmapped:
+            let buffer = FunctionResultBuffer()
+            functionResultBuffer = buffer.map { .mapped($0) } ?? .refused
+            return buffer
+        }
     }
+}
+
+/// Whether a connection has mapped its `FunctionResultBuffer`.
+enum FunctionResultBufferState {
+    case unmapped
+    case mapped(FunctionResultBuffer)
+    case refused
 }
 
 /// Where PQfn writes a function's result. PQfn copies the result into the caller's buffer with no

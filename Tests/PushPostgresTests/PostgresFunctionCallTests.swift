@@ -144,10 +144,15 @@ struct PostgresFunctionCallTests {
     @Test("the statement form, for hosts that refuse the result buffer, returns the same record")
     func statementForm() throws {
         try withProbe { _, connection in
-            try expectProbeRecord(try connection.callByStatement(probe, FunctionArguments(arguments)))
-            let nulls = try connection.callByStatement(probe, FunctionArguments([.null, .null, .text("x"), .null]))
+            // As if the host had refused the mapping: callFunction takes the statement form.
+            connection.functionResultBuffer = .refused
+            try expectProbeRecord(try connection.callFunction(probe, arguments: arguments))
+            let nulls = try connection.callFunction(probe, arguments: [.null, .null, .text("x"), .null])
+            #expect(try nulls?.string(1) == nil)
             #expect(try nulls?.int64(3) == nil)
             #expect(try committedCalls(connection) == 2)
+            // The statement names the function; no OID was resolved.
+            #expect(connection.functionOIDs.isEmpty)
         }
     }
 
