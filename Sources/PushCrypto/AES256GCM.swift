@@ -50,23 +50,60 @@ public enum AES256GCM {
         _ box: SealedBox, key: [UInt8], nonce: [UInt8], additionalData: [UInt8]
     ) throws(CryptoError) -> [UInt8] {
         guard key.count == keyByteCount else { throw CryptoError(.invalidKey) }
-        guard nonce.count == nonceByteCount, box.tag.count == tagByteCount, box.ciphertext.count < Int32.max,
-            additionalData.count < Int32.max
-        else { throw CryptoError(.authenticationFailed) }
+        guard nonce.count == nonceByteCount, box.tag.count == tagByteCount else {
+            throw CryptoError(.authenticationFailed)
+        }
+        return try nonce.withUnsafeBufferPointer { nonce throws(CryptoError) in
+            try box.ciphertext.withUnsafeBufferPointer { ciphertext throws(CryptoError) in
+                try box.tag.withUnsafeBufferPointer { tag throws(CryptoError) in
+                    try open(nonce: nonce, ciphertext: ciphertext, tag: tag, key: key, additionalData: additionalData)
+                }
+            }
+        }
+    }
+
+    /// `open` of `nonce ‖ ciphertext ‖ tag` in one buffer (the sealed envelope of docs/protocol.md §7),
+    /// read in place instead of split into arrays.
+    public static func open(
+        nonceCiphertextTag sealed: [UInt8], key: [UInt8], additionalData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        guard key.count == keyByteCount else { throw CryptoError(.invalidKey) }
+        guard sealed.count >= nonceByteCount + tagByteCount else { throw CryptoError(.authenticationFailed) }
+        return try sealed.withUnsafeBufferPointer { buffer throws(CryptoError) in
+            let tagStart = buffer.count - tagByteCount
+            return try open(
+                nonce: UnsafeBufferPointer(rebasing: buffer[..<nonceByteCount]),
+                ciphertext: UnsafeBufferPointer(rebasing: buffer[nonceByteCount..<tagStart]),
+                tag: UnsafeBufferPointer(rebasing: buffer[tagStart...]), key: key, additionalData: additionalData)
+        }
+    }
+
+    private static func open(
+        nonce: UnsafeBufferPointer<UInt8>, ciphertext: UnsafeBufferPointer<UInt8>, tag: UnsafeBufferPointer<UInt8>,
+        key: [UInt8], additionalData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        guard ciphertext.count < Int32.max, additionalData.count < Int32.max else {
+            throw CryptoError(.authenticationFailed)
+        }
         let context = try CipherContext()
-        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce) == 1,
+        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce.baseAddress) == 1,
             try update(context, additionalData: additionalData, encrypting: false)
         else { throw CryptoError.capturing(.operationFailed) }
-        var plaintext = [UInt8](repeating: 0, count: box.ciphertext.count)
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
         var produced: Int32 = 0
-        if !box.ciphertext.isEmpty {
+        if !ciphertext.isEmpty {
             guard
                 EVP_DecryptUpdate(
-                    context.pointer, &plaintext, &produced, box.ciphertext, Int32(box.ciphertext.count)) == 1
+                    context.pointer, &plaintext, &produced, ciphertext.baseAddress, Int32(ciphertext.count)) == 1
             else { throw CryptoError.capturing(.operationFailed) }
         }
-        var tag = box.tag
-        guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tag) == 1 else {
+        // OpenSSL copies the expected tag; it never writes through the pointer.
+        guard
+            EVP_CIPHER_CTX_ctrl(
+                context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount),
+                UnsafeMutableRawPointer(mutating: tag.baseAddress)
+            ) == 1
+        else {
             throw CryptoError.capturing(.operationFailed)
         }
         var tail = [UInt8](repeating: 0, count: 16)
