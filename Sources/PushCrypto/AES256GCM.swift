@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Synchronization
 
 /// AES-256-GCM (NIST SP 800-38D) with a 12-byte nonce and a 16-byte tag, as docs/protocol.md §7 seals.
 public enum AES256GCM {
@@ -85,30 +86,24 @@ public enum AES256GCM {
         guard ciphertext.count < Int32.max, additionalData.count < Int32.max else {
             throw CryptoError(.authenticationFailed)
         }
-        let context = try CipherContext()
-        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce.baseAddress) == 1,
-            try update(context, additionalData: additionalData, encrypting: false)
-        else { throw CryptoError.capturing(.operationFailed) }
+        let context = try DecryptionContexts.shared.take(key: key, nonce: nonce.baseAddress)
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
         var produced: Int32 = 0
-        if !ciphertext.isEmpty {
-            guard
-                EVP_DecryptUpdate(
-                    context.pointer, &plaintext, &produced, ciphertext.baseAddress, Int32(ciphertext.count)) == 1
-            else { throw CryptoError.capturing(.operationFailed) }
-        }
         // OpenSSL copies the expected tag; it never writes through the pointer.
-        guard
+        guard try update(context, additionalData: additionalData, encrypting: false),
+            ciphertext.isEmpty
+                || EVP_DecryptUpdate(
+                    context.pointer, &plaintext, &produced, ciphertext.baseAddress, Int32(ciphertext.count)) == 1,
             EVP_CIPHER_CTX_ctrl(
                 context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount),
-                UnsafeMutableRawPointer(mutating: tag.baseAddress)
-            ) == 1
-        else {
-            throw CryptoError.capturing(.operationFailed)
-        }
+                UnsafeMutableRawPointer(mutating: tag.baseAddress)) == 1
+        else { throw CryptoError.capturing(.operationFailed) }
         var tail = [UInt8](repeating: 0, count: 16)
         var tailLength: Int32 = 0
-        guard EVP_DecryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else {
+        let authentic = EVP_DecryptFinal_ex(context.pointer, &tail, &tailLength) == 1
+        // Finished either way: the next init sets a new key and nonce (a failed tag check included).
+        DecryptionContexts.shared.giveBack(context)
+        guard authentic else {
             OpenSSLErrorQueue.clear()
             throw CryptoError(.authenticationFailed)
         }
@@ -129,7 +124,10 @@ public enum AES256GCM {
 }
 
 /// Owned `EVP_CIPHER_CTX`.
-final class CipherContext {
+///
+/// `@unchecked Sendable`: a context is used by one caller at a time; `DecryptionContexts` hands each
+/// spare to one caller under its lock.
+final class CipherContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     init() throws(CryptoError) {
@@ -138,4 +136,43 @@ final class CipherContext {
     }
 
     deinit { EVP_CIPHER_CTX_free(pointer) }
+}
+
+/// AES-256-GCM decryption contexts kept for reuse (docs/decisions/0320). A new context allocates
+/// OpenSSL's provider state for the cipher on its first init; a spare keeps it, and
+/// `EVP_DecryptInit_ex(context, NULL, NULL, key, nonce)` only sets the key and the nonce again
+/// (EVP_EncryptInit(3)), which also clears what a finished or failed open left. Two opens per
+/// delivery (grant and token) each skip the context's allocation, the provider's and their frees.
+final class DecryptionContexts: Sendable {
+    static let shared = DecryptionContexts()
+
+    /// Contexts given back beyond this many (more callers at once) are freed.
+    static let maximumSpareCount = 8
+
+    private let spares = Mutex<[CipherContext]>([])
+
+    /// How many contexts wait for reuse (tests).
+    var spareCount: Int { spares.withLock { $0.count } }
+
+    /// A context set to decrypt with `key` and `nonce`, owned by the caller until it gives it back.
+    func take(key: [UInt8], nonce: UnsafePointer<UInt8>?) throws(CryptoError) -> CipherContext {
+        if let spare = spares.withLock({ $0.popLast() }) {
+            guard EVP_DecryptInit_ex(spare.pointer, nil, nil, key, nonce) == 1 else {
+                throw CryptoError.capturing(.operationFailed)
+            }
+            return spare
+        }
+        let context = try CipherContext()
+        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce) == 1 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
+        return context
+    }
+
+    /// Keeps a context whose open ran to its tag check; one that failed earlier is not given back.
+    func giveBack(_ context: CipherContext) {
+        spares.withLock { spares in
+            if spares.count < Self.maximumSpareCount { spares.append(context) }
+        }
+    }
 }
