@@ -128,14 +128,17 @@ extension DeliveryResponses {
     /// first member `code`. The bodies are the single route's, spliced: each is an object, so its
     /// opening brace becomes `{"code":N,`.
     static func batch(_ items: [Response]) -> Response {
-        var body = Array(#"{"results":["#.utf8)
-        body.reserveCapacity(body.count + items.count * 64)
+        var body: [UInt8] = []
+        body.reserveCapacity(16 + items.reduce(0) { $0 + $1.body.count + 12 })
+        body.append(contentsOf: #"{"results":["#.utf8)
         for (index, item) in items.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
-            body += Array(#"{"code":\#(item.status),"#.utf8)
-            body += item.body.dropFirst()
+            body.append(contentsOf: #"{"code":"#.utf8)
+            body.append(contentsOf: String(item.status).utf8)
+            body.append(UInt8(ascii: ","))
+            body.append(contentsOf: item.body.dropFirst())
         }
-        body += Array("]}".utf8)
+        body.append(contentsOf: "]}".utf8)
         return .json(status: 200, body)
     }
 }
