@@ -45,7 +45,9 @@ struct BatchDeliveryRoute: Sendable {
 
         var results = [Response?](repeating: nil, count: batch.deliveries.count)
         var checked: [CheckedItem] = []
-        var requestIDs = Set<CanonicalUUID>()
+        checked.reserveCapacity(batch.deliveries.count)
+        // Sized once: growing the set rehashes every request id it holds.
+        var requestIDs = Set<CanonicalUUID>(minimumCapacity: batch.deliveries.count)
         for (index, delivery) in batch.deliveries.enumerated() {
             // §4.8: of two items with one request id, the second is invalid_grant whatever the first
             // became.
@@ -79,6 +81,7 @@ struct BatchDeliveryRoute: Sendable {
         if decisions.contains(.late) { return .error(408, .requestTimeout) }
 
         var sendings: [Sending] = []
+        sendings.reserveCapacity(checked.count)
         for (item, decision) in zip(checked, decisions) {
             switch decision {
             case .refused, .late:
