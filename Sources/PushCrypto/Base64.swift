@@ -25,23 +25,41 @@ public enum Base64 {
 
     /// Standard alphabet, padded or unpadded (docs/protocol.md §1); `nil` unless strictly valid.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        decode(text.utf8)
+        withUTF8(of: text) { decodePadded($0) }
     }
 
     /// Standard alphabet, padded or unpadded, from the text's bytes (e.g. a slice of a received header);
     /// `nil` unless strictly valid.
     public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
-        var symbols = Array(text)
-        if symbols.count % 4 == 0, symbols.last == UInt8(ascii: "=") {
-            symbols.removeLast()
-            if symbols.last == UInt8(ascii: "=") { symbols.removeLast() }
-        }
-        return decodeUnpadded(symbols, url: false)
+        text.withContiguousStorageIfAvailable { decodePadded($0) }
+            ?? Array(text).withUnsafeBufferPointer {
+                decodePadded($0)
+            }
     }
 
     /// base64url alphabet, unpadded only; `nil` unless strictly valid.
     public static func decodeURLNoPadding(_ text: some StringProtocol) -> [UInt8]? {
-        decodeUnpadded(Array(text.utf8), url: true)
+        withUTF8(of: text) { decodeUnpadded($0, sextets: urlSextets) }
+    }
+
+    /// Runs `body` over the text's UTF-8 bytes in place when the string stores them contiguously (native
+    /// strings and their substrings), over a copy otherwise.
+    private static func withUTF8(
+        of text: some StringProtocol, _ body: (UnsafeBufferPointer<UInt8>) -> [UInt8]?
+    ) -> [UInt8]? {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// Complete padding (`=` or `==` ending a multiple of four symbols) is dropped; any other `=` is
+    /// outside the alphabet.
+    private static func decodePadded(_ symbols: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = symbols.count
+        if count % 4 == 0, count > 0, symbols[count - 1] == UInt8(ascii: "=") {
+            count -= 1
+            if symbols[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        }
+        return decodeUnpadded(UnsafeBufferPointer(rebasing: symbols[..<count]), sextets: standardSextets)
     }
 
     private static func encode(_ bytes: [UInt8], alphabet: [UInt8], padded: Bool) -> String {
@@ -75,35 +93,56 @@ public enum Base64 {
         }
     }
 
-    private static func decodeUnpadded(_ symbols: [UInt8], url: Bool) -> [UInt8]? {
-        guard symbols.count % 4 != 1 else { return nil }
-        let table = url ? urlSextets : standardSextets
-        var valid = true
-        var accumulator: UInt32 = 0
-        // Every 4 symbols give 3 bytes and a 2- or 3-symbol tail gives 1 or 2: ⌊6n / 8⌋ bytes in all.
-        let output = [UInt8](unsafeUninitializedCapacity: symbols.count * 3 / 4) { buffer, initializedCount in
-            var bitCount = 0
-            var written = 0
-            for symbol in symbols {
-                let value = table[Int(symbol)]
-                guard value != invalidSymbol else {
-                    valid = false
-                    break
+    /// Four symbols at a time into three bytes, then a 2- or 3-symbol tail into 1 or 2: ⌊6n / 8⌋
+    /// bytes in all.
+    private static func decodeUnpadded(_ symbols: UnsafeBufferPointer<UInt8>, sextets: [UInt8]) -> [UInt8]? {
+        let count = symbols.count
+        guard count % 4 != 1 else { return nil }
+        return sextets.withUnsafeBufferPointer { table -> [UInt8]? in
+            // Sextets are below 64 and `invalidSymbol` is not: one test of the high bits per group.
+            func sextet(_ index: Int) -> UInt32 { UInt32(table[Int(symbols[index])]) }
+            var valid = true
+            let output = [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { buffer, initializedCount in
+                var written = 0
+                var index = 0
+                let whole = count & ~3
+                while index < whole {
+                    let (first, second, third, fourth) = (
+                        sextet(index), sextet(index + 1), sextet(index + 2), sextet(index + 3)
+                    )
+                    guard (first | second | third | fourth) & 0xC0 == 0 else {
+                        valid = false
+                        break
+                    }
+                    let group = first << 18 | second << 12 | third << 6 | fourth
+                    buffer[written] = UInt8(truncatingIfNeeded: group >> 16)
+                    buffer[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                    buffer[written + 2] = UInt8(truncatingIfNeeded: group)
+                    written += 3
+                    index += 4
                 }
-                accumulator = accumulator << 6 | UInt32(value)
-                bitCount += 6
-                if bitCount >= 8 {
-                    bitCount -= 8
-                    buffer[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount))
-                    written += 1
-                    accumulator &= (1 << UInt32(bitCount)) - 1
+                let tail = count - whole
+                if valid, tail > 0 {
+                    let (first, second) = (sextet(index), sextet(index + 1))
+                    let third = tail == 3 ? sextet(index + 2) : 0
+                    // The unused low bits of the last symbol must be zero so that the encoding is canonical.
+                    let unusedBits = tail == 3 ? third & 0x03 : second & 0x0F
+                    if (first | second | third) & 0xC0 != 0 || unusedBits != 0 {
+                        valid = false
+                    } else {
+                        let group = first << 18 | second << 12 | third << 6
+                        buffer[written] = UInt8(truncatingIfNeeded: group >> 16)
+                        written += 1
+                        if tail == 3 {
+                            buffer[written] = UInt8(truncatingIfNeeded: group >> 8)
+                            written += 1
+                        }
+                    }
                 }
+                initializedCount = written
             }
-            initializedCount = written
+            return valid ? output : nil
         }
-        // Leftover bits must be zero so that the encoding is canonical.
-        guard valid, accumulator == 0 else { return nil }
-        return output
     }
 
     /// Marks a byte outside the alphabet in the lookup tables below.

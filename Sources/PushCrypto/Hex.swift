@@ -29,19 +29,10 @@ public enum Hex {
     /// Decodes hexadecimal text of even length; `nil` on any other character or an odd length.
     /// With `lowercaseOnly` (the wire formats of docs/protocol.md §1) upper-case digits are refused too.
     public static func decode(_ text: some StringProtocol, lowercaseOnly: Bool = false) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(characters.count / 2)
-        var index = 0
-        while index < characters.count {
-            guard let high = nibble(characters[index], lowercaseOnly: lowercaseOnly),
-                let low = nibble(characters[index + 1], lowercaseOnly: lowercaseOnly)
-            else { return nil }
-            output.append(high << 4 | low)
-            index += 2
-        }
-        return output
+        let table = lowercaseOnly ? lowercaseNibbles : anyCaseNibbles
+        // Native strings are read in place; others are copied once.
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode($0, nibbles: table) }) { return decoded }
+        return Array(text.utf8).withUnsafeBufferPointer { decode($0, nibbles: table) }
     }
 
     /// Decodes exactly `byteCount` bytes from `2 * byteCount` hexadecimal digits; `nil` for any other
@@ -51,12 +42,41 @@ public enum Hex {
         return decode(text, lowercaseOnly: lowercaseOnly)
     }
 
-    private static func nibble(_ character: UInt8, lowercaseOnly: Bool) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F") where !lowercaseOnly: return character - UInt8(ascii: "A") + 10
-        default: return nil
+    private static func decode(_ characters: UnsafeBufferPointer<UInt8>, nibbles: [UInt8]) -> [UInt8]? {
+        guard characters.count % 2 == 0 else { return nil }
+        return nibbles.withUnsafeBufferPointer { table -> [UInt8]? in
+            var valid = true
+            let output = [UInt8](unsafeUninitializedCapacity: characters.count / 2) { buffer, initializedCount in
+                var written = 0
+                while written < buffer.count {
+                    let high = table[Int(characters[2 * written])]
+                    let low = table[Int(characters[2 * written + 1])]
+                    // Nibbles are below 16 and `invalidDigit` is not.
+                    guard (high | low) & 0xF0 == 0 else {
+                        valid = false
+                        break
+                    }
+                    buffer[written] = high << 4 | low
+                    written += 1
+                }
+                initializedCount = written
+            }
+            return valid ? output : nil
         }
+    }
+
+    /// Marks a byte that is not a hexadecimal digit in the lookup tables below.
+    private static let invalidDigit: UInt8 = 0xff
+    /// Nibble value of every byte (`invalidDigit` for non-digits): one table load per character.
+    private static let lowercaseNibbles = nibbleTable(uppercase: false)
+    private static let anyCaseNibbles = nibbleTable(uppercase: true)
+
+    private static func nibbleTable(uppercase: Bool) -> [UInt8] {
+        var table = [UInt8](repeating: invalidDigit, count: 256)
+        for (value, digit) in lowercaseDigits.enumerated() { table[Int(digit)] = UInt8(value) }
+        if uppercase {
+            for (value, digit) in "ABCDEF".utf8.enumerated() { table[Int(digit)] = UInt8(10 + value) }
+        }
+        return table
     }
 }

@@ -195,28 +195,38 @@ public final class HTTP2Session {
     }
 
     /// nghttp2's `nghttp2_nv` array over one byte buffer that lives for the call (nghttp2 copies
-    /// names and values when a frame is submitted).
+    /// names and values when a frame is submitted). The buffer is sized once and every name and
+    /// value is copied from the string's own UTF-8 storage: appending each one's `utf8` view and
+    /// growing the buffer as it fills cost about ten thousand instructions per APNs request.
     private func withNameValues(
         _ fields: [HTTPHeader], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Int32
     )
         -> Int32
     {
-        var storage: [UInt8] = []
-        var ranges: [(name: Int, nameCount: Int, value: Int, valueCount: Int)] = []
-        for field in fields {
-            let name = storage.count
-            storage.append(contentsOf: field.name.utf8)
-            let value = storage.count
-            storage.append(contentsOf: field.value.utf8)
-            ranges.append((name, field.name.utf8.count, value, field.value.utf8.count))
-        }
         // One extra byte so the base address is valid even when every name and value is empty.
-        storage.append(0)
+        let byteCount = fields.reduce(1) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        var storage = [UInt8](repeating: 0, count: byteCount)
         return storage.withUnsafeMutableBufferPointer { bytes in
-            var nameValues = ranges.map { range in
-                nghttp2_nv(
-                    name: bytes.baseAddress! + range.name, value: bytes.baseAddress! + range.value,
-                    namelen: range.nameCount, valuelen: range.valueCount, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            var offset = 0
+            func copy(_ text: String) -> (UnsafeMutablePointer<UInt8>, Int) {
+                let start = bytes.baseAddress! + offset
+                var text = text
+                let count = text.withUTF8 { utf8 in
+                    if let address = utf8.baseAddress { start.update(from: address, count: utf8.count) }
+                    return utf8.count
+                }
+                offset += count
+                return (start, count)
+            }
+            var nameValues: [nghttp2_nv] = []
+            nameValues.reserveCapacity(fields.count)
+            for field in fields {
+                let (name, nameCount) = copy(field.name)
+                let (value, valueCount) = copy(field.value)
+                nameValues.append(
+                    nghttp2_nv(
+                        name: name, value: value, namelen: nameCount, valuelen: valueCount,
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
             return nameValues.withUnsafeMutableBufferPointer { body($0) }
         }

@@ -21,13 +21,21 @@ public struct JSONObject: Sendable, Equatable {
         -> JSONObject
     {
         let object = try JSONObject(value)
+        // One pass: each member is matched to the key it names, and the keys seen are marked; the
+        // search for the missing key runs only when one is missing (or there are too many keys to mark).
+        let markable = keys.count <= UInt64.bitWidth
+        var seen: UInt64 = 0
         for member in object.members {
-            let allowed =
-                keys.contains { sameName($0, member.name) } || optionalKeys.contains { sameName($0, member.name) }
-            guard allowed else { throw JSONError(.unknownMember) }
+            if let index = keys.firstIndex(where: { sameName($0, member.name) }) {
+                if markable { seen |= 1 << UInt64(index) }
+            } else if !optionalKeys.contains(where: { sameName($0, member.name) }) {
+                throw JSONError(.unknownMember)
+            }
         }
-        for key in keys where object.member(key) == nil {
-            throw JSONError(.missingMember, member: key)
+        if !markable || seen.nonzeroBitCount < keys.count {
+            for key in keys where object.member(key) == nil {
+                throw JSONError(.missingMember, member: key)
+            }
         }
         return object
     }
@@ -83,14 +91,6 @@ public struct JSONObject: Sendable, Equatable {
         members.first { Self.sameName($0.name, key) }?.value
     }
 
-    /// Byte equality of two names; the O(1) length check rejects most pairs before any byte is read.
-    static func sameName(_ lhs: String, _ rhs: String) -> Bool {
-        guard lhs.utf8.count == rhs.utf8.count else { return false }
-        // Native strings expose their UTF-8 bytes contiguously: comparing the two buffers avoids the
-        // generic per-byte iteration of `String.UTF8View`; other strings take that path.
-        let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
-        }
-        return compared.flatMap { $0 } ?? lhs.utf8.elementsEqual(rhs.utf8)
-    }
+    /// Byte equality of two names.
+    static func sameName(_ lhs: String, _ rhs: String) -> Bool { UTF8Equality.equal(lhs, rhs) }
 }

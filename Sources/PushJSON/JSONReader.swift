@@ -58,6 +58,8 @@ struct JSONScanner {
 
     /// Objects with more members than this switch duplicate detection from a linear scan to a set.
     private static let linearDuplicateScanLimit = 16
+    /// Members an object has room for before its array grows.
+    private static let reservedMemberCount = 10
 
     init(_ input: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.input = input
@@ -108,6 +110,9 @@ struct JSONScanner {
         var nameSet: Set<[UInt8]> = []
         skipWhitespace()
         if consume(UInt8(ascii: "}")) { return .object(members) }
+        // One allocation for the objects of docs/protocol.md (at most 9 members) instead of a
+        // reallocation at 1, 2, 4 and 8.
+        members.reserveCapacity(Self.reservedMemberCount)
         while true {
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: "\"") else {

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushJSON
 
 /// What a valid NIP-98 header proves: this relay key signed this event for this request.
 public struct NIP98Authorization: Sendable, Equatable {
@@ -79,17 +80,17 @@ public struct NIP98Verifier: Sendable {
         let tags = try RequiredTags(event.tags)
         guard let requestURL else { throw .requestURLUndefined }
         if let allowedPublicOrigins {
-            let origin = requestURL.origin.utf8
-            guard allowedPublicOrigins.contains(where: { $0.utf8.elementsEqual(origin) }) else {
+            let origin = requestURL.origin
+            guard allowedPublicOrigins.contains(where: { UTF8Equality.equal($0, origin) }) else {
                 throw .originNotAllowed
             }
         }
         // Byte comparisons throughout: String `==` would also accept canonically equivalent Unicode.
-        guard tags.url.utf8.elementsEqual(requestURL.string.utf8) else { throw .urlMismatch }
-        guard tags.method.utf8.elementsEqual(Self.method.utf8), method.utf8.elementsEqual(Self.method.utf8) else {
+        guard UTF8Equality.equal(tags.url, requestURL.string) else { throw .urlMismatch }
+        guard UTF8Equality.equal(tags.method, Self.method), UTF8Equality.equal(method, Self.method) else {
             throw .methodMismatch
         }
-        guard tags.payload.utf8.elementsEqual(Hex.encode(SHA256.hash(body)).utf8) else {
+        guard UTF8Equality.equal(tags.payload, Hex.encode(SHA256.hash(body))) else {
             throw .payloadMismatch
         }
 
@@ -124,11 +125,11 @@ private struct RequiredTags {
         var payload: String?
         for tag in tags {
             guard let name = tag.first else { continue }
-            if name.utf8.elementsEqual("u".utf8) {
+            if UTF8Equality.equal(name, "u") {
                 try Self.record(tag, in: &url)
-            } else if name.utf8.elementsEqual("method".utf8) {
+            } else if UTF8Equality.equal(name, "method") {
                 try Self.record(tag, in: &method)
-            } else if name.utf8.elementsEqual("payload".utf8) {
+            } else if UTF8Equality.equal(name, "payload") {
                 try Self.record(tag, in: &payload)
             }
         }

@@ -36,9 +36,9 @@ extension NostrEvent {
         }
         guard let idBytes = Hex.decode(members.id, byteCount: 32, lowercaseOnly: true),
             let signatureBytes = Hex.decode(members.sig, byteCount: 64, lowercaseOnly: true),
-            Hex.decode(members.pubkey, byteCount: 32, lowercaseOnly: true) != nil
+            let publicKeyBytes = Hex.decode(members.pubkey, byteCount: 32, lowercaseOnly: true)
         else { throw .invalidHex }
-        guard let publicKey = XOnlyPublicKey(hex: members.pubkey) else { throw .invalidPublicKey }
+        guard let publicKey = XOnlyPublicKey(bytes: publicKeyBytes) else { throw .invalidPublicKey }
         self.init(
             id: idBytes, publicKey: publicKey, createdAt: members.createdAt, kind: members.kind, tags: members.tags,
             content: members.content, signature: signatureBytes)

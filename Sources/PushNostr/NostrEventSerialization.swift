@@ -44,21 +44,32 @@ public enum NostrEventSerialization {
 
     static func appendString(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x22: output.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                output.append(contentsOf: Array(#"\u00"#.utf8))
-                output.append(contentsOf: Hex.encode([byte]).utf8)
-            default: output.append(byte)
-            }
+        // Native strings are read in place; others are copied once.
+        if string.utf8.withContiguousStorageIfAvailable({ appendEscaped($0, to: &output) }) == nil {
+            Array(string.utf8).withUnsafeBufferPointer { appendEscaped($0, to: &output) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Runs of bytes that need no escape are appended whole.
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        var runStart = 0
+        for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            runStart = index + 1
+            output.append(0x5C)
+            switch byte {
+            case 0x0A: output.append(UInt8(ascii: "n"))
+            case 0x0D: output.append(UInt8(ascii: "r"))
+            case 0x09: output.append(UInt8(ascii: "t"))
+            case 0x08: output.append(UInt8(ascii: "b"))
+            case 0x0C: output.append(UInt8(ascii: "f"))
+            case 0x22, 0x5C: output.append(byte)
+            default:
+                output.append(contentsOf: "u00".utf8)
+                output.append(contentsOf: Hex.encode([byte]).utf8)
+            }
+        }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
     }
 }

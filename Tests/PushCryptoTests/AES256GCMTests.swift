@@ -1,5 +1,6 @@
-import PushCrypto
 import Testing
+
+@testable import PushCrypto
 
 @Suite("AES-256-GCM")
 struct AES256GCMTests {
@@ -88,5 +89,58 @@ struct AES256GCMTests {
         #expect(throws: CryptoError(.invalidKey)) {
             try AES256GCM.seal(key: [UInt8](repeating: 0, count: 16), nonce: nonce, plaintext: [1], additionalData: [])
         }
+    }
+
+    @Test("the combined nonce ‖ ciphertext ‖ tag form opens test case 16 and refuses it shortened or tampered")
+    func combinedKnownAnswer() throws {
+        let sealed = nonce + ciphertext + tag
+        #expect(try AES256GCM.open(nonceCiphertextTag: sealed, key: key, additionalData: additionalData) == plaintext)
+        var tampered = sealed
+        tampered[tampered.count - 1] ^= 1
+        for candidate in [tampered, Array(sealed.prefix(27)), Array(sealed.dropFirst())] {
+            #expect(throws: CryptoError(.authenticationFailed)) {
+                try AES256GCM.open(nonceCiphertextTag: candidate, key: key, additionalData: additionalData)
+            }
+        }
+        #expect(throws: CryptoError(.invalidKey)) {
+            try AES256GCM.open(nonceCiphertextTag: sealed, key: Array(key.prefix(16)), additionalData: additionalData)
+        }
+    }
+
+    @Test("reused decryption contexts open like fresh ones across keys, sizes and failed opens")
+    func reusedContexts() throws {
+        let boxes = try (0..<40).map {
+            round -> (key: [UInt8], nonce: [UInt8], plaintext: [UInt8], box: AES256GCM.SealedBox) in
+            let key = try SecureRandom.bytes(32)
+            let nonce = try SecureRandom.bytes(12)
+            let plaintext = try SecureRandom.bytes(round * 7)
+            return (
+                key, nonce, plaintext,
+                try AES256GCM.seal(key: key, nonce: nonce, plaintext: plaintext, additionalData: [UInt8(round)])
+            )
+        }
+        for (round, sealed) in boxes.enumerated() {
+            // Every third open fails at the tag check first, leaving its context finished unsuccessfully.
+            if round % 3 == 0 {
+                var tag = sealed.box.tag
+                tag[0] ^= 1
+                #expect(throws: CryptoError(.authenticationFailed)) {
+                    try AES256GCM.open(
+                        AES256GCM.SealedBox(ciphertext: sealed.box.ciphertext, tag: tag), key: sealed.key,
+                        nonce: sealed.nonce, additionalData: [UInt8(round)])
+                }
+            }
+            #expect(
+                try AES256GCM.open(sealed.box, key: sealed.key, nonce: sealed.nonce, additionalData: [UInt8(round)])
+                    == sealed.plaintext)
+            #expect(throws: CryptoError(.authenticationFailed)) {
+                try AES256GCM.open(sealed.box, key: sealed.key, nonce: sealed.nonce, additionalData: [UInt8(round) ^ 1])
+            }
+        }
+        #expect(
+            try AES256GCM.open(
+                AES256GCM.SealedBox(ciphertext: ciphertext, tag: tag), key: key, nonce: nonce,
+                additionalData: additionalData) == plaintext)
+        #expect(DecryptionContexts.shared.spareCount > 0)
     }
 }

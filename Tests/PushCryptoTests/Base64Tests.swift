@@ -86,6 +86,29 @@ struct Base64Tests {
         #expect(wronglyAccepted.isEmpty)
     }
 
+    @Test(
+        "a 2- or 3-symbol tail is accepted exactly when its unused bits are zero, in both alphabets and from substrings"
+    )
+    func tailBits() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var wrong: [String] = []
+        for (value, symbol) in alphabet.enumerated() {
+            // After a whole group, so the four-at-a-time loop runs before the tail.
+            let twoSymbols = "AAAAQ" + String(UnicodeScalar(symbol))
+            let threeSymbols = "AAAAQQ" + String(UnicodeScalar(symbol))
+            let expectedTwo: [UInt8]? = value & 0x0F == 0 ? [0, 0, 0, 0x40 | UInt8(value >> 4)] : nil
+            let expectedThree: [UInt8]? = value & 0x03 == 0 ? [0, 0, 0, 0x41, UInt8(value >> 2)] : nil
+            let padded = "AAAAQ" + String(UnicodeScalar(symbol)) + "=="
+            if Base64.decode(twoSymbols) != expectedTwo || Base64.decodeURLNoPadding(twoSymbols) != expectedTwo
+                || Base64.decode(padded) != expectedTwo || Base64.decode(threeSymbols) != expectedThree
+                || Base64.decodeURLNoPadding(("x." + threeSymbols).dropFirst(2)) != expectedThree
+            {
+                wrong.append(String(UnicodeScalar(symbol)))
+            }
+        }
+        #expect(wrong.isEmpty)
+    }
+
     @Test("the 32-byte challenge of the transcript vectors is 43 base64url characters")
     func challengeLength() {
         let challenge = (0..<32).map { UInt8($0) }
@@ -122,6 +145,27 @@ struct HexTests {
     func lowercaseOnly() {
         #expect(Hex.decode("AB", lowercaseOnly: true) == nil)
         #expect(Hex.decode("ab", lowercaseOnly: true) == [0xab])
+    }
+
+    @Test("every byte value is a digit at either position exactly when it is hex (lowercase only when asked)")
+    func everyByteValue() {
+        let lowercase = Set("0123456789abcdef".utf8)
+        let anyCase = lowercase.union("ABCDEF".utf8)
+        var wrong: [UInt8] = []
+        for byte in (0...255).map({ UInt8($0) }) {
+            for text in [[byte, UInt8(ascii: "a")], [UInt8(ascii: "0"), byte]] {
+                let string = String(decoding: text, as: UTF8.self)
+                // Bytes that are not UTF-8 by themselves become U+FFFD: never a digit.
+                let valid = string.utf8.count == 2
+                if (Hex.decode(string) != nil) != (valid && anyCase.contains(byte))
+                    || (Hex.decode(string, lowercaseOnly: true) != nil) != (valid && lowercase.contains(byte))
+                {
+                    wrong.append(byte)
+                }
+            }
+        }
+        #expect(wrong.isEmpty)
+        #expect(Hex.decode("fF0a"[...]) == [0xff, 0x0a])
     }
 
     @Test("byteCount accepts exactly twice as many digits and keeps the lowercase rule")

@@ -45,7 +45,9 @@ struct BatchDeliveryRoute: Sendable {
 
         var results = [Response?](repeating: nil, count: batch.deliveries.count)
         var checked: [CheckedItem] = []
-        var requestIDs = Set<CanonicalUUID>()
+        checked.reserveCapacity(batch.deliveries.count)
+        // Sized once: growing the set rehashes every request id it holds.
+        var requestIDs = Set<CanonicalUUID>(minimumCapacity: batch.deliveries.count)
         for (index, delivery) in batch.deliveries.enumerated() {
             // §4.8: of two items with one request id, the second is invalid_grant whatever the first
             // became.
@@ -79,6 +81,7 @@ struct BatchDeliveryRoute: Sendable {
         if decisions.contains(.late) { return .error(408, .requestTimeout) }
 
         var sendings: [Sending] = []
+        sendings.reserveCapacity(checked.count)
         for (item, decision) in zip(checked, decisions) {
             switch decision {
             case .refused, .late:
@@ -128,14 +131,17 @@ extension DeliveryResponses {
     /// first member `code`. The bodies are the single route's, spliced: each is an object, so its
     /// opening brace becomes `{"code":N,`.
     static func batch(_ items: [Response]) -> Response {
-        var body = Array(#"{"results":["#.utf8)
-        body.reserveCapacity(body.count + items.count * 64)
+        var body: [UInt8] = []
+        body.reserveCapacity(16 + items.reduce(0) { $0 + $1.body.count + 12 })
+        body.append(contentsOf: #"{"results":["#.utf8)
         for (index, item) in items.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
-            body += Array(#"{"code":\#(item.status),"#.utf8)
-            body += item.body.dropFirst()
+            body.append(contentsOf: #"{"code":"#.utf8)
+            body.append(contentsOf: String(item.status).utf8)
+            body.append(UInt8(ascii: ","))
+            body.append(contentsOf: item.body.dropFirst())
         }
-        body += Array("]}".utf8)
+        body.append(contentsOf: "]}".utf8)
         return .json(status: 200, body)
     }
 }

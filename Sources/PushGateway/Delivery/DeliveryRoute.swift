@@ -1,5 +1,6 @@
 import Glibc
 import PushHTTP
+import PushJSON
 import PushNostr
 import PushPostgres
 import PushRateLimiting
@@ -174,7 +175,7 @@ struct DeliveryRoute: Sendable {
         else { return .refused(Self.invalidGrant) }
         // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
         // (docs/decisions/0082); nothing is admitted or charged.
-        guard let profile = profiles.first(where: { $0.id.utf8.elementsEqual(grant.appProfile.utf8) }) else {
+        guard let profile = profiles.first(where: { UTF8Equality.equal($0.id, grant.appProfile) }) else {
             logger.error("delivery for a profile that is not enabled", ["outcome": .string("configuration_fault")])
             return .refused(.error(503, .configurationFault))
         }

@@ -46,19 +46,15 @@ public struct SealedEnvelope: Sendable {
     /// Opens an envelope; nil for an unknown key id, bad encoding, or any tampering.
     public func open(_ envelope: String) -> [UInt8]? {
         // `<key id>.<base64url>` with exactly one dot; found by index rather than by splitting into
-        // an array of parts (this runs twice per delivery).
+        // an array of parts (this runs twice per delivery). A second dot would be in the base64url
+        // part, whose alphabet has none, so decoding refuses it.
         let text = envelope.utf8
-        guard let dot = text.firstIndex(of: UInt8(ascii: ".")),
-            !text[text.index(after: dot)...].contains(UInt8(ascii: ".")),
-            let keyID = String(text[..<dot]), let key = keyring.key(id: keyID[...]),
-            let sealed = String(text[text.index(after: dot)...]).flatMap(Base64.decodeURLNoPadding),
+        guard let dot = text.firstIndex(of: UInt8(ascii: ".")), let key = keyring.key(id: Substring(text[..<dot])),
+            let sealed = Base64.decodeURLNoPadding(Substring(text[text.index(after: dot)...])),
             sealed.count >= AES256GCM.nonceByteCount + AES256GCM.tagByteCount
         else { return nil }
-        let nonce = Array(sealed[..<AES256GCM.nonceByteCount])
-        let box = AES256GCM.SealedBox(
-            ciphertext: Array(sealed[AES256GCM.nonceByteCount..<(sealed.count - AES256GCM.tagByteCount)]),
-            tag: Array(sealed[(sealed.count - AES256GCM.tagByteCount)...]))
         return try? AES256GCM.open(
-            box, key: key.bytes, nonce: nonce, additionalData: purpose.additionalDataPrefix + Array(key.id.utf8))
+            nonceCiphertextTag: sealed, key: key.bytes,
+            additionalData: purpose.additionalDataPrefix + Array(key.id.utf8))
     }
 }
