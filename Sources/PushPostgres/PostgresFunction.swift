@@ -170,7 +170,7 @@ struct FunctionArguments {
                 }
                 append(Array(text.utf8), type: TypeOID.text)
             case .int8(let value):
-                append((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }, type: TypeOID.int8)
+                append(BinaryArray.bigEndian(value), type: TypeOID.int8)
             }
         }
     }

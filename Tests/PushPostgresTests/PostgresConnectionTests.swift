@@ -41,6 +41,40 @@ struct PostgresConnectionTests {
         }
     }
 
+    @Test("uuid, text and bigint arrays travel in binary and arrive as the arrays built in SQL, empty ones included")
+    func binaryArrays() throws {
+        try TemporaryDatabase.with { database in
+            let connection = try database.connect()
+            let uuid: [UInt8] = [
+                0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11,
+            ]
+            let texts = ["plain", "quote \" and \\ backslash", "{,}", "", "NULL", "ünï"]
+            let result = try connection.query(
+                """
+                SELECT $1::uuid[] = ARRAY['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '00000000-0000-0000-0000-000000000000']::uuid[],
+                       $2::text[] = ARRAY['plain', 'quote " and \\ backslash', '{,}', '', 'NULL', 'ünï'],
+                       $3::bigint[] = ARRAY[-9223372036854775808, -1, 0, 1764000000, 9223372036854775807],
+                       cardinality($4::text[]), cardinality($5::bigint[]), array_lower($2::text[], 1),
+                       ($2::text[])[2]
+                """,
+                [
+                    try .uuidArray([uuid, [UInt8](repeating: 0, count: 16)]), try .textArray(texts),
+                    .int64Array([Int64.min, -1, 0, 1_764_000_000, Int64.max]), try .textArray([]), .int64Array([]),
+                ], resultFormat: .binary)
+            for column in 0..<3 { #expect(try result.bool(row: 0, column: column) == true) }
+            #expect(try result.int64(row: 0, column: 3) == 0)
+            #expect(try result.int64(row: 0, column: 4) == 0)
+            #expect(try result.int64(row: 0, column: 5) == 1)
+            #expect(try result.string(row: 0, column: 6) == texts[1])
+        }
+    }
+
+    @Test("an array element a uuid or text cannot hold is refused before anything is sent")
+    func binaryArrayMisuse() {
+        #expect(throws: PostgresError.self) { try PostgresParameter.uuidArray([[0x01, 0x02]]) }
+        #expect(throws: PostgresError.self) { try PostgresParameter.textArray(["a\u{0}b"]) }
+    }
+
     @Test("binary results decode integers of every width, booleans, text, uuid and timestamptz")
     func binaryDecoding() throws {
         try TemporaryDatabase.with { database in

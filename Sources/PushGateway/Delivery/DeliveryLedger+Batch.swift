@@ -45,10 +45,9 @@ extension DeliveryLedger {
                     """,
                     [
                         .bytes(request.relayPublicKey), .bytes(request.authEventID), .int64(replayExpiresAt),
-                        Self.array(items.map(\.grant.delegationID.text)), Self.array(items.map(\.grant.appProfile)),
-                        Self.array(items.map { String($0.grant.endpointEpoch) }),
-                        Self.array(items.map { String($0.grant.generation) }),
-                        Self.array(items.map(\.requestID.text)), Self.array(items.map { String($0.requestExpiresAt) }),
+                        .uuidArray(items.map(\.grant.delegationID.bytes)), .textArray(items.map(\.grant.appProfile)),
+                        .int64Array(items.map(\.grant.endpointEpoch)), .int64Array(items.map(\.grant.generation)),
+                        .uuidArray(items.map(\.requestID.bytes)), .int64Array(items.map(\.requestExpiresAt)),
                         .int64(request.now), .int64(quotaWindowSeconds), .int64(quotaMaximum),
                         .int64(request.deadlineUnixMilliseconds), .int64(pool.lockTimeoutMilliseconds),
                     ], resultFormat: .binary)
@@ -87,21 +86,5 @@ extension DeliveryLedger {
             }
         }
         return decisions
-    }
-
-    /// A PostgreSQL array literal of `elements`, each quoted (docs/decisions/0220): profile ids are
-    /// the only free text, and quoting keeps any character of theirs a plain element character.
-    static func array(_ elements: [String]) -> PostgresParameter {
-        var literal = "{"
-        for (index, element) in elements.enumerated() {
-            if index > 0 { literal += "," }
-            literal += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" { literal += "\\" }
-                literal.unicodeScalars.append(character)
-            }
-            literal += "\""
-        }
-        return .text(literal + "}")
     }
 }
