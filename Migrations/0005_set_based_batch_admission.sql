@@ -1,10 +1,11 @@
 -- push-gateway schema, version 5: admit_delivery_batch (0003, 0004) with the same arguments,
 -- results, lock order and outcomes, but a constant number of statements per batch instead of about
--- four per item: every item's locked rows are read in one statement, the advisory locks are taken
--- by one, and when the items cannot affect each other (no request id twice, room in every
--- endpoint's quota for all its items) all reservations are one insert and all quota charges one
--- upsert. Otherwise the items are admitted one by one in request order, as before. Rationale and
--- measurements: docs/decisions/0310-set-based-batch-admission.md.
+-- four per item: the row locks find their rows by a hashed list of ids, every item's locked rows
+-- are read in one statement, the advisory locks are taken by one, and when the items cannot affect
+-- each other (no request id twice, room in every endpoint's quota for all its items) all
+-- reservations are one insert and all quota charges one upsert. Otherwise the items are admitted
+-- one by one in request order, as before. Rationale and measurements:
+-- docs/decisions/0310-set-based-batch-admission.md.
 --
 -- CREATE OR REPLACE keeps the owner and the EXECUTE grant, so the runtime role keeps calling it
 -- without a new grant, and a replica of the previous release calls the new body. It calls no
@@ -52,12 +53,15 @@ BEGIN
     -- §4.8: every installation row of the batch, then every delegation row, each set in ascending
     -- key order, so no cycle of waits can form with single deliveries, revocations and rotations.
     -- Nothing else writes them until this transaction ends, so one read below serves every item.
+    -- The ids as a subquery, not `= ANY (array)`: where the planner scans a small table, `= ANY`
+    -- compares every row with every id, the semi-join hashes them (decision 0310).
     PERFORM 1 FROM installations i
-    WHERE i.handle IN (SELECT d.installation_handle FROM delegations d WHERE d.delegation_id = ANY (p_delegation_ids))
+    WHERE i.handle IN (SELECT d.installation_handle FROM delegations d
+                       WHERE d.delegation_id IN (SELECT unnest(p_delegation_ids)))
     ORDER BY i.handle
     FOR UPDATE OF i;
     PERFORM 1 FROM delegations d
-    WHERE d.delegation_id = ANY (p_delegation_ids)
+    WHERE d.delegation_id IN (SELECT unnest(p_delegation_ids))
     ORDER BY d.installation_handle, d.relay_pubkey
     FOR UPDATE OF d;
     -- Two batches inserting the same two request ids in opposite orders would deadlock: a
