@@ -14,30 +14,31 @@ struct MigrateUpgradeTests {
 
     static let profile = "upgrade-profile"
 
-    /// The repository's migrations up to version 3, byte for byte.
-    static func versionThreeMigrations() throws -> Support.MigrationsFolder {
+    /// The repository's migrations up to `version`, byte for byte.
+    static func migrations(through version: Int) throws -> Support.MigrationsFolder {
         var files: [String: String] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: Support.repositoryMigrations)
-        where name.hasSuffix(".sql") && (Int(name.prefix(4)) ?? 0) <= 3 {
+        where name.hasSuffix(".sql") && (Int(name.prefix(4)) ?? 0) <= version {
             files[name] = try String(contentsOfFile: Support.repositoryMigrations + "/" + name, encoding: .utf8)
         }
-        #expect(files.count == 3)
+        #expect(files.count == version)
         return try Support.MigrationsFolder(files)
     }
 
-    /// A database at version 3 whose runtime role `role` was granted by that migrate run.
-    static func databaseAtVersionThree(_ database: TemporaryDatabase, role: TemporaryRole) throws {
-        let folder = try versionThreeMigrations()
+    /// A database at `version` whose runtime role `role` was granted by that migrate run.
+    static func database(_ database: TemporaryDatabase, atVersion version: Int, role: TemporaryRole) throws {
+        let folder = try migrations(through: version)
         let outcome = Support.migrate(database, ["--runtime-role", role.name], directory: folder.path)
         #expect(outcome.exitCode == 0, "\(outcome.standardError)")
-        #expect(try Support.historyVersions(database.connect()) == [1, 2, 3])
+        #expect(try Support.historyVersions(database.connect()) == (1...Int64(version)).map { $0 })
     }
 
-    /// One live installation with one delegation; returns (delegation id, relay public key).
-    static func enroll(_ admin: PostgresConnection, now: Int64) throws -> (String, [UInt8]) {
+    /// One live installation with one delegation to `relay` (a fresh one by default); returns
+    /// (delegation id, relay public key).
+    static func enroll(_ admin: PostgresConnection, now: Int64, relay: [UInt8]? = nil) throws -> (String, [UInt8]) {
         let handle = try CanonicalUUID.version4().text
         let delegationID = try CanonicalUUID.version4().text
-        let relay = try SecureRandom.bytes(32)
+        let relay = try relay ?? SecureRandom.bytes(32)
         try DeliveryFixtures.insertInstallation(
             admin, handle: handle, appProfile: profile, sealedToken: Array("k1.sealed".utf8),
             fingerprint: try SecureRandom.bytes(32), expiresAt: now + 3600)
@@ -68,7 +69,7 @@ struct MigrateUpgradeTests {
 
     /// A database migrated to this release's version with one enrolled delegation: an admin and a
     /// runtime-role session, the delegation and the time it was enrolled at.
-    static func enrolledAtVersionFour(
+    static func enrolledAtCurrentVersion(
         _ database: TemporaryDatabase
     ) throws -> (PostgresConnection, PostgresConnection, (String, [UInt8]), Int64) {
         let role = try database.createRole()
@@ -90,7 +91,7 @@ struct MigrateUpgradeTests {
         try TemporaryDatabase.with { database in
             let role = try database.createRole()
             let other = try database.createRole()
-            try Self.databaseAtVersionThree(database, role: role)
+            try Self.database(database, atVersion: 3, role: role)
 
             // Without --runtime-role: the migration itself grants its internal function to the
             // role that may already call admit_delivery.
@@ -98,6 +99,7 @@ struct MigrateUpgradeTests {
             #expect(upgrade.exitCode == 0, "\(upgrade.standardError)")
             #expect(upgrade.standardOutput.contains("applied 0004_cheaper_admission.sql"))
             #expect(!upgrade.standardOutput.contains("applied 0003"))
+            #expect(upgrade.standardOutput.contains("applied 0005_set_based_batch_admission.sql"))
             let admin = try database.connect()
             #expect(try Support.historyVersions(admin) == (1...Int64(GatewaySchema.expectedVersion)).map { $0 })
             let pool = PostgresPool(configuration: database.configuration(role: role))
@@ -118,7 +120,7 @@ struct MigrateUpgradeTests {
     func reservationsSurviveTheUpgrade() throws {
         try TemporaryDatabase.with { database in
             let role = try database.createRole()
-            try Self.databaseAtVersionThree(database, role: role)
+            try Self.database(database, atVersion: 3, role: role)
             let admin = try database.connect()
             let runtime = try PostgresConnection(configuration: database.configuration(role: role))
             let now = Self.now()
@@ -144,7 +146,7 @@ struct MigrateUpgradeTests {
     @Test("version 4: a replayed event whose reservation was released rolls back with PGW01 and charges nothing")
     func replayAfterReleaseWritesNothing() throws {
         try TemporaryDatabase.with { database in
-            let (admin, runtime, delegation, now) = try Self.enrolledAtVersionFour(database)
+            let (admin, runtime, delegation, now) = try Self.enrolledAtCurrentVersion(database)
             let requestID = try CanonicalUUID.version4().text
             let event = try SecureRandom.bytes(32)
             #expect(
@@ -169,7 +171,7 @@ struct MigrateUpgradeTests {
     @Test("version 4: a delivery over the endpoint quota is refused and writes no reservation and no burn")
     func overQuotaWritesNothing() throws {
         try TemporaryDatabase.with { database in
-            let (admin, runtime, delegation, now) = try Self.enrolledAtVersionFour(database)
+            let (admin, runtime, delegation, now) = try Self.enrolledAtCurrentVersion(database)
             for expected in ["admitted", "refused", "refused"] {
                 let outcome = try Self.admit(
                     runtime, delegation: delegation, requestID: try CanonicalUUID.version4().text,

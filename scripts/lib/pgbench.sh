@@ -2,8 +2,9 @@
 # Debian's postgresql-15 package, already installed for the throwaway cluster) runs, on the same
 # cluster and rows, the §4.7 admission of scripts/lib/admission.pgbench with prepared statements
 # and the gateway's own admit_delivery call of scripts/lib/admit-delivery.pgbench, prepared and as
-# the gateway sends it (an unnamed statement, parsed and planned per call); the CPU of pgbench and
-# of PostgreSQL is counted per admission.
+# the gateway sends it (an unnamed statement, parsed and planned per call), and for issue 17 the
+# admit_delivery_batch call of scripts/lib/admit-delivery-batch.pgbench (100 items per call); the
+# CPU of pgbench and of PostgreSQL is counted per admission (per item for the batch).
 PGBENCH_INSTALLATIONS=1000
 
 # CPU seconds of the cluster so far: the postmaster, the backends it has reaped (cutime/cstime)
@@ -46,27 +47,32 @@ SQL
 }
 
 # One pgbench run per concurrency and script; prints a markdown table row per run, the §4.7
-# transaction's row first and the function call's rows beside it (a fourth argument
-# `transaction-only` runs the §4.7 transaction alone).
+# transaction's row first and the function call's rows beside it (a fourth argument `batch` runs
+# the §4.7 transaction and the batch function instead, at most 10 connections: each takes its own
+# blocks of 100 installations).
 run_pgbench_side() {
-    local url=$1 seconds=$2 concurrency run script mode children before_pg after_pg output admissions rate pgbench_cpu
-    local runs=("admission prepared §4.7 transaction")
-    [ "${4:-}" = transaction-only ] ||
-        runs+=("admit-delivery prepared admit_delivery" "admit-delivery extended admit_delivery, unnamed")
+    local url=$1 seconds=$2 concurrency run script mode items label children before_pg after_pg output admissions rate
+    local pgbench_cpu runs=("admission prepared 1 §4.7 transaction")
+    if [ "${4:-}" = batch ]; then
+        runs+=("admit-delivery-batch extended 100 admit_delivery_batch, 100 items, unnamed (per item)")
+    else
+        runs+=("admit-delivery prepared 1 admit_delivery" "admit-delivery extended 1 admit_delivery, unnamed")
+    fi
     echo "| connections | admission | pgbench admissions/s | PostgreSQL CPU per admission | pgbench CPU per admission |"
     echo "|---|---|---|---|---|"
     for concurrency in ${3//,/ }; do
         for run in "${runs[@]}"; do
-            read -r script mode label <<<"$run"
+            read -r script mode items label <<<"$run"
             children=$(ps -o pid= --ppid "$(head -n 1 "$PGDIR/data/postmaster.pid")" | wc -l)
             before_pg=$(postgres_cpu_seconds)
             # `times` reports the CPU of the subshell's finished children: pgbench alone.
             output=$( (PGOPTIONS= "$PGBIN/pgbench" -n -M "$mode" -c "$concurrency" -j "$concurrency" -T "$seconds" \
-                -D installations=$PGBENCH_INSTALLATIONS -f "scripts/lib/$script.pgbench" "$url" 2>&1; times) )
+                -D installations=$PGBENCH_INSTALLATIONS -D clients="$concurrency" -f "scripts/lib/$script.pgbench" "$url" 2>&1
+                times) )
             await_backends_reaped "$children"
             after_pg=$(postgres_cpu_seconds)
-            admissions=$(awk '/number of transactions actually processed/ { split($0, a, ": "); split(a[2], b, "/"); print b[1] }' <<<"$output")
-            rate=$(awk '/^tps = / { printf "%.0f", $3 }' <<<"$output")
+            admissions=$(awk -v k="$items" '/number of transactions actually processed/ { split($0, a, ": "); split(a[2], b, "/"); print b[1] * k }' <<<"$output")
+            rate=$(awk -v k="$items" '/^tps = / { printf "%.0f", $3 * k }' <<<"$output")
             pgbench_cpu=$(tail -n 1 <<<"$output" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
             awk -v c="$concurrency" -v l="$label" -v r="$rate" -v n="$admissions" \
                 -v pg="$(awk -v a="$after_pg" -v b="$before_pg" 'BEGIN { print a - b }')" -v pb="$pgbench_cpu" \
