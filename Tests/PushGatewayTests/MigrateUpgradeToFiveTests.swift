@@ -19,7 +19,8 @@ struct MigrateUpgradeToFiveTests {
         _ connection: PostgresConnection, _ items: [((String, [UInt8]), String)], now: Int64,
         quotaMaximum: Int64 = 10
     ) throws -> [String?] {
-        let ones = Array(repeating: "1", count: items.count)
+        let ones = [Int64](repeating: 1, count: items.count)
+        let uuids = { (texts: [String]) throws -> [[UInt8]] in try texts.map { try #require(CanonicalUUID($0)).bytes } }
         let result = try connection.query(
             """
             SELECT o_outcome FROM admit_delivery_batch($1, $2, $3::bigint, $4::uuid[], $5::text[], $6::bigint[],
@@ -29,10 +30,10 @@ struct MigrateUpgradeToFiveTests {
             """,
             [
                 .bytes(items[0].0.1), .bytes(try SecureRandom.bytes(32)), .int64(now + 120),
-                DeliveryLedger.array(items.map(\.0.0)),
-                DeliveryLedger.array(Array(repeating: Upgrade.profile, count: items.count)), DeliveryLedger.array(ones),
-                DeliveryLedger.array(ones), DeliveryLedger.array(items.map(\.1)),
-                DeliveryLedger.array(Array(repeating: String(now + 60), count: items.count)), .int64(now),
+                try .uuidArray(uuids(items.map(\.0.0))),
+                try .textArray(Array(repeating: Upgrade.profile, count: items.count)), .int64Array(ones),
+                .int64Array(ones), try .uuidArray(uuids(items.map(\.1))),
+                .int64Array(Array(repeating: now + 60, count: items.count)), .int64(now),
                 .int64(quotaMaximum), .int64((now + 20) * 1000),
             ])
         return try (0..<result.rowCount).map { try result.string(row: $0, column: 0) }
