@@ -51,10 +51,12 @@ struct BatchAdmissionEquivalenceTests {
             v_request_expiry bigint[];
             v_maximum bigint;
             v_event bytea;
-            v_old text;
-            v_new text;
-            v_old_tables text;
-            v_new_tables text;
+            v_bodies text[] := ARRAY['admit_delivery_batch_v4', 'admit_delivery_batch'];
+            -- Per body (0004's, 0005's): the items' results, the tables afterwards.
+            v_results text[];
+            v_tables text[];
+            v_result text;
+            v_table text;
             v_counts integer[];
             v_fresh boolean;
             v_distinct boolean;
@@ -161,39 +163,37 @@ struct BatchAdmissionEquivalenceTests {
 
                     -- Each body on the same state, each in a subtransaction rolled back after reading the
                     -- results and the tables; an error is a result too.
-                    BEGIN
-                        EXECUTE replace(v_call, 'body(', 'admit_delivery_batch_v4(') INTO v_old, v_counts
-                        USING v_relay, v_event, v_now, v_ids, v_profiles, v_epochs, v_generations, v_request_ids,
-                              v_request_expiry, v_maximum;
-                        EXECUTE v_state INTO v_old_tables;
-                        RAISE EXCEPTION 'undo' USING ERRCODE = 'PGX01';
-                    EXCEPTION
-                        WHEN SQLSTATE 'PGX01' THEN NULL;
-                        WHEN OTHERS THEN v_old := 'error ' || SQLSTATE || ': ' || SQLERRM; v_old_tables := NULL; v_counts := NULL;
-                    END;
-                    BEGIN
-                        EXECUTE replace(v_call, 'body(', 'admit_delivery_batch(') INTO v_new
-                        USING v_relay, v_event, v_now, v_ids, v_profiles, v_epochs, v_generations, v_request_ids,
-                              v_request_expiry, v_maximum;
-                        EXECUTE v_state INTO v_new_tables;
-                        RAISE EXCEPTION 'undo' USING ERRCODE = 'PGX01';
-                    EXCEPTION
-                        WHEN SQLSTATE 'PGX01' THEN NULL;
-                        WHEN OTHERS THEN v_new := 'error ' || SQLSTATE || ': ' || SQLERRM; v_new_tables := NULL;
-                    END;
-                    IF v_old IS DISTINCT FROM v_new OR v_old_tables IS DISTINCT FROM v_new_tables THEN
+                    FOR v_body IN 1 .. 2 LOOP
+                        BEGIN
+                            EXECUTE replace(v_call, 'body(', v_bodies[v_body] || '(')
+                            INTO v_result, v_counts
+                            USING v_relay, v_event, v_now, v_ids, v_profiles, v_epochs, v_generations, v_request_ids,
+                                  v_request_expiry, v_maximum;
+                            EXECUTE v_state INTO v_table;
+                            RAISE EXCEPTION 'undo' USING ERRCODE = 'PGX01';
+                        EXCEPTION
+                            WHEN SQLSTATE 'PGX01' THEN NULL;
+                            WHEN OTHERS THEN
+                                v_result := 'error ' || SQLSTATE || ': ' || SQLERRM;
+                                v_table := NULL;
+                                v_counts := NULL;
+                        END;
+                        v_results[v_body] := v_result;
+                        v_tables[v_body] := v_table;
+                    END LOOP;
+                    IF v_results[1] IS DISTINCT FROM v_results[2] OR v_tables[1] IS DISTINCT FROM v_tables[2] THEN
                         RAISE EXCEPTION E'0004 and 0005 differ in scenario % (seed %)\ndelegations %\nprofiles %\nepochs %\n'
                             'generations %\nrequest ids %\nrequest expiry (now %) %\nquota maximum %\n0004: %\n0005: %\n'
                             '0004 tables: %\n0005 tables: %',
                             v_scenario, p_seed, v_ids, v_profiles, v_epochs, v_generations, v_request_ids, v_now,
-                            v_request_expiry, v_maximum, v_old, v_new, v_old_tables, v_new_tables;
+                            v_request_expiry, v_maximum, v_results[1], v_results[2], v_tables[1], v_tables[2];
                     END IF;
                     scenarios := scenarios + 1;
                     admitted := admitted + coalesce(v_counts[1], 0);
                     dead := dead + coalesce(v_counts[2], 0);
                     refused := refused + coalesce(v_counts[3], 0);
                     late := late + coalesce(v_counts[4], 0);
-                    errors := errors + (v_old LIKE 'error %')::integer;
+                    errors := errors + (v_results[1] LIKE 'error %')::integer;
                     -- A burned event refuses every item before either path.
                     IF v_event <> sha256('burned'::bytea) THEN
                         set_based := set_based + (v_distinct AND v_room)::integer;
