@@ -10,19 +10,27 @@ public struct PostgresFunction: Sendable, Hashable {
 
     /// The (possibly schema-qualified) name before the argument list.
     var name: Substring { signature.prefix { $0 != "(" } }
-}
 
-/// One argument of `PostgresConnection.callFunction`, sent in PostgreSQL's binary format.
-public enum PostgresFunctionArgument: Sendable, Equatable {
-    /// SQL NULL.
-    case null
-    /// A `uuid`: 16 bytes in network order.
-    case uuid([UInt8])
-    case bytea([UInt8])
-    /// A `text`, as its UTF-8 bytes (no NUL).
-    case text(String)
-    /// A `bigint`.
-    case int8(Int64)
+    /// The argument types between the parentheses, e.g. `uuid` and `bigint`.
+    var argumentTypes: [Substring] {
+        let list = signature.drop { $0 != "(" }.dropFirst().prefix { $0 != ")" }
+        return list.split(separator: ",").map { $0.trimmingPrefix(" ") }
+    }
+
+    /// Refuses before anything is sent what the server would answer with a protocol violation
+    /// (which reads as an outage): another number of arguments than the signature's, or a `uuid`
+    /// argument that is not 16 bytes.
+    func check(_ arguments: [PostgresParameter]) throws(PostgresError) {
+        let types = argumentTypes
+        guard types.count == arguments.count else {
+            throw PostgresError(code: .misuse, message: "\(name) takes \(types.count) arguments")
+        }
+        for (type, argument) in zip(types, arguments) {
+            if type == "uuid", case .bytes(let bytes) = argument, bytes.count != 16 {
+                throw PostgresError(code: .misuse, message: "a uuid argument is not 16 bytes")
+            }
+        }
+    }
 }
 
 extension PostgresConnection {
@@ -33,13 +41,16 @@ extension PostgresConnection {
     /// and nothing is left on the session, so it works through a transaction-mode pooler
     /// (docs/protocol.md §12; docs/decisions/0300). Outside a transaction block the call is a
     /// transaction of its own that commits when it returns, like a single statement. Returns the
-    /// function's binary result as a record (a function with OUT parameters), nil for NULL.
+    /// function's binary result as a record (a function with OUT parameters), nil for NULL. Every
+    /// argument travels in binary: `.bytes` as the argument type's binary form (a `uuid`'s 16
+    /// bytes, a `bytea`'s bytes), `.text` as UTF-8, `.int64` as a `bigint`, `.bool` as a `boolean`.
     ///
     /// The OID is resolved by signature once per connection, and again when the server no longer
     /// knows it (a migration dropped and recreated the function; the failed call ran nothing).
     public func callFunction(
-        _ function: PostgresFunction, arguments: [PostgresFunctionArgument]
+        _ function: PostgresFunction, arguments: [PostgresParameter]
     ) throws(PostgresError) -> PostgresRecord? {
+        try function.check(arguments)
         var encoded = try FunctionArguments(arguments)
         guard let buffer = reservedResultBuffer() else { return try callByStatement(function, encoded) }
         let wasCached = functionOIDs[function.signature] != nil
@@ -51,17 +62,19 @@ extension PostgresConnection {
         }
     }
 
-    /// The same call as one unnamed statement, `SELECT name($1, …)`, whose single binary column is
-    /// the same record: for a host that refuses the result buffer's address space
-    /// (`vm.overcommit_memory = 2`, a small `RLIMIT_AS`). Parsed and planned per call.
+    /// The same call as one unnamed statement, `SELECT name($1::type, …)` with the signature's
+    /// types, whose single binary column is the same record: for a host that refuses the result
+    /// buffer's address space (`vm.overcommit_memory = 2`, a small `RLIMIT_AS`). Parsed and planned
+    /// per call.
     func callByStatement(
         _ function: PostgresFunction, _ arguments: FunctionArguments
     ) throws(PostgresError) -> PostgresRecord? {
-        let placeholders = (0..<arguments.count).map { "$\($0 + 1)" }.joined(separator: ", ")
+        let placeholders = function.argumentTypes.enumerated().map { "$\($0.offset + 1)::\($0.element)" }.joined(
+            separator: ", ")
         let sql = "SELECT \(function.name)(\(placeholders))"
         let count = Int32(arguments.count)
-        let result = arguments.withStatementParameters { types, values, lengths, formats in
-            PQexecParams(handle, sql, count, types, values, lengths, formats, PostgresResultFormat.binary.rawValue)
+        let result = arguments.withStatementParameters { values, lengths, formats in
+            PQexecParams(handle, sql, count, nil, values, lengths, formats, PostgresResultFormat.binary.rawValue)
         }
         let rows = try check(result)
         guard rows.rowCount == 1, rows.columnCount == 1 else {
@@ -146,38 +159,31 @@ struct FunctionArguments {
     private var storage: [UInt8] = [0]
     /// Each argument's offset into `storage` and length, −1 for NULL.
     private var spans: [(offset: Int, length: Int32)] = []
-    /// Each argument's type OID, 0 (to be inferred) for NULL.
-    private var types: [UInt32] = []
 
     var count: Int { spans.count }
 
-    init(_ arguments: [PostgresFunctionArgument]) throws(PostgresError) {
+    init(_ arguments: [PostgresParameter]) throws(PostgresError) {
         for argument in arguments {
             switch argument {
             case .null:
                 spans.append((0, -1))
-                types.append(0)
-            case .uuid(let bytes):
-                guard bytes.count == 16 else {
-                    throw PostgresError(code: .misuse, message: "a uuid argument is not 16 bytes")
-                }
-                append(bytes, type: TypeOID.uuid)
-            case .bytea(let bytes):
-                append(bytes, type: TypeOID.bytea)
+            case .bytes(let bytes):
+                append(bytes)
             case .text(let text):
                 guard !text.utf8.contains(0) else {
                     throw PostgresError(code: .misuse, message: "a text argument contains a NUL byte")
                 }
-                append(Array(text.utf8), type: TypeOID.text)
-            case .int8(let value):
-                append(BinaryArray.bigEndian(value), type: TypeOID.int8)
+                append(Array(text.utf8))
+            case .int64(let value):
+                append(BinaryArray.bigEndian(value))
+            case .bool(let value):
+                append([value ? 1 : 0])
             }
         }
     }
 
-    private mutating func append(_ bytes: [UInt8], type: UInt32) {
+    private mutating func append(_ bytes: [UInt8]) {
         spans.append((storage.count, Int32(bytes.count)))
-        types.append(type)
         storage.append(contentsOf: bytes)
     }
 
@@ -199,11 +205,9 @@ struct FunctionArguments {
 
     /// PQexecParams' arrays for the same arguments, all in binary format.
     func withStatementParameters<Result>(
-        _ body: (
-            UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?
-        ) -> Result
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> Result
     ) -> Result {
-        let (spans, types) = (spans, self.types)
+        let spans = spans
         let lengths = spans.map { max(0, $0.length) }
         let formats = [Int32](repeating: 1, count: spans.count)
         return storage.withUnsafeBytes { raw in
@@ -212,12 +216,10 @@ struct FunctionArguments {
                     ? nil
                     : UnsafePointer(raw.baseAddress!.advanced(by: span.offset).assumingMemoryBound(to: CChar.self))
             }
-            return types.withUnsafeBufferPointer { types in
-                values.withUnsafeBufferPointer { values in
-                    lengths.withUnsafeBufferPointer { lengths in
-                        formats.withUnsafeBufferPointer { formats in
-                            body(types.baseAddress, values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                        }
+            return values.withUnsafeBufferPointer { values in
+                lengths.withUnsafeBufferPointer { lengths in
+                    formats.withUnsafeBufferPointer { formats in
+                        body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
                     }
                 }
             }

@@ -30,8 +30,8 @@ private let probe = PostgresFunction(signature: "probe(uuid, bytea, text, bigint
 private let uuidBytes: [UInt8] = [
     0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11,
 ]
-private let arguments: [PostgresFunctionArgument] = [
-    .uuid(uuidBytes), .bytea([0x00, 0xff, 0x00]), .text("héllo"), .int8(-9_000_000_000),
+private let arguments: [PostgresParameter] = [
+    .bytes(uuidBytes), .bytes([0x00, 0xff, 0x00]), .text("héllo"), .int64(-9_000_000_000),
 ]
 
 /// Checks the record `probe` returns for `arguments`.
@@ -74,7 +74,7 @@ struct PostgresFunctionCallTests {
             #expect(try nulls.string(1) == nil)
             #expect(try nulls.bytes(2) == nil)
             #expect(try nulls.int64(3) == nil)
-            #expect(try connection.callFunction(probe, arguments: [.null, .bytea([]), .null, .null])?.bytes(2) == [])
+            #expect(try connection.callFunction(probe, arguments: [.null, .bytes([]), .null, .null])?.bytes(2) == [])
         }
     }
 
@@ -102,7 +102,9 @@ struct PostgresFunctionCallTests {
         }
     }
 
-    @Test("a signature no function has is undefined_function, and a malformed argument is refused before sending")
+    @Test(
+        "a signature no function has is undefined_function; a 3-byte uuid, a text with a NUL or a missing argument is refused before sending"
+    )
     func missingFunctionAndBadArguments() throws {
         try TemporaryDatabase.with { database in
             let connection = try database.connect()
@@ -115,7 +117,10 @@ struct PostgresFunctionCallTests {
             }
             try connection.executeScript(probeFunction)
             #expect(throws: PostgresError(code: .misuse, message: "a uuid argument is not 16 bytes")) {
-                try connection.callFunction(probe, arguments: [.uuid([1, 2, 3]), .null, .null, .null])
+                try connection.callFunction(probe, arguments: [.bytes([1, 2, 3]), .null, .null, .null])
+            }
+            #expect(throws: PostgresError(code: .misuse, message: "probe takes 4 arguments")) {
+                try connection.callFunction(probe, arguments: [.null, .null, .null])
             }
             #expect(throws: PostgresError(code: .misuse, message: "a text argument contains a NUL byte")) {
                 try connection.callFunction(probe, arguments: [.null, .null, .text("a\u{0}b"), .null])
@@ -176,7 +181,7 @@ struct PostgresFunctionCallTests {
                             let label = round % 10 == 9 ? "raise" : "héllo"
                             do {
                                 let record = try connection.callFunction(
-                                    probe, arguments: [.uuid(uuidBytes), .bytea([1]), .text(label), .int8(7)])
+                                    probe, arguments: [.bytes(uuidBytes), .bytes([1]), .text(label), .int64(7)])
                                 if try record?.string(0) != "héllo at 4321ms" || record?.int64(3) != 7 {
                                     problems.withLock { $0.append("a wrong record") }
                                 }

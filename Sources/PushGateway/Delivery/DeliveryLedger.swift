@@ -93,12 +93,12 @@ package struct DeliveryLedger: Sendable {
                 try connection.callFunction(
                     Self.admitDelivery,
                     arguments: [
-                        .uuid(request.grant.delegationID.bytes), .bytea(request.relayPublicKey),
-                        .text(request.grant.appProfile), .int8(request.grant.endpointEpoch),
-                        .int8(request.grant.generation), .bytea(request.authEventID), .int8(replayExpiresAt),
-                        .uuid(request.requestID.bytes), .int8(request.requestExpiresAt), .int8(request.now),
-                        .int8(quotaWindowSeconds), .int8(quotaMaximum), .int8(request.deadlineUnixMilliseconds),
-                        .int8(pool.lockTimeoutMilliseconds),
+                        .bytes(request.grant.delegationID.bytes), .bytes(request.relayPublicKey),
+                        .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
+                        .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
+                        .bytes(request.requestID.bytes), .int64(request.requestExpiresAt), .int64(request.now),
+                        .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
+                        .int64(pool.lockTimeoutMilliseconds),
                     ])
             }
         } catch let failure as PostgresError
