@@ -80,16 +80,9 @@ public final class PostgresConnection {
     public func query(
         _ sql: String, _ parameters: [PostgresParameter] = [], resultFormat: PostgresResultFormat = .text
     ) throws(PostgresError) -> PostgresResult {
-        let encoded = try EncodedParameters(parameters)
-        defer { encoded.deallocate() }
-        let result = encoded.values.withUnsafeBufferPointer { values in
-            encoded.lengths.withUnsafeBufferPointer { lengths in
-                encoded.formats.withUnsafeBufferPointer { formats in
-                    PQexecParams(
-                        handle, sql, Int32(parameters.count), nil, values.baseAddress, lengths.baseAddress,
-                        formats.baseAddress, resultFormat.rawValue)
-                }
-            }
+        let encoded = try EncodedParameters(parameters, encoding: .statement)
+        let result = encoded.withStatementParameters { values, lengths, formats in
+            PQexecParams(handle, sql, Int32(encoded.count), nil, values, lengths, formats, resultFormat.rawValue)
         }
         return try check(result)
     }
@@ -158,50 +151,4 @@ public final class PostgresConnection {
             }
         }
     }
-}
-
-/// C arrays for `PQexecParams`, allocated here and freed by `deallocate()` after the call.
-private struct EncodedParameters {
-    var values: [UnsafePointer<CChar>?] = []
-    var lengths: [Int32] = []
-    var formats: [Int32] = []
-    private var allocations: [UnsafeMutableRawPointer] = []
-
-    init(_ parameters: [PostgresParameter]) throws(PostgresError) {
-        for parameter in parameters {
-            switch parameter {
-            case .null:
-                append(nil, format: 0)
-            case .text(let text):
-                guard !text.utf8.contains(0) else {
-                    deallocate()
-                    throw PostgresError(code: .misuse, message: "a text parameter contains a NUL byte")
-                }
-                append(Array(text.utf8) + [0], format: 0)
-            case .int64(let value):
-                append(Array(String(value).utf8) + [0], format: 0)
-            case .bool(let value):
-                append([value ? UInt8(ascii: "t") : UInt8(ascii: "f"), 0], format: 0)
-            case .bytes(let bytes):
-                append(bytes, format: 1)
-            }
-        }
-    }
-
-    private mutating func append(_ bytes: [UInt8]?, format: Int32) {
-        formats.append(format)
-        guard let bytes else {
-            values.append(nil)
-            lengths.append(0)
-            return
-        }
-        // Allocate at least one byte so an empty bytea still has a non-NULL pointer (NULL means SQL NULL).
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
-        bytes.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        allocations.append(memory)
-        values.append(UnsafePointer(memory.assumingMemoryBound(to: CChar.self)))
-        lengths.append(Int32(bytes.count))
-    }
-
-    func deallocate() { allocations.forEach { $0.deallocate() } }
 }

@@ -51,7 +51,7 @@ extension PostgresConnection {
         _ function: PostgresFunction, arguments: [PostgresParameter]
     ) throws(PostgresError) -> PostgresRecord? {
         try function.check(arguments)
-        var encoded = try FunctionArguments(arguments)
+        var encoded = try EncodedParameters(arguments, encoding: .binary)
         guard let buffer = reservedResultBuffer() else { return try callByStatement(function, encoded) }
         let wasCached = functionOIDs[function.signature] != nil
         do throws(PostgresError) {
@@ -67,7 +67,7 @@ extension PostgresConnection {
     /// buffer's address space (`vm.overcommit_memory = 2`, a small `RLIMIT_AS`). Parsed and planned
     /// per call.
     func callByStatement(
-        _ function: PostgresFunction, _ arguments: FunctionArguments
+        _ function: PostgresFunction, _ arguments: EncodedParameters
     ) throws(PostgresError) -> PostgresRecord? {
         let placeholders = function.argumentTypes.enumerated().map { "$\($0.offset + 1)::\($0.element)" }.joined(
             separator: ", ")
@@ -85,7 +85,7 @@ extension PostgresConnection {
     }
 
     private func call(
-        oid: UInt32, _ arguments: inout FunctionArguments, into buffer: FunctionResultBuffer
+        oid: UInt32, _ arguments: inout EncodedParameters, into buffer: FunctionResultBuffer
     ) throws(PostgresError) -> PostgresRecord? {
         var length: Int32 = -1
         let result = arguments.withArgumentBlocks { blocks in
@@ -151,78 +151,4 @@ final class FunctionResultBuffer {
     }
 
     deinit { munmap(start, Self.capacity) }
-}
-
-/// The arguments' binary forms in one buffer, and the C arrays PQfn and PQexecParams take.
-struct FunctionArguments {
-    /// Never empty, so every pointer into it is non-NULL (a NULL pointer would mean SQL NULL).
-    private var storage: [UInt8] = [0]
-    /// Each argument's offset into `storage` and length, −1 for NULL.
-    private var spans: [(offset: Int, length: Int32)] = []
-
-    var count: Int { spans.count }
-
-    init(_ arguments: [PostgresParameter]) throws(PostgresError) {
-        for argument in arguments {
-            switch argument {
-            case .null:
-                spans.append((0, -1))
-            case .bytes(let bytes):
-                append(bytes)
-            case .text(let text):
-                guard !text.utf8.contains(0) else {
-                    throw PostgresError(code: .misuse, message: "a text argument contains a NUL byte")
-                }
-                append(Array(text.utf8))
-            case .int64(let value):
-                append(BinaryArray.bigEndian(value))
-            case .bool(let value):
-                append([value ? 1 : 0])
-            }
-        }
-    }
-
-    private mutating func append(_ bytes: [UInt8]) {
-        spans.append((storage.count, Int32(bytes.count)))
-        storage.append(contentsOf: bytes)
-    }
-
-    /// FunctionCall's arguments: every one binary (PQfn sends a single format code, 1).
-    mutating func withArgumentBlocks<Result>(_ body: (UnsafeBufferPointer<PQArgBlock>) -> Result) -> Result {
-        let spans = spans
-        return storage.withUnsafeMutableBytes { raw in
-            let blocks = spans.map { span in
-                var block = PQArgBlock()
-                block.len = span.length
-                block.isint = 0
-                // libpq reads the bytes as char; the int pointer is only its declared type.
-                block.u.ptr = raw.baseAddress!.advanced(by: span.offset).assumingMemoryBound(to: Int32.self)
-                return block
-            }
-            return blocks.withUnsafeBufferPointer(body)
-        }
-    }
-
-    /// PQexecParams' arrays for the same arguments, all in binary format.
-    func withStatementParameters<Result>(
-        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> Result
-    ) -> Result {
-        let spans = spans
-        let lengths = spans.map { max(0, $0.length) }
-        let formats = [Int32](repeating: 1, count: spans.count)
-        return storage.withUnsafeBytes { raw in
-            let values = spans.map { span in
-                span.length < 0
-                    ? nil
-                    : UnsafePointer(raw.baseAddress!.advanced(by: span.offset).assumingMemoryBound(to: CChar.self))
-            }
-            return values.withUnsafeBufferPointer { values in
-                lengths.withUnsafeBufferPointer { lengths in
-                    formats.withUnsafeBufferPointer { formats in
-                        body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
-                    }
-                }
-            }
-        }
-    }
 }

@@ -122,7 +122,7 @@ struct PostgresFunctionCallTests {
             #expect(throws: PostgresError(code: .misuse, message: "probe takes 4 arguments")) {
                 try connection.callFunction(probe, arguments: [.null, .null, .null])
             }
-            #expect(throws: PostgresError(code: .misuse, message: "a text argument contains a NUL byte")) {
+            #expect(throws: PostgresError(code: .misuse, message: "a text parameter contains a NUL byte")) {
                 try connection.callFunction(probe, arguments: [.null, .null, .text("a\u{0}b"), .null])
             }
             #expect(try committedCalls(connection) == 0)
