@@ -61,7 +61,10 @@ struct ConnectionLimitsLiveTests {
         #expect(elapsed(since: start) >= .milliseconds(800) && elapsed(since: start) < .seconds(3))
         // Their side closed, the gateway ends its linger at once.
         silent.removeAll()
-        #expect(eventually { (try? servesHello(HTTPTestClient(port: live.port, source: "127.0.0.2"))) == true })
+        #expect(
+            eventually(every: 0.005) {
+                (try? servesHello(HTTPTestClient(port: live.port, source: "127.0.0.2"))) == true
+            })
     }
 
     @Test(
@@ -103,7 +106,7 @@ struct ConnectionLimitsLiveTests {
         // The held connections are served as usual, and closing one frees a slot for its peer.
         #expect(try servesHello(held[255]))
         held[0].shutdown()
-        #expect(eventually { (try? servesHello(live.client())) == true })
+        #expect(eventually(every: 0.005) { (try? servesHello(live.client())) == true })
     }
 
     @Test("a peer exempt from the per-peer cap (a trusted proxy) is not limited by it")
@@ -131,7 +134,7 @@ struct ConnectionLimitsLiveTests {
         live.slow.gate.open()
         live.slow.finished.wait()
         // The worker is free now; the queued item must be dropped, not run.
-        #expect(eventually { live.server.queuedRequestCount == 0 })
+        #expect(eventually(every: 0.005) { live.server.queuedRequestCount == 0 })
         var pause = timespec(tv_sec: 0, tv_nsec: 200_000_000)
         nanosleep(&pause, nil)
         #expect(live.slow.starts == 1)

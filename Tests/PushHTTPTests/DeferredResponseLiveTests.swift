@@ -15,7 +15,7 @@ final class HeldResponders: Sendable {
 
     /// The first held responder; waits up to 2 s for a request to arrive.
     func first() throws -> Responder {
-        #expect(eventually { count > 0 })
+        #expect(eventually(every: 0.005) { count > 0 })
         return try #require(held.withLock { $0.first })
     }
 }
@@ -172,7 +172,7 @@ struct DeferredResponseLiveTests {
         live.gated.started.wait()
         let queued = try live.client()
         try queued.send(getHello)
-        #expect(eventually { live.server.queuedRequestCount == 1 })
+        #expect(eventually(every: 0.005) { live.server.queuedRequestCount == 1 })
         // No worker waits and the queue has no room for the wake-up marker.
         responder.resume { responder.complete(.json(status: 200, "{\"resumed\":true}")) }
         live.gated.gate.open()

@@ -183,7 +183,7 @@ struct HTTPServerLiveTests {
         #expect(try first.readResponse().status == 200)
         first.shutdown()
         #expect(
-            eventually {
+            eventually(every: 0.005) {
                 guard let client = try? live.client(), (try? client.send(getHello)) != nil else { return false }
                 return (try? client.readResponse().status) == 200
             })
@@ -296,7 +296,7 @@ struct HTTPServerLiveTests {
         live.slow.started.wait()
         let partial = try live.client()
         try partial.send("GET /hello HTTP/1.1\r\n")
-        #expect(eventually { live.accessLog.all.count == 1 && live.server.queuedRequestCount == 0 })
+        #expect(eventually(every: 0.005) { live.accessLog.all.count == 1 && live.server.queuedRequestCount == 0 })
 
         live.server.beginDrain()
         #expect(live.server.isDraining)

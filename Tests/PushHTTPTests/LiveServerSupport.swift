@@ -71,7 +71,7 @@ final class LiveServer {
         slow.started.wait()
         let queued = try client()
         try queued.send(post("/slow", "{}"))
-        #expect(eventually { server.queuedRequestCount == 1 })
+        #expect(eventually(every: 0.005) { server.queuedRequestCount == 1 })
         return (running, queued)
     }
 
@@ -86,17 +86,6 @@ let getHello = "GET /hello HTTP/1.1\r\nHost: test\r\n\r\n"
 
 func post(_ path: String, _ body: String, contentType: String = "application/json") -> String {
     "POST \(path) HTTP/1.1\r\nHost: test\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-}
-
-/// Polls `condition` every 5 ms for at most `timeout`.
-func eventually(within timeout: Duration = .seconds(2), _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicInstant.now().advanced(by: timeout)
-    while MonotonicInstant.now() < deadline {
-        if condition() { return true }
-        var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
-        nanosleep(&pause, nil)
-    }
-    return condition()
 }
 
 func elapsed(since start: MonotonicInstant) -> Duration { start.duration(to: .now()) }

@@ -93,7 +93,7 @@ struct PushSystemTests {
         #expect(connected == 0)
         var peer = ""
         #expect(
-            eventually {
+            eventually(every: 0.005) {
                 guard let accepted = try? listener.accept(peer: &peer) else { return false }
                 accepted.close()
                 return true
