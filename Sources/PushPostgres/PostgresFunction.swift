@@ -5,27 +5,27 @@ import Glibc
 /// `admit_delivery(uuid, bytea, text, bigint)`: a constant of the caller, never input.
 public struct PostgresFunction: Sendable, Hashable {
     public let signature: String
-
-    public init(signature: String) { self.signature = signature }
-
     /// The (possibly schema-qualified) name before the argument list.
-    var name: Substring { signature.prefix { $0 != "(" } }
+    let name: Substring
+    /// The argument types between the parentheses, e.g. `uuid` and `bigint`; read once here, not
+    /// on every call.
+    let argumentTypes: [Substring]
 
-    /// The argument types between the parentheses, e.g. `uuid` and `bigint`.
-    var argumentTypes: [Substring] {
+    public init(signature: String) {
+        self.signature = signature
+        name = signature.prefix { $0 != "(" }
         let list = signature.drop { $0 != "(" }.dropFirst().prefix { $0 != ")" }
-        return list.split(separator: ",").map { $0.trimmingPrefix(" ") }
+        argumentTypes = list.split(separator: ",").map { $0.trimmingPrefix(" ") }
     }
 
     /// Refuses before anything is sent what the server would answer with a protocol violation
     /// (which reads as an outage): another number of arguments than the signature's, or a `uuid`
     /// argument that is not 16 bytes.
     func check(_ arguments: [PostgresParameter]) throws(PostgresError) {
-        let types = argumentTypes
-        guard types.count == arguments.count else {
-            throw PostgresError(code: .misuse, message: "\(name) takes \(types.count) arguments")
+        guard argumentTypes.count == arguments.count else {
+            throw PostgresError(code: .misuse, message: "\(name) takes \(argumentTypes.count) arguments")
         }
-        for (type, argument) in zip(types, arguments) {
+        for (type, argument) in zip(argumentTypes, arguments) {
             if type == "uuid", case .bytes(let bytes) = argument, bytes.count != 16 {
                 throw PostgresError(code: .misuse, message: "a uuid argument is not 16 bytes")
             }
