@@ -43,13 +43,21 @@ extension HMACSHA256 {
             // EVP_MAC_init reads a null key as "keep the previous key": an empty key needs a real
             // pointer; only `key.count` bytes are read.
             let keyBytes = key.isEmpty ? [0] : key
+            // An OSSL_PARAM keeps pointers to its key and value, and EVP_MAC_init reads both: each C
+            // string lives in an array whose scope spans that call (docs/reliability.md, "C pointer
+            // lifetimes"). A Swift literal passed as `const char *` would be a temporary freed when
+            // OSSL_PARAM_construct_utf8_string returns.
+            var parameterName = Array("digest".utf8CString)
             var digestName = Array("SHA256".utf8CString)
-            let status = digestName.withUnsafeMutableBufferPointer { name in
-                let parameters = [
-                    OSSL_PARAM_construct_utf8_string("digest", name.baseAddress, 0), OSSL_PARAM_construct_end(),
-                ]
-                return keyBytes.withUnsafeBufferPointer { pointer in
-                    EVP_MAC_init(context, pointer.baseAddress, key.count, parameters)
+            let status = parameterName.withUnsafeMutableBufferPointer { parameterName in
+                digestName.withUnsafeMutableBufferPointer { digestName in
+                    let parameters = [
+                        OSSL_PARAM_construct_utf8_string(parameterName.baseAddress, digestName.baseAddress, 0),
+                        OSSL_PARAM_construct_end(),
+                    ]
+                    return keyBytes.withUnsafeBufferPointer { pointer in
+                        EVP_MAC_init(context, pointer.baseAddress, key.count, parameters)
+                    }
                 }
             }
             guard status == 1 else {

@@ -252,7 +252,8 @@ struct WorkItem: Sendable {
     func run(at now: MonotonicInstant, server: HTTPServer? = nil) -> WorkCompletion? {
         guard !request.isPastDeadline(at: now) else { return nil }
         if let deferredHandler, let server {
-            deferredHandler(request, Responder(.connection(server, connectionID: connectionID, serial: serial)))
+            deferredHandler(
+                request, Responder(.connection(ServerReference(server), connectionID: connectionID, serial: serial)))
             return nil
         }
         return WorkCompletion(connectionID: connectionID, serial: serial, response: handler(request))

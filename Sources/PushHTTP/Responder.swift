@@ -8,8 +8,11 @@ import Synchronization
 /// completion counts.
 public final class Responder: Sendable {
     enum Target: Sendable {
-        /// The request came in on a connection of a running server.
-        case connection(HTTPServer, connectionID: UInt64, serial: UInt64)
+        /// The request came in on a connection of a running server, held weakly: a responder kept
+        /// after its answer (by a handler, a pending push, a test) must not keep a drained server
+        /// and everything it owns alive (docs/reliability.md, "Sanitizers"). While the server runs,
+        /// its own threads keep it alive.
+        case connection(ServerReference, connectionID: UInt64, serial: UInt64)
         /// A caller blocks on its own thread for the answer (`Route.handler` of a deferred route).
         case waiter(SynchronousAnswer)
     }
@@ -23,8 +26,9 @@ public final class Responder: Sendable {
     public func complete(_ response: Response) {
         guard !completed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         switch target {
-        case .connection(let server, let connectionID, let serial):
-            server.post(WorkCompletion(connectionID: connectionID, serial: serial, response: response))
+        case .connection(let reference, let connectionID, let serial):
+            // A server already gone has closed every connection: there is nobody left to answer.
+            reference.server?.post(WorkCompletion(connectionID: connectionID, serial: serial, response: response))
         case .waiter(let answer):
             answer.complete(response)
         }
@@ -34,7 +38,7 @@ public final class Responder: Sendable {
     /// thread that must never block (an I/O thread) still has to do before it answers.
     public func resume(_ work: @escaping @Sendable () -> Void) {
         switch target {
-        case .connection(let server, _, _): server.resume(work)
+        case .connection(let reference, _, _): reference.server?.resume(work)
         case .waiter(let answer): answer.run(work)
         }
     }
@@ -50,6 +54,13 @@ public final class Responder: Sendable {
         handler(Responder(.waiter(answer)))
         return answer.wait()
     }
+}
+
+/// A server a responder answers through, without owning it.
+final class ServerReference: Sendable {
+    weak let server: HTTPServer?
+
+    init(_ server: HTTPServer) { self.server = server }
 }
 
 /// The answer of a deferred handler for a caller waiting on its own thread.

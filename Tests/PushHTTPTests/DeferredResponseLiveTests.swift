@@ -181,6 +181,30 @@ struct DeferredResponseLiveTests {
         #expect(try queued.readResponse().status == 200)
     }
 
+    @Test(
+        "a drained server is freed while a responder of its outlives it, and completing that responder then does nothing"
+    )
+    func drainedServerFreedWhileResponderHeld() throws {
+        let responders = HeldResponders()
+        weak var drainedServer: HTTPServer?
+        do {
+            var configuration = HTTPServerConfiguration(listen: "127.0.0.1:0")
+            configuration.workerCount = 1
+            let router = Router([Route("POST", "/later") { _, responder in responders.hold(responder) }])
+            let server = try HTTPServer(configuration: configuration, router: router)
+            try server.start()
+            let client = try HTTPTestClient(port: server.port)
+            try client.send(post("/later", "{}"))
+            _ = try responders.first()
+            server.beginDrain(timeout: .zero)
+            server.waitUntilDrained()
+            drainedServer = server
+        }
+        // The worker threads let go of the server as they exit after the drain.
+        #expect(eventually(every: 0.005) { drainedServer == nil })
+        try responders.first().complete(.json(status: 200, "{\"late\":true}"))
+    }
+
     @Test("a deferred handler that lets go of its responder without answering gets 503 at once")
     func droppedResponderAnswers503() throws {
         let response = try DeferredServer().answer("/dropped")
