@@ -80,7 +80,9 @@ let package = Package(
             dependencies: ["PushCrypto", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway"],
             path: "Tests/PushTestSupport"
         ),
+        .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
+        .testTarget(name: "PushHTTP2Tests", dependencies: ["PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(
