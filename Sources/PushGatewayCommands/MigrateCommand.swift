@@ -69,7 +69,9 @@ enum MigrateCommand: InProcessCommand {
         let directory = MigrationsDirectory.resolve(flag: options.migrationsDirectory, environment: environment)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return fail("no migrations directory at \(directory) (pass --migrations-dir DIR or set PUSH_GATEWAY_MIGRATIONS_DIR)")
+            return fail(
+                "no migrations directory at \(directory) (pass --migrations-dir DIR or set PUSH_GATEWAY_MIGRATIONS_DIR)"
+            )
         }
         do {
             let migrations = try Migration.load(directory: directory)

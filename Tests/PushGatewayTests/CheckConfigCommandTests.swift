@@ -62,7 +62,8 @@ struct CheckConfigCommandTests {
         for value in malformed {
             let file = try reference.write("database-url", value + "\n")
             for environment in [
-                reference.with("DATABASE_URL", value), reference.with("DATABASE_URL", nil).with("DATABASE_URL_FILE", file),
+                reference.with("DATABASE_URL", value),
+                reference.with("DATABASE_URL", nil).with("DATABASE_URL_FILE", file),
             ] {
                 let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
                 #expect(result.exitCode == 1, "\(value)")
@@ -93,11 +94,14 @@ struct CheckConfigCommandTests {
                         + "every address"), "\(list): \(result.standardError)")
         }
         let accepted = CheckConfigCommand.execute(
-            arguments: [], environment: reference.with("PUSH_GATEWAY_TRUSTED_PROXIES", "10.244.0.0/16,fd00::/8").variables)
+            arguments: [],
+            environment: reference.with("PUSH_GATEWAY_TRUSTED_PROXIES", "10.244.0.0/16,fd00::/8").variables)
         #expect(accepted.exitCode == 0)
     }
 
-    @Test("variables of a profile PUSH_GATEWAY_PROFILES does not enable are each named in a warning, and the check passes")
+    @Test(
+        "variables of a profile PUSH_GATEWAY_PROFILES does not enable are each named in a warning, and the check passes"
+    )
     func unlistedProfileVariablesWarn() throws {
         let sandbox = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_SANDBOX_"
         let environment = try ConfigurationTestEnvironment()

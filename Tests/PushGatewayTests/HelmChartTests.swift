@@ -60,7 +60,8 @@ struct HelmChartTests {
         #expect(summary["problems"] as? [String] == [])
         #expect(exitCode == 0)
         let kinds = try #require(summary["kinds"] as? [String: [String]])
-        #expect(kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service", "ServiceAccount"])
+        #expect(
+            kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service", "ServiceAccount"])
         #expect(
             kinds["everything"] == [
                 "Deployment", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "PodDisruptionBudget",
@@ -150,7 +151,8 @@ struct HelmChartTests {
         #expect(everything["jobServiceAccountName"] as? String == "push-migrator")
         #expect(everything["image"] as? String == "registry.example.com/push-gateway:0.1.0")
         let spread = try #require(everything["topologySpreadConstraints"] as? [[String: Any]])
-        #expect(spread.map { $0["topologyKey"] as? String } == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
+        #expect(
+            spread.map { $0["topologyKey"] as? String } == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
 
         let reference = try ConfigurationTestEnvironment()
         var environment = try Self.withSecretFiles(

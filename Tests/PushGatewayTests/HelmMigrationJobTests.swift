@@ -67,7 +67,9 @@ struct HelmMigrationJobTests {
             [.ownerAccountID: 0, .groupOwnerAccountID: view.secretFileGroup, .posixPermissions: view.secretFileMode],
             ofItemAtPath: secret.path)
         // Every folder on the way is open to the container's user, as a container's root is.
-        for folder in [scratch, prefix, binary.deletingLastPathComponent(), migrations.deletingLastPathComponent(), secrets] {
+        for folder in [
+            scratch, prefix, binary.deletingLastPathComponent(), migrations.deletingLastPathComponent(), secrets,
+        ] {
             try files.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
         }
 
@@ -77,7 +79,8 @@ struct HelmMigrationJobTests {
             let value = try #require(variable["value"] as? String)
             environment[name] = value.replacingOccurrences(of: mount, with: secrets.path)
         }
-        let groups = view.supplementaryGroups.isEmpty
+        let groups =
+            view.supplementaryGroups.isEmpty
             ? ["--clear-groups"] : ["--groups", view.supplementaryGroups.map(String.init).joined(separator: ",")]
         return try ToolProcess.run(
             URL(fileURLWithPath: "/usr/bin/env"),

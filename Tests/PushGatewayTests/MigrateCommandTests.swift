@@ -341,7 +341,9 @@ struct MigrateCommandTests {
         "the migrations directory is the flag, else the variable, else the installed layout, else the build tree's checkout, never the working directory"
     )
     func directoryResolution() {
-        func resolve(flag: String? = nil, environment: [String: String] = [:], executable: String, existing: Set<String>)
+        func resolve(
+            flag: String? = nil, environment: [String: String] = [:], executable: String, existing: Set<String>
+        )
             -> String
         {
             MigrationsDirectory.resolve(
@@ -356,8 +358,10 @@ struct MigrateCommandTests {
         // Not installed anywhere: the path that was expected, which migrate then names.
         #expect(resolve(executable: binary, existing: []) == installed)
         let built = "/src/push-gateway/.build/x86_64-unknown-linux-gnu/release/push-gateway"
-        #expect(resolve(executable: built, existing: ["/src/push-gateway/Migrations"]) == "/src/push-gateway/Migrations")
         #expect(
-            resolve(executable: built, existing: []) == "/src/push-gateway/.build/x86_64-unknown-linux-gnu/share/push-gateway/migrations")
+            resolve(executable: built, existing: ["/src/push-gateway/Migrations"]) == "/src/push-gateway/Migrations")
+        #expect(
+            resolve(executable: built, existing: [])
+                == "/src/push-gateway/.build/x86_64-unknown-linux-gnu/share/push-gateway/migrations")
     }
 }
