@@ -30,11 +30,13 @@ package enum UnknownVariables {
 
     /// One warning per unknown variable and per variable of a profile `PUSH_GATEWAY_PROFILES` does
     /// not enable (often a profile added to the variables but not to the list), sorted by name.
+    /// Without `PUSH_GATEWAY_PROFILES` (an error of its own) no profile variable is singled out.
     package static func warnings(in environment: [String: String]) -> [String] {
-        let enabledKeys = Set(
-            (environment["PUSH_GATEWAY_PROFILES"] ?? "").split(separator: ",").map(AppProfile.variableKey(for:)))
+        let enabledKeys = environment["PUSH_GATEWAY_PROFILES"].map {
+            Set($0.split(separator: ",").map(AppProfile.variableKey(for:)))
+        }
         let unlisted = environment.keys.compactMap { name -> (String, String)? in
-            guard let key = profileKey(of: name), !enabledKeys.contains(key) else { return nil }
+            guard let enabledKeys, let key = profileKey(of: name), !enabledKeys.contains(key) else { return nil }
             return (name, "\(name): profile \(key) is not in PUSH_GATEWAY_PROFILES, ignored")
         }
         let unknown = names(in: environment).map { ($0, warning($0)) }
