@@ -43,6 +43,9 @@ DOCKERIGNORE = os.path.join(REPOSITORY, ".dockerignore")
 WORK = os.path.join(REPOSITORY, ".build/image")
 BASE_IMAGES = os.environ.get("PUSH_GATEWAY_BASE_IMAGE_CACHE", "/var/cache/push-gateway/base-images")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The mode of `/` in an image. Every layer's top folder has it: overlayfs takes the root's mode from
+# the topmost layer, and a 0700 one (what mkdtemp makes) would shut every non-root user out.
+ROOT_MODE = 0o755
 
 
 def fail(message):
@@ -223,7 +226,9 @@ OVERLAY_WORK = {}
 
 def release(root):
     """Unmounts an overlay and everything mounted inside it, and removes its folders."""
-    subprocess.run(["umount", "-R", "-l", root], check=True)
+    # A read-only container root is the overlay with a bind of itself on top: unmount both.
+    while subprocess.run(["mountpoint", "-q", root]).returncode == 0:
+        subprocess.run(["umount", "-R", root], check=True)
     os.rmdir(root)
     work = OVERLAY_WORK.pop(root, None)
     if work:
@@ -287,6 +292,7 @@ def base_layer(layers, name, command):
         if not os.path.isdir(folder):
             print(f"container_image: making the base layer {name} (once per machine)")
             upper = tempfile.mkdtemp(prefix=name + "-", dir=BASE_IMAGES)
+            os.chmod(upper, ROOT_MODE)
             root = overlay(layers, upper)
             status = chrooted(root, ["/bin/sh", "-c", command], {"PATH": DEFAULT_PATH, "HOME": "/root"}, "/")
             release(root)
@@ -325,6 +331,7 @@ def debootstrapped(suite):
         if os.path.isdir(root):
             return root
         building = tempfile.mkdtemp(prefix=f"debian-{suite}-", dir=BASE_IMAGES)
+        os.chmod(building, ROOT_MODE)
         print(f"container_image: making the Debian {suite} minbase file system (debootstrap, once per machine)")
         log = building + ".log"
         with open(log, "w") as output:
@@ -364,6 +371,7 @@ class Stage:
         if not os.path.isdir(folder):
             os.makedirs(layers, exist_ok=True)
             upper = tempfile.mkdtemp(prefix="layer-", dir=layers)
+            os.chmod(upper, ROOT_MODE)
             root = overlay(self.layers, upper)
             try:
                 execute(root)
@@ -513,6 +521,12 @@ def build(output, build_arguments):
     unused = sorted(set(included) - copied)
     if unused:
         fail("the context holds files no COPY uses (tighten .dockerignore): " + ", ".join(unused[:10]))
+    # Only this build's layers are kept: every source change makes new ones (the binary's is large).
+    kept = {layer for built in stages.values() for layer in built.layers}
+    layers = os.path.join(WORK, "layers")
+    for name in os.listdir(layers):
+        if re.fullmatch(r"[0-9a-f]{64}", name) and os.path.join(layers, name) not in kept:
+            shutil.rmtree(os.path.join(layers, name))
     image = {
         "layers": stage.layers, "user": stage.user, "entrypoint": stage.entrypoint, "command": stage.command,
         "workdir": stage.workdir, "environment": stage.environment, "exposed": stage.exposed,
@@ -530,6 +544,7 @@ def run(image_file, options):
     with open(image_file) as file:
         image = json.load(file)
     upper = tempfile.mkdtemp(prefix="container-", dir=scratch())
+    os.chmod(upper, ROOT_MODE)
     root = overlay(image["layers"], upper)
     for host, container in options["mounts"]:
         target = root + container
