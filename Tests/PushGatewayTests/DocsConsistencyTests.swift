@@ -300,6 +300,21 @@ struct DocsConsistencyTests {
         #expect(Self.citedRepositoryPaths(in: "`Sources/C*` and https://x/docs/a and /usr/share/docs/b").isEmpty)
     }
 
+    @Test("every concrete endpoint grant in the docs is the one example grant of docs/relay-integration.md")
+    func oneGrantExample() throws {
+        let relayGuide = try DocsTests.read("docs/relay-integration.md")
+        let example = try #require(relayGuide.firstMatch(of: /\n    GRANT=(g1\.[A-Za-z0-9_-]+)\n/)).output.1
+        #expect(example.count > 300, "a real grant is about 360 characters")
+        var found = 0
+        for document in try Self.documents() {
+            for match in document.text.matches(of: /\bg[0-9]+\.[A-Za-z0-9_…-]+/) {
+                found += 1
+                #expect(match.output == example, "\(document.path) shows another grant: \(match.output.prefix(24))…")
+            }
+        }
+        #expect(found >= 6)
+    }
+
     @Test("no doc or code comment cites an issue number or a design or toolchain note outside the repository")
     func noCitationOfIssuesOrNotes() throws {
         let citation = /\b[Ii]ssues? [0-9]+\b|DESIGN\.md|TOOLCHAIN\.md/
