@@ -2,7 +2,7 @@
 import PackageDescription
 
 // One C library → one system-library target → exactly one Swift module that imports it
-// (DESIGN.md "Suggested targets"): CLibPQ→PushPostgres, COpenSSL→PushCrypto,
+//: CLibPQ→PushPostgres, COpenSSL→PushCrypto,
 // CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushRelayClient.
 let package = Package(
     name: "push-gateway",

@@ -3,7 +3,7 @@
 #include <curl/curl.h>
 
 // curl_easy_setopt and curl_easy_getinfo are variadic and do not import into Swift: one typed
-// wrapper per argument kind (TOOLCHAIN.md §4, pitfall 1).
+// wrapper per argument kind.
 static inline CURLcode CCurl_setopt_string(CURL *handle, CURLoption option, const char *value) {
     return curl_easy_setopt(handle, option, value);
 }

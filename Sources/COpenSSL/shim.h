@@ -19,7 +19,7 @@
 #include <openssl/x509v3.h>
 
 // Function-like macros and variadic functions do not import into Swift; these static inline
-// wrappers do (TOOLCHAIN.md §4, pitfalls 1 and 2).
+// wrappers do.
 static inline void COpenSSL_free(void *pointer) {
     OPENSSL_free(pointer);
 }
@@ -45,7 +45,7 @@ static inline void COpenSSL_sk_X509_free(STACK_OF(X509) *stack) {
 }
 
 // TLS (PushHTTP2, apns-mock)
-// Macros over SSL_ctrl / SSL_CTX_ctrl that Swift cannot import (TOOLCHAIN.md §4, pitfall 2).
+// Macros over SSL_ctrl / SSL_CTX_ctrl that Swift cannot import.
 static inline int COpenSSL_SSL_CTX_set_min_proto_version(SSL_CTX *context, int version) {
     return (int)SSL_CTX_set_min_proto_version(context, version);
 }

@@ -2,7 +2,7 @@
 #define CPUSHSYSTEM_SHIM_H
 // Linux interfaces the Swift Glibc module does not cover: epoll and eventfd. Only PushSystem
 // imports this module. Constants are re-exported as functions or plain values because some of
-// them are macros Swift cannot import (TOOLCHAIN.md §4, pitfall 3).
+// them are macros Swift cannot import.
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -16,7 +16,7 @@ static inline uint32_t CPushSystem_EPOLLERR(void) { return EPOLLERR; }
 static inline int CPushSystem_EPOLL_CLOEXEC(void) { return EPOLL_CLOEXEC; }
 static inline int CPushSystem_EFD_NONBLOCK_CLOEXEC(void) { return EFD_NONBLOCK | EFD_CLOEXEC; }
 
-// fcntl is variadic (TOOLCHAIN.md §4, pitfall 1).
+// fcntl is variadic.
 static inline int CPushSystem_set_nonblocking(int fd) {
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0) return -1;

@@ -22,8 +22,8 @@ final class OwnedCertificate {
 final class OwnedMemoryBIO {
     let pointer: OpaquePointer
 
-    /// A memory BIO holding a copy of `bytes` (`BIO_write` copies; `BIO_new_mem_buf` would not,
-    /// TOOLCHAIN.md §4 pitfall 16).
+    /// A memory BIO holding a copy of `bytes` (`BIO_write` copies; `BIO_new_mem_buf` would
+    /// only borrow them).
     init(copying bytes: [UInt8]) throws(CryptoError) {
         guard let pointer = BIO_new(BIO_s_mem()) else { throw CryptoError.capturing(.operationFailed) }
         self.pointer = pointer

@@ -18,7 +18,7 @@ enum CheckConfigCommand: InProcessCommand {
             // Unknown variables are named with the errors too: a misspelt name is often their cause.
             return .failure(
                 errorLines(error.errors, command: "check-config")
-                    + warningLines(UnknownVariables.names(in: environment).map(UnknownVariables.warning)))
+                    + warningLines(UnknownVariables.warnings(in: environment)))
         }
         let problems = StartupChecks.problems(configuration)
         let warnings = warningLines(StartupChecks.warnings(configuration, environment: environment))

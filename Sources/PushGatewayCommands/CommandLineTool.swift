@@ -18,6 +18,7 @@ public enum CommandLineTool {
           verify-attestation    check an App Attest attestation offline
           verify-assertion      check an App Attest assertion offline
           deliver               sign and post one delivery as a relay
+          send-test-push        send the wake-up to one device token (--profile ID --endpoint HEX)
           help                  print this usage
           version               print the version
 
@@ -28,6 +29,7 @@ public enum CommandLineTool {
         "serve": ServeCommand.usage, "migrate": MigrateCommand.usage, "check-config": CheckConfigCommand.usage,
         "keygen": KeygenCommand.usage, "verify-attestation": VerifyAttestationCommand.usage,
         "verify-assertion": VerifyAssertionCommand.usage, "deliver": DeliverCommand.usage,
+        "send-test-push": SendTestPushCommand.usage,
     ]
 
     /// Runs the subcommand named by `arguments[1]` and returns the process exit status.
@@ -43,6 +45,7 @@ public enum CommandLineTool {
         case "keygen": return KeygenCommand.run(arguments: rest, environment: environment)
         case "verify-attestation": return VerifyAttestationCommand.run(arguments: rest, environment: environment)
         case "verify-assertion": return VerifyAssertionCommand.run(arguments: rest, environment: environment)
+        case "send-test-push": return SendTestPushCommand.run(arguments: rest, environment: environment)
         default: return DeliverCommand.run(arguments: rest, environment: environment)
         }
     }

@@ -60,10 +60,19 @@ enum MigrateCommand: InProcessCommand {
                 return fail("DATABASE_URL: not set")
             }
             connectionString = value
+            guard PostgresConfiguration.isValidConnectionString(value) else {
+                return fail("DATABASE_URL: " + GatewayConfiguration.databaseURLSyntax)
+            }
         } catch {
             return fail(error.description)
         }
         let directory = MigrationsDirectory.resolve(flag: options.migrationsDirectory, environment: environment)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return fail(
+                "no migrations directory at \(directory) (pass --migrations-dir DIR or set PUSH_GATEWAY_MIGRATIONS_DIR)"
+            )
+        }
         do {
             let migrations = try Migration.load(directory: directory)
             // An admin tool: no statement or lock limit, so a long migration or a wait for the

@@ -17,7 +17,7 @@ public enum HTTPParseResult: Sendable {
 /// before any body byte is read. The head is searched for only within its limit, so the outcome does
 /// not depend on how the bytes were split into reads.
 public struct HTTPRequestParser: Sendable {
-    /// 16 KiB: docs/protocol.md §1 / issue 2.
+    /// 16 KiB: docs/protocol.md §1.
     public static let defaultMaxHeaderBytes = 16 * 1024
 
     public let maxHeaderBytes: Int

@@ -58,7 +58,7 @@ public final class HTTP2Session {
     }
 
     // nghttp2 takes a plain C function per event; `Unmanaged` user data leads back to the session
-    // (TOOLCHAIN.md §3). Created once per process and shared by every session of both roles.
+    //. Created once per process and shared by every session of both roles.
     private nonisolated(unsafe) static let callbacks: OpaquePointer = makeCallbacks()
 
     private var handle: OpaquePointer!

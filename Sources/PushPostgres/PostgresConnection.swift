@@ -121,7 +121,7 @@ public final class PostgresConnection {
     private var currentErrorMessage: String { PQerrorMessage(handle).map { String(cString: $0) } ?? "" }
 
     /// `PQresultErrorField` codes are C char literals (`PG_DIAG_SQLSTATE` is `'C'`), which Swift
-    /// does not import (TOOLCHAIN.md §4 #3).
+    /// does not import.
     private static func field(_ result: OpaquePointer, code: Unicode.Scalar) -> String? {
         PQresultErrorField(result, Int32(code.value)).map { String(cString: $0) }
     }

@@ -37,7 +37,7 @@ public struct HTTPPostClient: Sendable {
     }
 
     // libcurl requires curl_global_init once, before any other call and not concurrently with
-    // itself; a static let runs exactly once (TOOLCHAIN.md §4, pitfall 17).
+    // itself; a static let runs exactly once.
     private static let globalInitialization: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     /// Posts `body` to `url` with the given header fields (`Name: value` lines without CRLF).

@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 
 /// Write end of the self-pipe the signal handler writes to; -1 when no notifier is installed.
-/// A global atomic because a C signal handler cannot capture context (TOOLCHAIN.md §4, pitfall 8).
+/// A global atomic because a C signal handler cannot capture context.
 private let signalPipeWriteEnd = Atomic<Int32>(-1)
 
 /// Process-wide signal dispositions.

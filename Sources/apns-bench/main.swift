@@ -6,7 +6,7 @@ import Synchronization
 
 // apns-bench: pushes/s and latency of `APNsClient` over ONE connection to an APNs-compatible
 // server (apns-mock in scripts/bench-apns), keeping a fixed number of streams in flight
-// (issue 5 Notes). Not a test: it prints one result line.
+//. Not a test: it prints one result line.
 
 let usage = """
     usage: apns-bench --port PORT --ca-file PEM --private-key-file P8 [--host HOST] [--streams N]

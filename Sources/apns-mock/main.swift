@@ -3,7 +3,7 @@ import Glibc
 import PushCrypto
 import PushSystem
 
-// apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API (issue 5). The first line
+// apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API. The first line
 // on standard output is the bound port, so a caller using `--listen 127.0.0.1:0` can read it.
 
 // Before any thread exists: it unblocks SIGTERM and SIGINT, which a parent (a test runner) may

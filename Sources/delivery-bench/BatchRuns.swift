@@ -9,7 +9,7 @@ struct BatchRow {
     let gatewayCPUPerItem: Double
     let postgresCPUPerItem: Double
 
-    /// Gateway + PostgreSQL, what issue 17 sets against pgbench + PostgreSQL per admission.
+    /// Gateway + PostgreSQL, what the batch benchmark sets against pgbench + PostgreSQL per admission.
     var cpuPerItem: Double { gatewayCPUPerItem + postgresCPUPerItem }
 }
 

@@ -14,7 +14,7 @@ struct BenchInstallation: Sendable {
 
 enum BenchEnrollment {
     /// The benchmark's installations: as many as scripts/lib/pgbench.sh gives pgbench, so both sides
-    /// of the issue 16 comparison admit on tables of the same size (docs/performance.md).
+    /// of the pgbench comparison admit on tables of the same size (docs/performance.md).
     static let benchmarkCount = 1000
 
     /// Inserts `count` live installations of the gateway's first profile, each delegated to its own

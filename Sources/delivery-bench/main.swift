@@ -21,7 +21,7 @@ let usage = """
 struct Options {
     var port = 0
     var gatewayPID: Int32 = 0
-    /// The postmaster of the cluster both sides use: PostgreSQL's CPU per operation (issue 16).
+    /// The postmaster of the cluster both sides use: PostgreSQL's CPU per operation.
     var postgresPID: Int32 = 0
     var host = "localhost"
     var seconds = 10.0

@@ -24,7 +24,7 @@ import http_cases
 import json_cases
 
 # Every category a run may show, and why it is acceptable. Anything else fails the run. The rule
-# (issue 14): the gateway never accepts what both references refuse and never reads a field
+#: the gateway never accepts what both references refuse and never reads a field
 # differently from a reference that accepts; those breaches are never listed here.
 ORIGIN_FORM = "only origin-form targets (docs/protocol.md §1); absolute-form, asterisk-form and targets without a leading / are refused, which proxies' parsers accept"
 VERSIONS = "only HTTP/1.1 and HTTP/1.0 (decision 0001); h11 takes any HTTP/d.d, llhttp also 0.9 and 2.0"

@@ -80,7 +80,7 @@ def generate(rng: random.Random) -> bytes:
         elif kind == 2:
             lines_end[rng.randrange(len(lines_end))] = rng.choice(LINE_ENDINGS)
         elif kind == 3 and fields:
-            # a hidden field behind a bare CR, or a bare CR/LF starting a line (issue 14, finding 1)
+            # a hidden field behind a bare CR, or a bare CR/LF starting a line
             hidden = rng.choice(["Transfer-Encoding", "Content-Length", "Host", "Authorization"])
             index = rng.randrange(len(fields) + 1)
             fields.insert(index, [rng.choice([b"\r", b"\n", b"\r\r", b" \r"]) + hidden.encode(), b": ",

@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushGateway
 
-/// docs/protocol.md §9, issue 17: a batch's stage durations, per batch where the stage runs once
+/// docs/protocol.md §9 and docs/decisions/0280: a batch's stage durations, per batch where the stage runs once
 /// (NIP-98, the admission transaction) and per sent item for APNs (docs/decisions/0280).
 @Suite("Batch deliveries record stage durations per batch and per sent item")
 struct BatchDeliveryStageTests {

@@ -1,7 +1,7 @@
 import PushTestSupport
 import Testing
 
-/// Issue 14, findings 1 and 6, against a running gateway's challenge route (no database needed).
+/// Source addresses and forwarded headers against a running gateway's challenge route (no database needed).
 @Suite("Challenge route: strict head and per-source buckets, live")
 struct ChallengeSourceLiveTests {
     @Test("the bare-CR reproduction gets 400 invalid_request from the challenge route and the connection closes")

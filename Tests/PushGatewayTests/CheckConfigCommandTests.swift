@@ -51,6 +51,77 @@ struct CheckConfigCommandTests {
         #expect(!result.standardError.contains("db.internal"))
     }
 
+    @Test("a DATABASE_URL libpq cannot parse is refused by name, never quoted, directly or through its _FILE")
+    func malformedDatabaseURL() throws {
+        let marker = ConfigurationTestEnvironment.marker
+        let reference = try ConfigurationTestEnvironment()
+        let malformed = [
+            "not a url at all", "postgresql://gateway:\(marker)@db.internal/push?sslmode", "host=db \(marker)",
+            "postgresql://gateway:\(marker)@db.internal/push?no_such_option=1",
+        ]
+        for value in malformed {
+            let file = try reference.write("database-url", value + "\n")
+            for environment in [
+                reference.with("DATABASE_URL", value),
+                reference.with("DATABASE_URL", nil).with("DATABASE_URL_FILE", file),
+            ] {
+                let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+                #expect(result.exitCode == 1, "\(value)")
+                #expect(
+                    result.standardError
+                        == "push-gateway check-config: configuration error: DATABASE_URL: "
+                        + GatewayConfiguration.databaseURLSyntax + "\n")
+                #expect(!result.standardError.contains(marker) && !result.standardError.contains("url at all"))
+            }
+        }
+        for valid in ["postgresql://gateway@db.internal:5433/push?sslmode=require", "host=db.internal dbname=push"] {
+            let result = CheckConfigCommand.execute(
+                arguments: [], environment: reference.with("DATABASE_URL", valid).variables)
+            #expect(result.exitCode == 0, "\(valid): \(result.standardError)")
+        }
+    }
+
+    @Test("a trusted proxy list that trusts every address (0.0.0.0/0, ::/0) is refused; proxy networks are not")
+    func everyAddressIsNoProxy() throws {
+        let reference = try ConfigurationTestEnvironment()
+        for (list, item) in [("0.0.0.0/0", 1), ("10.0.0.0/8,::/0", 2), ("::/0,0.0.0.0/0", 1)] {
+            let result = CheckConfigCommand.execute(
+                arguments: [], environment: reference.with("PUSH_GATEWAY_TRUSTED_PROXIES", list).variables)
+            #expect(result.exitCode == 1, "\(list)")
+            #expect(
+                result.standardError.hasPrefix(
+                    "push-gateway check-config: configuration error: PUSH_GATEWAY_TRUSTED_PROXIES: item \(item) trusts "
+                        + "every address"), "\(list): \(result.standardError)")
+        }
+        let accepted = CheckConfigCommand.execute(
+            arguments: [],
+            environment: reference.with("PUSH_GATEWAY_TRUSTED_PROXIES", "10.244.0.0/16,fd00::/8").variables)
+        #expect(accepted.exitCode == 0)
+    }
+
+    @Test(
+        "variables of a profile PUSH_GATEWAY_PROFILES does not enable are each named in a warning, and the check passes"
+    )
+    func unlistedProfileVariablesWarn() throws {
+        let sandbox = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_SANDBOX_"
+        let environment = try ConfigurationTestEnvironment()
+            .with(sandbox + "APP_ID", "ABCDE12345.xyz.buzz.app")
+            .with(sandbox + "APNS_ENVIRONMENT", "sandbox")
+        let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+        #expect(result.exitCode == 0)
+        #expect(
+            result.standardError == """
+                push-gateway check-config: warning: \(sandbox)APNS_ENVIRONMENT: profile BUZZ_IOS_SANDBOX is not in PUSH_GATEWAY_PROFILES, ignored
+                push-gateway check-config: warning: \(sandbox)APP_ID: profile BUZZ_IOS_SANDBOX is not in PUSH_GATEWAY_PROFILES, ignored
+
+                """)
+        let enabled = environment.with("PUSH_GATEWAY_PROFILES", "buzz-ios-production,buzz-ios-sandbox")
+            .with(sandbox + "APNS_TOPIC", "xyz.buzz.app")
+            .with(sandbox + "APNS_CERT_FILE", "/nonexistent")
+        let listed = CheckConfigCommand.execute(arguments: [], environment: enabled.variables)
+        #expect(!listed.standardError.contains("is not in PUSH_GATEWAY_PROFILES"))
+    }
+
     @Test("any argument is a usage error with exit status 2")
     func usage() throws {
         let environment = try ConfigurationTestEnvironment()

@@ -36,6 +36,7 @@ enum GatewayBinary {
 struct CommandLineConventionsTests {
     static let commands = [
         "serve", "migrate", "check-config", "keygen", "verify-attestation", "verify-assertion", "deliver",
+        "send-test-push",
     ]
 
     @Test("--help, -h and help print the usage to standard output and exit 0")

@@ -307,7 +307,7 @@ struct ConfigurationTests {
     func trustedProxies() throws {
         let configuration = try #require(
             try TestEnvironment().with(
-                "PUSH_GATEWAY_TRUSTED_PROXIES", "10.0.0.0/8,192.168.1.7,fd00::/8,::1/128,0.0.0.0/0"
+                "PUSH_GATEWAY_TRUSTED_PROXIES", "10.0.0.0/8,192.168.1.7,fd00::/8,::1/128,0.0.0.0/1"
             )
             .configuration())
         let proxies = configuration.trustedProxies

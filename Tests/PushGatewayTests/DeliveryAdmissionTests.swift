@@ -229,7 +229,7 @@ struct DeliveryAdmissionTests {
         #expect(gateway.sender.callCount == 1)
     }
 
-    @Test("50 deliveries to a dead endpoint each answer the 410 and leave no new row anywhere (issue 14 finding 5)")
+    @Test("50 deliveries to a dead endpoint each answer the 410 and leave no new row anywhere")
     func deadEndpointWritesNothing() throws {
         let gateway = try DeliveryTestGateway()
         // Reservations would live up to the grant's 30 days, as in the finding's reproduction.

@@ -8,7 +8,7 @@ import Testing
 @testable import PushGateway
 
 /// Requests prepared on open connections with everything but their last byte sent, so that
-/// releasing them makes every request complete within a few milliseconds (issue 9 races).
+/// releasing them makes every request complete within a few milliseconds.
 private final class PreparedRequests: @unchecked Sendable {
     // `@unchecked Sendable`: after `init` the arrays never change, and each connection is used by
     // one thread at a time (the releasing loop, then the one reader that owns its index).

@@ -303,6 +303,76 @@ struct DocsConsistencyTests {
         }
     }
 
+    /// Repository paths a text cites: a top-level folder of the repository followed by a path, not
+    /// inside a longer path or URL; a path cut short by a placeholder (`*`, `<`, `…`, `{`, `NNNN`)
+    /// is a pattern, not a citation.
+    static func citedRepositoryPaths(in text: String) -> [String] {
+        text.matches(
+            of:
+                /(?:^|[^A-Za-z0-9_.\/~-])((?:Sources|Tests|scripts|deploy|helm|docs|Migrations|Fuzz)\/[A-Za-z0-9_.+\/-]*)(?![A-Za-z0-9_*<…{$])/
+        ).compactMap { match in
+            var path = String(match.output.1)
+            while path.hasSuffix(".") || path.hasSuffix("/") { path.removeLast() }
+            return path.contains("NNNN") || path.hasSuffix("-") ? nil : path
+        }
+    }
+
+    /// Whether `path` exists, or names a decision record by its number (`docs/decisions/0181`).
+    static func isRepositoryPath(_ path: String) -> Bool {
+        let url = repository.appendingPathComponent(path)
+        if FileManager.default.fileExists(atPath: url.path) { return true }
+        let siblings =
+            (try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)) ?? []
+        return path.hasPrefix("docs/decisions/") && siblings.contains { $0.hasPrefix(url.lastPathComponent + "-") }
+    }
+
+    @Test("every repository path the docs, chart and deploy files cite exists")
+    func citedPathsExist() throws {
+        var cited = 0
+        for document in try Self.documents() where document.path != "docs/protocol.md" {
+            // `kubectl … deploy/<name>` names a Deployment, not a folder.
+            for line in document.text.split(separator: "\n") where !line.contains("kubectl ") {
+                for path in Self.citedRepositoryPaths(in: String(line)) {
+                    cited += 1
+                    #expect(Self.isRepositoryPath(path), "\(document.path) cites \(path), which does not exist")
+                }
+            }
+        }
+        #expect(cited > 50)
+        #expect(
+            Self.citedRepositoryPaths(in: "see Sources/PushAPNs/Socket.swift.") == ["Sources/PushAPNs/Socket.swift"])
+        #expect(Self.citedRepositoryPaths(in: "`Sources/C*` and https://x/docs/a and /usr/share/docs/b").isEmpty)
+    }
+
+    @Test("every concrete endpoint grant in the docs is the one example grant of docs/relay-integration.md")
+    func oneGrantExample() throws {
+        let relayGuide = try DocsTests.read("docs/relay-integration.md")
+        let example = try #require(relayGuide.firstMatch(of: /\n    GRANT=(g1\.[A-Za-z0-9_-]+)\n/)).output.1
+        #expect(example.count > 300, "a real grant is about 360 characters")
+        var found = 0
+        for document in try Self.documents() {
+            for match in document.text.matches(of: /\bg[0-9]+\.[A-Za-z0-9_…-]+/) {
+                found += 1
+                #expect(match.output == example, "\(document.path) shows another grant: \(match.output.prefix(24))…")
+            }
+        }
+        #expect(found >= 6)
+    }
+
+    @Test("no doc or code comment cites an issue number or a design or toolchain note outside the repository")
+    func noCitationOfIssuesOrNotes() throws {
+        let citation = /\b[Ii]ssues? [0-9]+\b|DESIGN\.md|TOOLCHAIN\.md/
+        let thisFile = URL(fileURLWithPath: #filePath).lastPathComponent
+        for file in try Self.codeFiles() + (try Self.documents())
+        where !file.path.hasSuffix(thisFile) && file.path != "docs/protocol.md" {
+            for (number, line) in file.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                #expect(
+                    line.firstMatch(of: citation) == nil,
+                    "\(file.path):\(number + 1) cites an issue or a note outside the repository: \(line)")
+            }
+        }
+    }
+
     @Test("code and comments cite the repository's docs/protocol.md, never a copy outside it")
     func codeCitesTheRepositoryProtocol() throws {
         #expect(FileManager.default.fileExists(atPath: Self.repository.appendingPathComponent("docs/protocol.md").path))

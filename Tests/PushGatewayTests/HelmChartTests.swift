@@ -60,11 +60,12 @@ struct HelmChartTests {
         #expect(summary["problems"] as? [String] == [])
         #expect(exitCode == 0)
         let kinds = try #require(summary["kinds"] as? [String: [String]])
-        #expect(kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service"])
+        #expect(
+            kinds["defaults"] == ["Deployment", "Job", "PodDisruptionBudget", "Service", "Service", "ServiceAccount"])
         #expect(
             kinds["everything"] == [
                 "Deployment", "HorizontalPodAutoscaler", "Job", "NetworkPolicy", "PodDisruptionBudget",
-                "PrometheusRule", "Service", "Service", "ServiceMonitor",
+                "PrometheusRule", "Service", "Service", "ServiceAccount", "ServiceMonitor",
             ])
         #expect(kinds["without-migration"] == ["Deployment", "Service", "Service"])
     }
@@ -109,7 +110,10 @@ struct HelmChartTests {
     func ingressFollowsTheOrigin() throws {
         let (_, summary) = try Self.validateChart()
         let kinds = try #require(summary["kinds"] as? [String: [String]])
-        #expect(kinds["with-ingress"] == ["Deployment", "Ingress", "Job", "PodDisruptionBudget", "Service", "Service"])
+        #expect(
+            kinds["with-ingress"] == [
+                "Deployment", "Ingress", "Job", "PodDisruptionBudget", "Service", "Service", "ServiceAccount",
+            ])
         let ingress = try #require(summary["ingress"] as? [String: Any])
         #expect(ingress["className"] as? String == "nginx")
         let tls = try #require((ingress["tls"] as? [[String: Any]])?.first)
@@ -124,29 +128,66 @@ struct HelmChartTests {
         #expect(path["path"] as? String == "/")
     }
 
-    @Test("the Docker build context holds exactly what the Dockerfile copies, never .build, .local or .git")
-    func dockerContextIsMinimal() throws {
-        let ignore = try DocsTests.read(".dockerignore").split(separator: "\n").map {
-            $0.trimmingCharacters(in: .whitespaces)
-        }
-        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-        #expect(ignore.first == "*", ".dockerignore must start by excluding everything")
-        let included = Set(
-            ignore.filter { $0.hasPrefix("!") }.map { String($0.dropFirst()).trimmingCharacters(in: ["/"]) })
-        let dockerfile = try DocsTests.read("deploy/Dockerfile")
-        var copied: Set<String> = []
-        for line in dockerfile.split(separator: "\n") where line.hasPrefix("COPY ") && !line.contains("--from") {
-            let sources = line.split(separator: " ").dropFirst().dropLast().map {
-                String($0).trimmingCharacters(in: ["/"])
-            }
-            copied.formUnion(sources.map { $0 == "." ? "" : $0 })
-        }
-        #expect(!copied.isEmpty)
+    @Test("with ingress.tls false the Ingress routes the origin's host to the public port with no TLS section")
+    func ingressWithoutTLS() throws {
+        let (_, summary) = try Self.validateChart()
+        let ingress = try #require(summary["plainIngress"] as? [String: Any])
+        #expect(ingress["tls"] is NSNull)
+        let rule = try #require((ingress["rules"] as? [[String: Any]])?.first)
+        #expect(rule["host"] as? String == "push.example.com")
+    }
+
+    @Test(
+        "the egress proxy, extraEnv, pull secrets, ServiceAccount and zone spread reach the pods, and that environment is a valid configuration"
+    )
+    func everyOptionReachesThePods() throws {
+        let (_, summary) = try Self.validateChart()
+        let everything = try #require(summary["everything"] as? [String: Any])
+        let rendered = try #require(everything["environment"] as? [String: String])
+        #expect(rendered["PUSH_GATEWAY_APNS_PROXY"] == "http://egress-proxy.infra:3128")
+        #expect(rendered["TZ"] == "UTC")
+        #expect((everything["imagePullSecrets"] as? [[String: String]]) == [["name": "regcred"]])
+        #expect(everything["serviceAccountName"] as? String == everything["serviceAccount"] as? String)
+        #expect(everything["jobServiceAccountName"] as? String == "push-migrator")
+        #expect(everything["image"] as? String == "registry.example.com/push-gateway:0.1.0")
+        let spread = try #require(everything["topologySpreadConstraints"] as? [[String: Any]])
         #expect(
-            copied == included, "the Dockerfile copies \(copied.sorted()), .dockerignore lets in \(included.sorted())")
-        for secretOrBulky in [".build", ".local", ".git"] {
-            #expect(!included.contains(secretOrBulky))
-            #expect(ignore.contains("**/\(secretOrBulky)"), "nested \(secretOrBulky) must stay out too")
+            spread.map { $0["topologyKey"] as? String } == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
+
+        let reference = try ConfigurationTestEnvironment()
+        var environment = try Self.withSecretFiles(
+            rendered.filter { !$0.key.contains("EXAMPLE_IOS_SANDBOX") && $0.key != "TZ" }, in: reference,
+            apnsKeyFile: "apns-example-ios-production.p8")
+        environment["PUSH_GATEWAY_PROFILES"] = "example-ios-production"
+        let configuration = try GatewayConfiguration(environment: environment)
+        #expect(configuration.apnsProxy?.host == "egress-proxy.infra")
+        #expect(configuration.apnsProxy?.port == 3128)
+    }
+
+    @Test(
+        "the Docker build context (.dockerignore by Docker's rules) holds the manifest's every target path and the migrations, never .build, .local, .git or docs"
+    )
+    func dockerContextIsMinimal() throws {
+        let listing = try ToolProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", Self.repository.appendingPathComponent("scripts/lib/container_image.py").path, "context-files"])
+        #expect(listing.status == 0, "\(listing.errors)")
+        let files = Set(listing.outputText.split(separator: "\n").map(String.init))
+        #expect(files.contains("Package.swift") && files.contains("scripts/stamp-version"))
+        // Every path the manifest declares, the fuzz replayer's included (`swift package describe` needs them all).
+        let manifest = try DocsTests.read("Package.swift")
+        let declaredPaths = manifest.matches(of: /path: "([^"]+)"/).map { String($0.output.1) }
+        #expect(declaredPaths.contains("Fuzz/Sources/push-fuzz"))
+        for path in declaredPaths + ["Sources/push-gateway", "Migrations"] {
+            #expect(files.contains { $0.hasPrefix(path + "/") }, "\(path) is not in the build context")
         }
+        for file in files {
+            let components = file.split(separator: "/")
+            let leaked =
+                components.contains { [".build", ".local", ".git"].contains($0) } || components.first == "docs"
+                || (components.first == "Fuzz" && !file.hasPrefix("Fuzz/Sources/"))
+            #expect(!leaked, "\(file) must stay out of the build context")
+        }
+        #expect(!files.contains { $0.hasPrefix("Fuzz/corpus/") })
     }
 }

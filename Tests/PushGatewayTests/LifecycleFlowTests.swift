@@ -286,7 +286,7 @@ struct LifecycleFlowTests {
     }
 
     @Test(
-        "a correctly asserted delegation with not_before -2^63 or -10^15 is 400 invalid_request, never 503 (issue 14 finding 4)",
+        "a correctly asserted delegation with not_before -2^63 or -10^15 is 400 invalid_request, never 503",
         arguments: [Int64.min, -1_000_000_000_000_000])
     func notBeforeOutsideUnixTimeRange(notBefore: Int64) throws {
         let gateway = try LifecycleGateway()

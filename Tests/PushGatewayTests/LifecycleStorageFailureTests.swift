@@ -15,7 +15,7 @@ struct LifecycleStorageFailureTests {
             #expect(failure.isDataException && !failure.isUnavailable)
             #expect(LifecycleRejection.from(failure) == .invalidRequest)
         }
-        // The exact failure of issue 14 finding 4, raised by a real server.
+        // A data exception raised by a real server (docs/decisions/0190).
         try TemporaryDatabase.with { database in
             let connection = try database.connect()
             let failure = try #require(throws: PostgresError.self) {

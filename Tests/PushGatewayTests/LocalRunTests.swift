@@ -8,7 +8,7 @@ import Testing
 @testable import PushGateway
 @testable import push_gateway_demo
 
-/// The demo behind scripts/demo (issue 8), run in-process: a local App Attest root saved and loaded
+/// The demo behind scripts/demo, run in-process: a local App Attest root saved and loaded
 /// as `push-gateway-demo init-root` does, a live gateway trusting that root, and the mock APNs
 /// server over TLS + HTTP/2 recording to a JSON-lines file as `apns-mock --record` does.
 @Suite("Local run: the demo's flow against a live gateway and apns-mock")

@@ -19,7 +19,7 @@ final class CapturedLog: Sendable {
     var lineCount: Int { lines.withLock { $0.count } }
 }
 
-/// Issue 8 "Show": after a whole lifecycle and delivery flow, including rejections and failures,
+/// After a whole lifecycle and delivery flow, including rejections and failures,
 /// no log line at debug level holds a secret (docs/protocol.md §11, BRIEF: never log a token, grant,
 /// key, relay pubkey, request id, handle or database URL/password).
 @Suite("Logs never contain secrets")

@@ -337,18 +337,31 @@ struct MigrateCommandTests {
         #expect(!outcome.standardOutput.contains("s3cret-pw"))
     }
 
-    @Test("the migrations directory is the flag, else the variable, else ./Migrations, else the install prefix")
+    @Test(
+        "the migrations directory is the flag, else the variable, else the installed layout, else the build tree's checkout, never the working directory"
+    )
     func directoryResolution() {
-        func resolve(flag: String?, environment: [String: String], checkoutExists: Bool) -> String {
+        func resolve(
+            flag: String? = nil, environment: [String: String] = [:], executable: String, existing: Set<String>
+        )
+            -> String
+        {
             MigrationsDirectory.resolve(
-                flag: flag, environment: environment, currentDirectory: "/src/push-gateway",
-                executablePath: "/opt/push/bin/push-gateway", isDirectory: { _ in checkoutExists })
+                flag: flag, environment: environment, executablePath: executable, isDirectory: existing.contains)
         }
+        let installed = "/opt/push/share/push-gateway/migrations"
         let variable = ["PUSH_GATEWAY_MIGRATIONS_DIR": "/etc/migrations"]
-        #expect(resolve(flag: "/flag", environment: variable, checkoutExists: true) == "/flag")
-        #expect(resolve(flag: nil, environment: variable, checkoutExists: true) == "/etc/migrations")
-        #expect(resolve(flag: nil, environment: [:], checkoutExists: true) == "/src/push-gateway/Migrations")
+        let binary = "/opt/push/bin/push-gateway"
+        #expect(resolve(flag: "/flag", environment: variable, executable: binary, existing: [installed]) == "/flag")
+        #expect(resolve(environment: variable, executable: binary, existing: [installed]) == "/etc/migrations")
+        #expect(resolve(executable: binary, existing: [installed]) == installed)
+        // Not installed anywhere: the path that was expected, which migrate then names.
+        #expect(resolve(executable: binary, existing: []) == installed)
+        let built = "/src/push-gateway/.build/x86_64-unknown-linux-gnu/release/push-gateway"
         #expect(
-            resolve(flag: nil, environment: [:], checkoutExists: false) == "/opt/push/share/push-gateway/migrations")
+            resolve(executable: built, existing: ["/src/push-gateway/Migrations"]) == "/src/push-gateway/Migrations")
+        #expect(
+            resolve(executable: built, existing: [])
+                == "/src/push-gateway/.build/x86_64-unknown-linux-gnu/share/push-gateway/migrations")
     }
 }

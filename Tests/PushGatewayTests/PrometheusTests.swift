@@ -102,6 +102,35 @@ struct PrometheusTests {
         return "\(match.query) \(match.op) bool \(match.number)"
     }
 
+    /// What must return series on a live gateway for an alert or runbook query to mean anything:
+    /// for `absent(X) == 1`, X itself; for `<query> <op> <number>`, `keepingSeries`; else the query.
+    static func liveForm(_ expression: String) -> String {
+        let trimmed = expression.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let match = trimmed.firstMatch(of: /^absent\((?<inner>.*)\)\s*==\s*1$/.dotMatchesNewlines()) {
+            return String(match.inner)
+        }
+        return keepingSeries(trimmed) ?? trimmed
+    }
+
+    /// The PromQL of docs/runbooks.md's alert entries: every code span of the "Alerts" section that
+    /// names a gateway series or `up` and is not a shell command.
+    static func runbookQueries() throws -> [String] {
+        let runbooks = try DocsTests.read("docs/runbooks.md")
+        let alerts = try #require(runbooks.firstRange(of: "\n## Alerts\n"))
+        let end = runbooks[alerts.upperBound...].firstRange(of: "\n## ")?.lowerBound ?? runbooks.endIndex
+        let section = runbooks[alerts.upperBound..<end].replacingOccurrences(of: "\n  ", with: " ")
+        return section.matches(of: /`([^`]+)`/).map { String($0.output.1) }.filter { span in
+            (span.contains("push_gateway_") || span.hasPrefix("up{"))
+                && !["curl ", "kubectl ", "openssl ", "helm ", "push-gateway "].contains { span.hasPrefix($0) }
+        }
+    }
+
+    /// A dashboard query with its template variables at what a one-gateway Prometheus selects.
+    static func substitutingVariables(_ expression: String) -> String {
+        expression.replacingOccurrences(of: "$job", with: "push-gateway").replacingOccurrences(
+            of: "$namespace", with: ".*")
+    }
+
     @Test("every alert expression and dashboard query parses and returns series; promtool accepts the exposition")
     func alertsAndDashboard() throws {
         try TemporaryDatabase.with { database in
@@ -127,15 +156,28 @@ struct PrometheusTests {
             let rules = try prometheus.api("/api/v1/rules")
             let groups = try #require((rules["data"] as? [String: Any])?["groups"] as? [[String: Any]])
             let alerts = groups.flatMap { ($0["rules"] as? [[String: Any]]) ?? [] }
-            #expect(alerts.count == 12, "every alert of the rules file is loaded")
+            #expect(alerts.count == 14, "every alert of the rules file is loaded")
             for alert in alerts {
                 let name = alert["name"] as? String ?? "?"
                 #expect(alert["health"] as? String != "err", "\(name): \(alert["lastError"] ?? "")")
                 let expression = try #require(alert["query"] as? String)
-                let kept = try #require(Self.keepingSeries(expression), "\(name) ends in a comparison with a number")
-                let answer = try prometheus.query(kept)
+                #expect(Self.keepingSeries(expression) != nil, "\(name) ends in a comparison with a number")
+                let live = Self.liveForm(expression)
+                let answer = try prometheus.query(live)
                 #expect(answer.ok, "\(name): \(answer.error ?? "")")
-                #expect(answer.series > 0, "\(name) finds no series: \(kept)")
+                #expect(answer.series > 0, "\(name) finds no series: \(live)")
+            }
+            // The gateway is up: neither the down nor the absent alert's condition holds.
+            #expect(try prometheus.query(#"up{job="push-gateway"} == 0"#).series == 0)
+            #expect(try prometheus.query(#"absent(push_gateway_build_info{job="push-gateway"})"#).series == 0)
+
+            let runbookQueries = try Self.runbookQueries()
+            #expect(runbookQueries.count >= 15, "\(runbookQueries)")
+            for query in runbookQueries {
+                let live = Self.liveForm(query)
+                let answer = try prometheus.query(live)
+                #expect(answer.ok, "docs/runbooks.md: \(query): \(answer.error ?? "")")
+                #expect(answer.series > 0, "docs/runbooks.md: \(query) finds no series")
             }
 
             let dashboard = try #require(
@@ -148,10 +190,15 @@ struct PrometheusTests {
                 }
             }
             #expect(queries.count >= 14)
+            let variables = ((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]]) ?? []
+            #expect(Set(variables.compactMap { $0["name"] as? String }).isSuperset(of: ["job", "namespace"]))
             for (title, expression) in queries {
-                let answer = try prometheus.query(expression)
+                #expect(
+                    expression.contains(#"job=~"$job""#) && expression.contains(#"namespace=~"$namespace""#),
+                    "\(title) ignores the job or namespace variable")
+                let answer = try prometheus.query(Self.substitutingVariables(expression))
                 #expect(answer.ok, "\(title): \(answer.error ?? "")")
-                #expect(answer.series > 0, "\(title) finds no series: \(expression)")
+                #expect(answer.series > 0, "\(title) finds no series: \(Self.substitutingVariables(expression))")
             }
         }
     }

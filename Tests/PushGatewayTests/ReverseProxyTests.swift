@@ -4,7 +4,7 @@ import Testing
 
 @testable import PushGateway
 
-/// Issue 8 item 7: the operator example `deploy/nginx-push-gateway.conf`, run by a real nginx that
+/// The operator example `deploy/nginx-push-gateway.conf`, run by a real nginx that
 /// terminates TLS on loopback, in front of a live gateway. docs/protocol.md §2: the relay signs the URL
 /// it sees, and the gateway rebuilds it from the `Host` and `X-Forwarded-Proto` the proxy forwards.
 @Suite("A real nginx with the example configuration in front of the gateway")

@@ -2,7 +2,7 @@ import PushHTTP
 import PushTestSupport
 import Testing
 
-/// The exact bytes of issue 14, finding 1: a header line that starts with a bare CR used to end the
+/// The exact bytes of a reported smuggling case: a header line that starts with a bare CR used to end the
 /// field section, so the `Transfer-Encoding` behind it was never seen and the request got 200.
 let bareCarriageReturnReproduction = Array(
     ("POST /v1/installations/challenges HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"

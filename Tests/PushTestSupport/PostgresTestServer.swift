@@ -3,7 +3,7 @@ import Glibc
 
 /// A private PostgreSQL cluster that a test can stop and start (for outage tests), separate from the
 /// shared test server. Needs `PUSH_GATEWAY_TEST_PG_BIN` (initdb, pg_ctl); as root the server runs
-/// as the `postgres` user from cwd `/` because initdb and postgres refuse root (TOOLCHAIN.md §6).
+/// as the `postgres` user from cwd `/` because initdb and postgres refuse root.
 public final class PostgresTestServer {
     public let port: Int
     private let directory: String

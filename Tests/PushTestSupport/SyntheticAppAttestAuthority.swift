@@ -2,8 +2,7 @@ import Glibc
 import PushCrypto
 
 /// A stand-in for Apple's App Attest CA: a self-signed root and an intermediate that issue
-/// per-device credential certificates carrying the nonce extension (DESIGN.md "Testing the parts no
-/// one can reach from here"). The gateway accepts its root only as an explicit alternate root.
+/// per-device credential certificates carrying the nonce extension. The gateway accepts its root only as an explicit alternate root.
 public struct SyntheticAppAttestAuthority: Sendable {
     public let rootKey: P256PrivateKey
     public let root: X509Certificate

@@ -2,8 +2,8 @@ import Foundation
 import PushSystem
 import Synchronization
 
-/// Where the gateways that tests start write their logs (issue 8: "a log scan after the full test
-/// suite finds no secret"). Under `scripts/test`, `PUSH_GATEWAY_TEST_LOG_DIR` names a directory:
+/// Where the gateways that tests start write their logs, so that a log scan after the full
+/// test suite can show it finds no secret. Under `scripts/test`, `PUSH_GATEWAY_TEST_LOG_DIR` names a directory:
 /// in-process gateways log at debug level to one file there, and `serve` subprocesses get their
 /// own files, so that `scripts/scan-test-logs` can read every line the suite made a gateway write.
 /// Without the variable, tests log errors to standard error as before.

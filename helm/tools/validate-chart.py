@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Renders the push-gateway chart offline with Helm's own engine (the helm-python-sdk package) for
-several value sets, validates every manifest against the Kubernetes JSON schemas shipped in the
+"""Lints the push-gateway chart and renders every template offline with Helm's own engine (the
+helm-python-sdk package, which also checks values against values.schema.json) for several value
+sets, validates every manifest against the Kubernetes JSON schemas shipped in the
 kubernetes-validate package (strict: unknown fields are errors), and checks the chart's own rules
-(non-root, read-only root FS, no capabilities, probes on the private port, secrets only as files,
-migration hook). Prints one JSON object: the kinds rendered per value set, the Deployment's
-environment and rollout strategy for the default values, the pod checksums for the defaults and for
-one change of the configuration and of the Secret revision, and the optional Ingress. Exit 0 when everything holds, 1 otherwise."""
+(non-root, read-only root FS, no capabilities, the same pod security context for the Deployment and
+the migration Job, probes on the private port, secrets only as files, migration hook). Prints one
+JSON object: the kinds rendered per value set, the Deployment's environment (defaults and
+everything enabled) and rollout strategy, the pod checksums for the defaults and for one change of
+the configuration and of the Secret revision, the optional Ingress with and without TLS, and the
+migration Job's pod. Exit 0 when everything holds, 1 otherwise."""
 
 import copy
 import json
@@ -54,7 +57,7 @@ def check_container(container, where):
 
 
 def validate(documents, scenario):
-    kinds = []
+    kinds, pods = [], {}
     for document in documents:
         kind = document["kind"]
         kinds.append(kind)
@@ -63,6 +66,8 @@ def validate(documents, scenario):
             endpoint = document["spec"]["endpoints"][0]
             check(endpoint == {"port": "private", "path": "/metrics", "interval": endpoint.get("interval")},
                   f"{scenario}: ServiceMonitor endpoint")
+            # The alert rules select job="push-gateway": the private Service's name label.
+            check(document["spec"].get("jobLabel") == "app.kubernetes.io/name", f"{scenario}: ServiceMonitor jobLabel")
             continue
         if kind == "PrometheusRule":
             # A CRD too: its groups must be exactly the rules file Prometheus and promtool check.
@@ -87,8 +92,15 @@ def validate(documents, scenario):
         if pod is not None:
             check(pod["securityContext"].get("runAsNonRoot") is True, f"{scenario}: pod runAsNonRoot")
             check(pod.get("automountServiceAccountToken") is False, f"{scenario}: service account token mounted")
+            pods[kind] = pod
             for container in pod["containers"]:
                 check_container(container, f"{scenario}: {kind}/{container['name']}")
+    if "Job" in pods:
+        # The Job reads a 0440 secret volume as uid 10001 exactly as the replicas do: only through fsGroup.
+        check(pods["Job"]["securityContext"] == pods["Deployment"]["securityContext"],
+              f"{scenario}: the Job's pod security context differs from the Deployment's")
+        check(pods["Job"].get("imagePullSecrets") == pods["Deployment"].get("imagePullSecrets"),
+              f"{scenario}: the Job pulls the image with other secrets than the Deployment")
     return kinds
 
 
@@ -101,6 +113,10 @@ def must_fail(chart, values, scenario):
 
 
 def main():
+    report = helm_python.lint(sys.argv[1], strict=True, kube_version="v" + KUBERNETES_VERSION)
+    problems.extend(f"helm lint: {message['path']}: {message['error']}"
+                    for message in report["messages"] if message["severity"] >= 2)
+    problems.extend(f"helm lint: {error}" for error in report["errors"])
     chart = helm_python.Chart.load(sys.argv[1])
     defaults = chart.values
     everything = copy.deepcopy(defaults)
@@ -113,12 +129,22 @@ def main():
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
     everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512}
+    everything["apnsProxy"] = "http://egress-proxy.infra:3128"
+    everything["extraEnv"] = [{"name": "TZ", "value": "UTC"}]
+    everything["imagePullSecrets"] = [{"name": "regcred"}]
+    everything["serviceAccount"]["annotations"] = {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/push"}
+    everything["migration"]["serviceAccountName"] = "push-migrator"
+    everything["topologySpreadConstraints"] = [{
+        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "push-gateway"}}}]
     everything["profiles"].append({
         "id": "example-ios-sandbox", "appId": "ABCDE12345.com.example.app", "apnsTopic": "com.example.app",
         "apnsEnvironment": "sandbox", "appAttestEnvironment": "development", "auth": "certificate"})
     without_migration = copy.deepcopy(defaults)
     without_migration["migration"]["enabled"] = False
     without_migration["podDisruptionBudget"]["enabled"] = False
+    without_migration["serviceAccount"]["create"] = False
+    without_migration["spreadAcrossNodes"] = False
     with_ingress = copy.deepcopy(defaults)
     with_ingress["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
 
@@ -130,6 +156,16 @@ def main():
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     summary["strategy"] = deployment["spec"]["strategy"]
+    rendered = {d["kind"]: d for d in render(chart, everything, True)}
+    pod = rendered["Deployment"]["spec"]["template"]["spec"]
+    summary["everything"] = {
+        "environment": {v["name"]: v["value"] for v in pod["containers"][0]["env"]},
+        "imagePullSecrets": pod.get("imagePullSecrets"), "serviceAccountName": pod.get("serviceAccountName"),
+        "serviceAccount": rendered["ServiceAccount"]["metadata"]["name"],
+        "jobServiceAccountName": rendered["Job"]["spec"]["template"]["spec"].get("serviceAccountName"),
+        "topologySpreadConstraints": pod.get("topologySpreadConstraints"),
+        "image": pod["containers"][0]["image"]}
+    summary["migrationJob"] = next(d for d in render(chart, defaults) if d["kind"] == "Job")["spec"]["template"]["spec"]
 
     # The pod template's checksums, for the defaults and for one change of each input.
     changed_config = copy.deepcopy(defaults)
@@ -146,9 +182,30 @@ def main():
     summary["ingress"] = {
         "className": ingress["spec"].get("ingressClassName"), "tls": ingress["spec"]["tls"],
         "rules": ingress["spec"]["rules"]}
+    without_tls = copy.deepcopy(with_ingress)
+    without_tls["ingress"].update(tls=False, tlsSecret="")
+    plain = next(d for d in render(chart, without_tls, True) if d["kind"] == "Ingress")
+    validate([plain], "ingress without TLS")
+    summary["plainIngress"] = {"tls": plain["spec"].get("tls"), "rules": plain["spec"]["rules"]}
     no_tls = copy.deepcopy(with_ingress)
     no_tls["ingress"]["tlsSecret"] = ""
-    must_fail(chart, no_tls, "ingress without a TLS secret")
+    must_fail(chart, no_tls, "ingress with TLS but no TLS secret")
+    for proxy in ("0.0.0.0/0", "::/0"):
+        every_address = copy.deepcopy(defaults)
+        every_address["trustedProxies"] = ["10.0.0.0/8", proxy]
+        must_fail(chart, every_address, f"trusted proxy {proxy}")
+    misspelt = copy.deepcopy(defaults)
+    misspelt["trustedProxy"] = ["10.0.0.0/8"]
+    must_fail(chart, misspelt, "unknown top-level value")
+    bad_proxy = copy.deepcopy(defaults)
+    bad_proxy["apnsProxy"] = "https://user:secret@proxy:3128"
+    must_fail(chart, bad_proxy, "APNs proxy with user info")
+    duplicate = copy.deepcopy(defaults)
+    duplicate["extraEnv"] = [{"name": "PUSH_GATEWAY_LOG_LEVEL", "value": "debug"}]
+    validate(render(chart, duplicate), "extraEnv repeating a chart variable")
+    check(any("duplicate environment variable" in problem for problem in problems),
+          "extraEnv repeating a chart variable is not caught")
+    problems[:] = [problem for problem in problems if "duplicate environment variable" not in problem]
 
     bad_auth = copy.deepcopy(defaults)
     bad_auth["profiles"][0]["auth"] = "password"

@@ -7,9 +7,11 @@ DEBIAN_PACKAGES=(
     prometheus
     # The HTTP CONNECT proxy between the APNs client and apns-mock (APNsProxyTests).
     tinyproxy
-    # §12: the pgbouncer tests run serve through a transaction-mode pooler (issue 16).
+    # §12: the pgbouncer tests run serve through a transaction-mode pooler.
     pgbouncer
-    # Swift's own runtime dependencies on a bare Debian image (TOOLCHAIN.md §1).
+    # scripts/check-image: the Debian bookworm root file systems the image's stages start from.
+    debootstrap
+    # Swift's own runtime dependencies on a bare Debian image.
     libncurses6 libsqlite3-0 binutils libc6-dev libgcc-12-dev
 )
 

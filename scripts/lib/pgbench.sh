@@ -1,8 +1,8 @@
-# Sourced by scripts/bench-deliveries: the pgbench side of issue 16's comparison. pgbench (from
+# Sourced by scripts/bench-deliveries: the pgbench side of the admission comparison. pgbench (from
 # Debian's postgresql-15 package, already installed for the throwaway cluster) runs, on the same
 # cluster and rows, the §4.7 admission of scripts/lib/admission.pgbench with prepared statements
 # and the gateway's own admit_delivery call of scripts/lib/admit-delivery.pgbench, prepared and as
-# an unnamed statement, parsed and planned per call (the gateway's form before decision 0300), and for issue 17 the
+# an unnamed statement, parsed and planned per call (the gateway's form before decision 0300), and for the batch comparison the
 # admit_delivery_batch call of scripts/lib/admit-delivery-batch.pgbench (100 items per call); the
 # CPU of pgbench and of PostgreSQL is counted per admission (per item for the batch).
 PGBENCH_INSTALLATIONS=1000

@@ -2,7 +2,7 @@
 # data), listening on 127.0.0.1 on the first free port from 55432, and exports DATABASE_URL
 # (superuser) and PUSH_GATEWAY_TEST_PG_* for tests. stop_throwaway_postgres stops it.
 # initdb and postgres refuse to run as root, so as root they run as the `postgres` user
-# (created by the Debian package) from cwd / (TOOLCHAIN.md §6).
+# (created by the Debian package) from cwd /.
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
 
 pg_as_owner() {

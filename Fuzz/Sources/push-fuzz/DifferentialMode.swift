@@ -88,7 +88,7 @@
     /// "status":N,"reason":"…"}` or `{"verdict":"incomplete"}`. Only the head is judged: a head that
     /// passed every check is an accept even while its body is still to come.
     enum HTTPVerdict {
-        /// The fields the gateway acts on (issue 14, "Differential testing").
+        /// The fields the gateway acts on ("Differential testing").
         static let fieldNames = [
             "host", "content-length", "transfer-encoding", "content-type", "authorization", "x-forwarded-for",
             "x-forwarded-proto", "expect", "connection",

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushPostgres
 import PushSystem
 
 extension GatewayConfiguration {
@@ -8,6 +9,10 @@ extension GatewayConfiguration {
         "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", "PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT",
         "PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS",
     ]
+
+    /// Why a `DATABASE_URL` libpq does not parse is refused (never quoting it: it may hold a password).
+    package static let databaseURLSyntax =
+        "is not a libpq connection string (a postgresql:// URI or key=value pairs; percent-encode special characters)"
 
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
     static let profileVariableSuffixes = [
@@ -21,6 +26,9 @@ extension GatewayConfiguration {
         var reader = EnvironmentReader(environment)
 
         let databaseURL = reader.requiredSecret("DATABASE_URL")
+        if let databaseURL, !PostgresConfiguration.isValidConnectionString(databaseURL) {
+            reader.fail("DATABASE_URL", Self.databaseURLSyntax)
+        }
         let origin = Self.origin(&reader)
         let publicOrigins = Self.publicOrigins(&reader)
         let listen = Self.listenAddress(&reader, "PUSH_GATEWAY_LISTEN", default: "0.0.0.0:8080")
@@ -94,6 +102,12 @@ extension GatewayConfiguration {
             guard let network = TrustedProxies.Network(item) else {
                 reader.fail(
                     name, "item \(index + 1) must be an IPv4 or IPv6 address or CIDR with no bits set past the prefix")
+                continue
+            }
+            // Trusting every address lets any client name the source it likes (docs/decisions/0361).
+            guard network.prefixLength > 0 else {
+                reader.fail(
+                    name, "item \(index + 1) trusts every address; list only the proxies' own addresses or networks")
                 continue
             }
             networks.append(network)

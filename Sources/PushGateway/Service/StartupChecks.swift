@@ -28,13 +28,14 @@ package enum StartupChecks {
         return problems
     }
 
-    /// What is worth a warning but still starts: unknown `PUSH_GATEWAY_*` variables and APNs
-    /// certificates that expire within 30 days. Each line names a variable, never a value.
+    /// What is worth a warning but still starts: unknown `PUSH_GATEWAY_*` variables, variables of
+    /// profiles that are not enabled, and APNs certificates that expire within 30 days. Each line
+    /// names a variable, never a value.
     package static func warnings(
         _ configuration: GatewayConfiguration, environment: [String: String],
         now: Int64 = SystemWallClock().unixSeconds()
     ) -> [String] {
-        var warnings = UnknownVariables.names(in: environment).map(UnknownVariables.warning)
+        var warnings = UnknownVariables.warnings(in: environment)
         for expiry in CertificateExpiry.of(configuration) where expiry.expiresSoon(at: now) {
             warnings.append(Self.expiryWarning(expiry, now: now))
         }

@@ -29,12 +29,36 @@ package enum UnknownVariables {
         }.sorted()
     }
 
+    /// One warning per unknown variable and per variable of a profile `PUSH_GATEWAY_PROFILES` does
+    /// not enable (often a profile added to the variables but not to the list), sorted by name.
+    /// Without `PUSH_GATEWAY_PROFILES` (an error of its own) no profile variable is singled out.
+    package static func warnings(in environment: [String: String]) -> [String] {
+        let enabledKeys = environment["PUSH_GATEWAY_PROFILES"].map {
+            Set($0.split(separator: ",").map(AppProfile.variableKey(for:)))
+        }
+        let unlisted = environment.keys.compactMap { name -> (String, String)? in
+            guard let enabledKeys, let key = profileKey(of: name), !enabledKeys.contains(key) else { return nil }
+            return (name, "\(name): profile \(key) is not in PUSH_GATEWAY_PROFILES, ignored")
+        }
+        let unknown = names(in: environment).map { ($0, warning($0)) }
+        return (unknown + unlisted).sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
     /// The warning that names one unknown variable.
     package static func warning(_ name: String) -> String { "\(name): unknown variable, ignored (check its spelling)" }
 
-    private static func isProfileVariable(_ name: String) -> Bool {
-        name.hasPrefix("PUSH_GATEWAY_PROFILE_")
-            && GatewayConfiguration.profileVariableSuffixes.contains { name.hasSuffix("_" + $0) }
+    private static func isProfileVariable(_ name: String) -> Bool { profileKey(of: name) != nil }
+
+    /// `<P>` of `PUSH_GATEWAY_PROFILE_<P>_<SUFFIX>` for a profile variable suffix; nil for any other name.
+    private static func profileKey(of name: String) -> String? {
+        let prefix = "PUSH_GATEWAY_PROFILE_"
+        guard name.hasPrefix(prefix) else { return nil }
+        let rest = name.dropFirst(prefix.count)
+        for suffix in GatewayConfiguration.profileVariableSuffixes where rest.hasSuffix("_" + suffix) {
+            let key = rest.dropLast(suffix.count + 1)
+            if !key.isEmpty { return String(key) }
+        }
+        return nil
     }
 
     /// `X_SERVICE_HOST`, `X_SERVICE_PORT`, `X_SERVICE_PORT_NAME`, `X_PORT`, `X_PORT_8080_TCP…`.

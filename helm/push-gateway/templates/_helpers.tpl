@@ -19,8 +19,35 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The image; its tag defaults to the chart's appVersion (the release the chart was cut with). */}}
 {{- define "push-gateway.image" -}}
-{{ printf "%s:%s" .Values.image.repository .Values.image.tag }}
+{{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end -}}
+
+{{/* The pod security context of the Deployment and the migration Job alike. Secret volumes are
+mode 0440 owned by root: only fsGroup makes them readable to the non-root uid 10001. */}}
+{{- define "push-gateway.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+fsGroup: 10001
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "push-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "push-gateway.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "push-gateway.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/* docs/protocol.md §12: <P> is the profile id upper-cased with non-alphanumerics as "_". */}}
@@ -43,7 +70,7 @@ seccompProfile:
 
 {{/* The values the Deployment's environment is built from. */}}
 {{- define "push-gateway.configChecksum" -}}
-{{- $config := dict "origin" .Values.origin "publicOrigins" .Values.publicOrigins "trustedProxies" .Values.trustedProxies "logLevel" .Values.logLevel "limits" .Values.limits "profiles" .Values.profiles -}}
+{{- $config := dict "origin" .Values.origin "publicOrigins" .Values.publicOrigins "trustedProxies" .Values.trustedProxies "logLevel" .Values.logLevel "limits" .Values.limits "profiles" .Values.profiles "apnsProxy" .Values.apnsProxy "extraEnv" .Values.extraEnv -}}
 {{- toJson $config | sha256sum -}}
 {{- end -}}
 

@@ -1,0 +1,134 @@
+import PushCrypto
+import PushGateway
+
+/// `push-gateway send-test-push --profile P --endpoint TOKEN` (docs/decisions/0363): the operator's
+/// smoke test of a profile's APNs credentials. Reads the same environment as `serve`, sends the
+/// constant wake-up of docs/protocol.md §8 to one raw device token through the same APNs client,
+/// credentials and egress proxy, and prints Apple's status and reason. Touches no database; `serve`
+/// never runs it. Exit 0 when APNs accepted the push, 1 for any other answer or a configuration
+/// error, 2 for usage errors. The token is never printed.
+enum SendTestPushCommand: InProcessCommand {
+    static let usage = """
+        usage: push-gateway send-test-push --profile ID --endpoint HEX-DEVICE-TOKEN
+
+        """
+
+    /// The wake-up's `apns-expiration`: a test push that cannot be delivered soon is not worth keeping.
+    static let lifetimeSeconds: Int64 = 60
+
+    struct Options: Equatable {
+        var profile: String
+        var deviceToken: [UInt8]
+    }
+
+    /// The flags, or the usage problem.
+    enum Parsed: Equatable {
+        case options(Options)
+        case usage(CommandResult)
+    }
+
+    static func parse(_ arguments: [String]) -> Parsed {
+        var profile: String?
+        var token: String?
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            guard let value = remaining.popFirst(), !value.isEmpty else {
+                return .usage(.usageError("push-gateway send-test-push: \(flag) needs a value\n" + usage))
+            }
+            switch flag {
+            case "--profile" where profile == nil: profile = value
+            case "--endpoint" where token == nil: token = value
+            default:
+                return .usage(
+                    .usageError("push-gateway send-test-push: unknown or repeated option \(flag)\n" + usage))
+            }
+        }
+        guard let profile, let token else {
+            return .usage(.usageError("push-gateway send-test-push: --profile and --endpoint are required\n" + usage))
+        }
+        // APNs device tokens are hex; Apple's are 32 bytes today and documented as variable length.
+        guard (2...200).contains(token.utf8.count), let bytes = Hex.decode(token) else {
+            return .usage(
+                .usageError(
+                    "push-gateway send-test-push: --endpoint must be the device token in hex (1 to 100 bytes)\n"))
+        }
+        return .options(Options(profile: profile, deviceToken: bytes))
+    }
+
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
+        execute(arguments: arguments, environment: environment, now: KeygenCommand.currentTime())
+    }
+
+    /// The command with the clock (Unix seconds) given, for tests.
+    static func execute(arguments: [String], environment: [String: String], now: Int64) -> CommandResult {
+        let options: Options
+        switch parse(arguments) {
+        case .options(let parsed): options = parsed
+        case .usage(let problem): return problem
+        }
+        let configuration: GatewayConfiguration
+        do {
+            configuration = try GatewayConfiguration(environment: environment)
+        } catch {
+            return .failure(CheckConfigCommand.errorLines(error.errors, command: "send-test-push"))
+        }
+        let problems = StartupChecks.problems(configuration, now: now)
+        guard problems.isEmpty else {
+            return .failure(CheckConfigCommand.errorLines(problems, command: "send-test-push"))
+        }
+        guard let profile = configuration.profiles.first(where: { $0.id == options.profile }) else {
+            let enabled = configuration.profiles.map(\.id).joined(separator: ", ")
+            return .failure(
+                "push-gateway send-test-push: profile \(options.profile) is not in PUSH_GATEWAY_PROFILES (\(enabled))\n"
+            )
+        }
+        let sender: APNsDeliverySender
+        let requestID: CanonicalUUID
+        do {
+            sender = try APNsDeliverySender(configuration: configuration)
+            requestID = try CanonicalUUID.version4()
+        } catch {
+            return .failure("push-gateway send-test-push: \(error)\n")
+        }
+        let report = sender.send(
+            DeliveryAttempt(
+                deviceToken: options.deviceToken, profile: profile, requestID: requestID,
+                expiresAt: now + lifetimeSeconds))
+        var result = CommandResult.success(describe(profile, configuration: configuration) + describe(report))
+        if report.outcome != .accepted { result.exitCode = 1 }
+        return result
+    }
+
+    private static func describe(_ profile: AppProfile, configuration: GatewayConfiguration) -> String {
+        let authentication =
+            switch profile.apnsAuthentication {
+            case .token: "token"
+            case .certificate: "certificate"
+            }
+        let route = configuration.apnsProxy.map { " through the proxy \($0.host):\($0.port)" } ?? ""
+        return "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), \(authentication) auth\(route)\n"
+    }
+
+    /// Apple's status and reason, and what they mean for the operator.
+    static func describe(_ report: DeliveryReport) -> String {
+        let exchange = report.exchange
+        guard let outcome = exchange.requestOutcome else {
+            return "no request sent: the profile's credentials did not load\n"
+        }
+        let meaning =
+            switch outcome {
+            case .accepted: "the credentials, topic and environment work for this token"
+            case .invalidEndpoint: "the token is no longer valid for this topic (app removed or token rotated)"
+            case .configurationFault:
+                "the key, certificate, topic or APNs environment does not fit (a sandbox token sent to production?)"
+            case .rejected: "APNs refused the request itself"
+            case .transient: "APNs is busy or failing; try again"
+            case .transportFailure: "APNs was not reached: DNS, network, egress proxy or TLS"
+            case .timeout: "APNs did not answer in time"
+            }
+        guard let status = exchange.status else { return "no answer from APNs: \(outcome.rawValue) (\(meaning))\n" }
+        let reason = exchange.reason.map { " \($0)" } ?? ""
+        return "APNs answered \(status)\(reason): \(outcome.rawValue) (\(meaning))\n"
+    }
+
+}
