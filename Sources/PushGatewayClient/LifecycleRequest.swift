@@ -31,7 +31,7 @@ public struct Transcript: Sendable, Equatable {
     public let bytes: Data
 
     /// SHA-256 of ``bytes``: the `clientDataHash` for `attestKey` and `generateAssertion`.
-    public var clientDataHash: Data { SHA256Digest.hash(bytes) }
+    public var clientDataHash: Data { TranscriptDigest.hash(bytes) }
 }
 
 /// One App Attest call before its proof: the members both its transcript and its request body are

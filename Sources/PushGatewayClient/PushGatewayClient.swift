@@ -157,9 +157,9 @@ public actor PushGatewayClient {
             try Task.checkCancellation()
             return .transient(.unavailable(retryAfterSeconds: nil), outcomeUnknown: true)
         }
+        if (200..<300).contains(response.status) { return .answered(response) }
         let rejection = GatewayRejection(response)
         switch response.status {
-        case 200..<300: return .answered(response)
         case 429: return .transient(.rateLimited(retryAfterSeconds: rejection.retryAfterSeconds), outcomeUnknown: false)
         case 503 where rejection.code == .temporarilyUnavailable:
             return .transient(.unavailable(retryAfterSeconds: rejection.retryAfterSeconds), outcomeUnknown: false)

@@ -136,15 +136,15 @@ struct TranscriptTests {
     @Test("the portable SHA-256 agrees with OpenSSL's for every length across the padding boundaries")
     func portableDigest() {
         #expect(
-            Hex.encode([UInt8](SHA256Digest.portableHash(Data("abc".utf8))))
+            Hex.encode([UInt8](TranscriptDigest.portableHash(Data("abc".utf8))))
                 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         for length in 0...200 {
             let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
-            #expect([UInt8](SHA256Digest.portableHash(Data(message))) == SHA256.hash(message), "length \(length)")
+            #expect([UInt8](TranscriptDigest.portableHash(Data(message))) == SHA256.hash(message), "length \(length)")
         }
         let million = Data(repeating: 0x61, count: 1_000_000)
         #expect(
-            Hex.encode([UInt8](SHA256Digest.portableHash(million)))
+            Hex.encode([UInt8](TranscriptDigest.portableHash(million)))
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 

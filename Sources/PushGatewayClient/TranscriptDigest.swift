@@ -8,7 +8,7 @@ import Foundation
 /// where the platform has it; elsewhere (Linux, where the library is tested) FIPS 180-4 in plain
 /// Swift, so the library links no C library (docs/decisions/0370). It hashes public bytes only, so
 /// it needs no constant-time care.
-enum SHA256Digest {
+enum TranscriptDigest {
     static func hash(_ message: Data) -> Data {
         #if canImport(CryptoKit)
             return Data(CryptoKit.SHA256.hash(data: message))
