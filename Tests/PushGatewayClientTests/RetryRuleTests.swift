@@ -218,7 +218,7 @@ struct RetryRuleTests {
     func lostRotationAnswer() async throws {
         let service = SyntheticAppAttestService(authority: authority)
         _ = try await enrolled(service)
-        try await client(Self.gateway(), service).delegate(relayPubkey: scriptedRelay)
+        _ = try await client(Self.gateway(), service).delegate(relayPubkey: scriptedRelay)
         let newEndpoint = randomEndpoint()
         let gateway = Self.gateway { route, index in
             guard route == .rotateEndpoint else { return nil }
