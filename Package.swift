@@ -6,8 +6,13 @@ import PackageDescription
 // CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushRelayClient.
 let package = Package(
     name: "push-gateway",
+    // For PushGatewayClient in an app (async URLSession); the server builds on Linux only.
+    platforms: [.iOS(.v15), .macOS(.v12)],
     products: [
-        .executable(name: "push-gateway", targets: ["push-gateway"])
+        .executable(name: "push-gateway", targets: ["push-gateway"]),
+        // The client for iOS apps (docs/ios-integration.md): Foundation only, so it builds in an app and
+        // is tested here on Linux (docs/decisions/0370).
+        .library(name: "PushGatewayClient", targets: ["PushGatewayClient"]),
     ],
     targets: [
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -21,6 +26,8 @@ let package = Package(
 
         .target(name: "PushSystem", dependencies: ["CPushSystem"]),
         .target(name: "PushJSON"),
+        // No dependency and no C library: an app links it (docs/decisions/0370).
+        .target(name: "PushGatewayClient"),
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
@@ -96,6 +103,9 @@ let package = Package(
         .testTarget(
             name: "PushAPNsTests",
             dependencies: ["PushAPNs", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport"]),
+        .testTarget(
+            name: "PushGatewayClientTests",
+            dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushGatewayTests",

@@ -1,8 +1,12 @@
 import Foundation
+import PushAPNs
 import PushCrypto
+import PushTestSupport
 import Testing
 
-/// docs/ios-integration.md quotes the transcript vectors byte for byte; this keeps it from drifting.
+/// docs/ios-integration.md quotes the transcript vectors byte for byte, the push the device receives
+/// and the profile settings of each build; this keeps it from drifting. (Its Swift is checked against
+/// the library by PushGatewayClientTests' GuideSnippetTests.)
 @Suite("The iOS integration guide quotes the transcript vectors exactly")
 struct IOSIntegrationGuideTests {
     struct Vector: Decodable {
@@ -94,6 +98,32 @@ struct IOSIntegrationGuideTests {
         let guide = try Self.guide()
         for (name, value) in try Self.vectors().inputs where !name.hasSuffix("_note") {
             #expect(guide.contains("`\(value.text)`"), "the inputs table lacks \(name) = \(value.text)")
+        }
+    }
+
+    @Test("the guide quotes the push a device receives exactly as the gateway sends it (docs/protocol.md §8)")
+    func pushPayloadQuoted() throws {
+        let guide = try Self.guide()
+        let payload = String(decoding: APNsClient.body, as: UTF8.self)
+        #expect(guide.contains("\n    \(payload)\n"), "docs/ios-integration.md does not quote \(payload)")
+        let protocolText = try DocsTests.read("docs/protocol.md")
+        for header in ["`apns-push-type: alert`", "`apns-priority: 10`"] {
+            #expect(guide.contains(header) && protocolText.contains(header), "\(header)")
+        }
+    }
+
+    @Test("every APNs / App Attest environment pair of the guide's build table is a profile the gateway accepts")
+    func buildTableProfilesParse() throws {
+        let guide = try Self.guide()
+        let pairs = guide.matches(of: /\| `(\w+)` \/ `(\w+)` \|/).map { (String($0.output.1), String($0.output.2)) }
+        #expect(pairs.count == 4)
+        #expect(Set(pairs.map(\.0)) == ["sandbox", "production"])
+        #expect(Set(pairs.map(\.1)) == ["development", "production"])
+        for (apns, appAttest) in pairs {
+            let errors = try ConfigurationTestEnvironment()
+                .with("PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_APNS_ENVIRONMENT", apns)
+                .with("PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_APP_ATTEST_ENVIRONMENT", appAttest).errors()
+            #expect(errors.isEmpty, "\(apns) / \(appAttest): \(errors)")
         }
     }
 }

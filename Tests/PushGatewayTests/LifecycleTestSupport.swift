@@ -52,12 +52,7 @@ final class LifecycleGateway {
         let migrated = try MigratedTestDatabase()
         let authority = try SyntheticAppAttestAuthority()
         gateway = try TestGateway(database: .migrated(migrated), sender: sender, clock: clock, logger: logger) {
-            let rootPath = try $0.write(
-                "app-attest-root.pem",
-                "-----BEGIN CERTIFICATE-----\n" + Base64.encode(authority.root.derEncoded)
-                    + "\n-----END CERTIFICATE-----\n")
-            var environment = $0.with("PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootPath)
-                .with("PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT", "true")
+            var environment = try $0.trusting(authority)
                 // Tests ask for many challenges from one address.
                 .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600000")
             if let databaseURL { environment = environment.with("DATABASE_URL", databaseURL) }
