@@ -63,7 +63,8 @@ struct LifecycleRateLimitTests {
         #expect(metrics.contains("push_gateway_lifecycle_rate_limited_total \(limited.count)\n"))
     }
 
-    @Test("order of checks: a malformed body is 400 before the bucket, an empty bucket is 429 before the challenge's 404")
+    @Test(
+        "order of checks: a malformed body is 400 before the bucket, an empty bucket is 429 before the challenge's 404")
     func orderOfChecks() throws {
         // 6 per minute: a burst of 1, the next token after 10 s.
         let gateway = try Self.gateway(ratePerMinute: "6")
@@ -107,7 +108,8 @@ struct LifecycleRateLimitTests {
     @Test("behind a trusted proxy the last X-Forwarded-For hop is the source, as for challenges")
     func forwardedSources() throws {
         let gateway = try Self.gateway(ratePerMinute: "6", trustedProxies: "127.0.0.1/32")
-        let body = #"{"v":1,"challenge_id":"00000000-0000-7000-8000-000000000000","challenge":"\#(String(repeating: "A", count: 43))","installation_handle":"00000000-0000-4000-8000-000000000000","endpoint_epoch":1,"new_endpoint_epoch":2,"assertion":"AAAA"}"#
+        let body =
+            #"{"v":1,"challenge_id":"00000000-0000-7000-8000-000000000000","challenge":"\#(String(repeating: "A", count: 43))","installation_handle":"00000000-0000-4000-8000-000000000000","endpoint_epoch":1,"new_endpoint_epoch":2,"assertion":"AAAA"}"#
         func status(from source: String) throws -> Int {
             try gateway.gateway.post("/v1/installations/revoke", body, headers: "X-Forwarded-For: \(source)\r\n").status
         }

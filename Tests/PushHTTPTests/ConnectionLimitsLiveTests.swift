@@ -184,7 +184,8 @@ struct ConnectionLimitsLiveTests {
         #expect(try pending.readResponse().status == 200)
     }
 
-    @Test("when no connection is idle between requests, a new one over the connection cap gets 503 and nothing is closed")
+    @Test(
+        "when no connection is idle between requests, a new one over the connection cap gets 503 and nothing is closed")
     func noIdleConnectionMeans503() throws {
         let live = try LiveServer { $0.maxConnections = 3 }
         let readingHead = try live.client()

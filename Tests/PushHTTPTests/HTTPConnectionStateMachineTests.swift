@@ -386,7 +386,8 @@ struct ConnectionAdmissionTests {
         for host in ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3", "2001:db8:1:2:aaaa:bbbb:cccc:dddd"] {
             #expect(admission.admit(peer: PeerGroup(numericHost: host), isExempt: Self.never) == .accept)
         }
-        #expect(admission.admit(peer: PeerGroup(numericHost: "2001:db8:1:2::99"), isExempt: Self.never) == .overPeerLimit)
+        #expect(
+            admission.admit(peer: PeerGroup(numericHost: "2001:db8:1:2::99"), isExempt: Self.never) == .overPeerLimit)
         #expect(admission.admit(peer: PeerGroup(numericHost: "2001:db8:1:3::1"), isExempt: Self.never) == .accept)
         #expect(admission.openCount(from: PeerGroup(numericHost: "2001:db8:1:2::")) == 4)
     }
@@ -409,7 +410,9 @@ struct ConnectionAdmissionTests {
     @Test("at the connection cap a new peer is told the listener is full; a peer over its own cap is refused first")
     func connectionCap() {
         var admission = ConnectionAdmission(maxConnections: 2, maxPerPeer: 1)
-        let (a, b, c) = (PeerGroup(numericHost: "10.0.0.1"), PeerGroup(numericHost: "10.0.0.2"), PeerGroup(numericHost: "10.0.0.3"))
+        let (a, b, c) = (
+            PeerGroup(numericHost: "10.0.0.1"), PeerGroup(numericHost: "10.0.0.2"), PeerGroup(numericHost: "10.0.0.3")
+        )
         #expect(admission.admit(peer: a, isExempt: Self.never) == .accept)
         #expect(admission.admit(peer: b, isExempt: Self.never) == .accept)
         // The peer's own cap wins: it must never cost another client its idle connection.
@@ -539,7 +542,8 @@ struct IdleConnectionQueueTests {
 
 @Suite("Closing an idle connection for a new one (pure)")
 struct CloseForNewConnectionTests {
-    @Test("only a connection idle between keep-alive requests is closed, without a response; every other state is left alone",
+    @Test(
+        "only a connection idle between keep-alive requests is closed, without a response; every other state is left alone",
         arguments: MachineFixture.allCases)
     func onlyIdleBetweenRequests(_ fixture: MachineFixture) {
         if fixture == .idleAfterResponse {

@@ -172,7 +172,9 @@ struct HTTPServerLiveTests {
         #expect(live.accessLog.all.map(\.status) == [408])
     }
 
-    @Test("over the connection cap, with no connection idle between requests, a new connection gets a fast 503 and is closed")
+    @Test(
+        "over the connection cap, with no connection idle between requests, a new connection gets a fast 503 and is closed"
+    )
     func connectionCap() throws {
         let live = try LiveServer { $0.maxConnections = 1 }
         let first = try live.client()

@@ -52,14 +52,18 @@ struct PostgresTransactionTests {
         }
     }
 
-    @Test("with a deadline in the past by the server's clock the transaction never begins: nothing runs, nothing is written")
+    @Test(
+        "with a deadline in the past by the server's clock the transaction never begins: nothing runs, nothing is written"
+    )
     func pastDeadlineNeverBegins() throws {
         try TemporaryDatabase.with { database in
             let connection = try database.connect()
             try connection.query("CREATE TABLE t (v integer)")
             var bodyRan = false
             let error = try #require(throws: PostgresError.self) {
-                try connection.withTransaction(isolation: .readCommitted, deadlineUnixMilliseconds: Self.serverNow(connection) - 1) {
+                try connection.withTransaction(
+                    isolation: .readCommitted, deadlineUnixMilliseconds: Self.serverNow(connection) - 1
+                ) {
                     bodyRan = true
                     try $0.query("INSERT INTO t VALUES (1)")
                 }
@@ -77,7 +81,9 @@ struct PostgresTransactionTests {
             let connection = try database.connect()
             try connection.query("CREATE TABLE t (v integer)")
             let error = try #require(throws: PostgresError.self) {
-                try connection.withTransaction(isolation: .readCommitted, deadlineUnixMilliseconds: Self.serverNow(connection) + 200) {
+                try connection.withTransaction(
+                    isolation: .readCommitted, deadlineUnixMilliseconds: Self.serverNow(connection) + 200
+                ) {
                     try $0.query("INSERT INTO t VALUES (1)")
                     try $0.query("SELECT pg_sleep(0.3)")
                 }
@@ -94,7 +100,8 @@ struct PostgresTransactionTests {
             let connection = try database.connect()
             try connection.query("CREATE TABLE t (v integer)")
             let deadline = try Self.serverNow(connection) + 10_000
-            let returned = try connection.withTransaction(isolation: .readCommitted, deadlineUnixMilliseconds: deadline) {
+            let returned = try connection.withTransaction(isolation: .readCommitted, deadlineUnixMilliseconds: deadline)
+            {
                 try $0.query("INSERT INTO t VALUES (1)").affectedRowCount
             }
             #expect(returned == 1)

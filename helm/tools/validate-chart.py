@@ -112,7 +112,8 @@ def main():
     everything["prometheusRule"]["enabled"] = True
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
-    everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512}
+    everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512,
+                            "lifecycleRatePerMinute": 300}
     everything["profiles"].append({
         "id": "example-ios-sandbox", "appId": "ABCDE12345.com.example.app", "apnsTopic": "com.example.app",
         "apnsEnvironment": "sandbox", "appAttestEnvironment": "development", "auth": "certificate"})

@@ -115,7 +115,9 @@ struct LifecycleRoutes: Sendable {
 
     /// Parses the body of an assertion route (400 when it does not have the specified shape) and
     /// pairs it with what `performAsserted` checks: its proof and the transcript its assertion signs.
-    func parseAsserted<Body: AssertedRouteBody>(_ request: Request) throws(LifecycleRejection) -> (Body, AssertedRequest) {
+    func parseAsserted<Body: AssertedRouteBody>(
+        _ request: Request
+    ) throws(LifecycleRejection) -> (Body, AssertedRequest) {
         guard let parsed = try? Body(body: request.body) else { throw .invalidRequest }
         let transcript = parsed.transcript(origin: configuration.origin.text)
         return (

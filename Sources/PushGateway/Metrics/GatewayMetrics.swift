@@ -90,7 +90,8 @@ public final class GatewayMetrics: Sendable {
             help: "Challenge requests refused by the per-source bucket (429).", labelNames: [], series: [[]])
         lifecycleRateLimited = CounterFamily(
             name: "push_gateway_lifecycle_rate_limited_total",
-            help: "Enrollment, delegation, rotation and revocation requests refused by the per-source lifecycle bucket (429).",
+            help:
+                "Enrollment, delegation, rotation and revocation requests refused by the per-source lifecycle bucket (429).",
             labelNames: [], series: [[]])
         reaperRuns = LabeledCounter(
             name: "push_gateway_reaper_runs_total", help: "Reaper passes, by result.", labelName: "result")

@@ -45,7 +45,8 @@ struct SourceRateLimit: Sendable {
     /// `Retry-After` seconds of the 429.
     func take(_ request: Request) -> Int? {
         let source = ClientSource.of(request, trustedProxies: trustedProxies)
-        guard case .limited(let retryAfter) = limiter.take(source, now: Double(MonotonicInstant.now().nanoseconds) / 1e9)
+        guard
+            case .limited(let retryAfter) = limiter.take(source, now: Double(MonotonicInstant.now().nanoseconds) / 1e9)
         else { return nil }
         return retryAfter
     }

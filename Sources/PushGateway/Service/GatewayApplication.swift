@@ -105,8 +105,10 @@ public final class GatewayApplication: Sendable {
         switch route {
         case .challenges:
             route.route(
-                handler: ChallengeRoute(authority: challengeAuthority, limit: challengeLimit, clock: clock, metrics: metrics)
-                    .handle)
+                handler: ChallengeRoute(
+                    authority: challengeAuthority, limit: challengeLimit, clock: clock, metrics: metrics
+                )
+                .handle)
         // docs/decisions/0271: the worker returns once the attempt is with APNs.
         case .deliveries: route.route(deferred: deliveryRoute().handle)
         // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket included.
@@ -126,7 +128,8 @@ public final class GatewayApplication: Sendable {
     private func lifecycleRoutes() -> LifecycleRoutes {
         LifecycleRoutes(
             configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
-            limit: lifecycleLimit, challenges: challengeAuthority, grantEnvelope: grantEnvelope, tokenEnvelope: tokenEnvelope,
+            limit: lifecycleLimit, challenges: challengeAuthority, grantEnvelope: grantEnvelope,
+            tokenEnvelope: tokenEnvelope,
             fingerprinter: fingerprinter, attestationVerifier: attestationVerifier)
     }
 
