@@ -51,7 +51,9 @@ struct LifecycleRateLimitTests {
         #expect(passed <= allowed, "\(passed) passed the bucket in \(elapsedSeconds) s")
         #expect(limited.count >= 1000 - allowed)
         #expect(statuses.filter { $0 == 201 }.count == 1, "the one genuine delegation")
-        #expect(Set(statuses).isSubset(of: [201, 401, 429]), "\(Set(statuses))")
+        // 401: the assertion's counter is used up; 404: a request that verified while the genuine one
+        // was committing lost the race for the challenge.
+        #expect(Set(statuses).isSubset(of: [201, 401, 404, 429]), "\(Set(statuses))")
         #expect(
             limited.allSatisfy {
                 $0.bodyText == #"{"error":"rate_limited"}"# && Int($0.header("retry-after") ?? "") ?? 0 >= 1
