@@ -6,6 +6,8 @@ final class Connection {
     let id: UInt64
     let socket: FileDescriptor
     let peer: String
+    /// What the per-peer cap counts `peer` as (docs/protocol.md §1).
+    let peerGroup: PeerGroup
     var parser: HTTPRequestParser
     var machine: HTTPConnectionStateMachine
     var interest: EpollEvents
@@ -23,12 +25,13 @@ final class Connection {
     var isHTTP10 = false
 
     init(
-        id: UInt64, socket: consuming FileDescriptor, peer: String, parser: HTTPRequestParser,
+        id: UInt64, socket: consuming FileDescriptor, peer: String, peerGroup: PeerGroup, parser: HTTPRequestParser,
         machine: HTTPConnectionStateMachine, interest: EpollEvents
     ) {
         self.id = id
         self.socket = socket
         self.peer = peer
+        self.peerGroup = peerGroup
         self.parser = parser
         self.machine = machine
         self.interest = interest

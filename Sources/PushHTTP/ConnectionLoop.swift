@@ -33,6 +33,7 @@ final class ConnectionLoop {
     private var drainDeadline: MonotonicInstant? = nil
     private var acceptPausedUntil: MonotonicInstant? = nil
     private var admission: ConnectionAdmission
+    private var idleConnections = IdleConnectionQueue()
     private let timeouts: HTTPConnectionStateMachine.Timeouts
     private let parserTemplate: HTTPRequestParser
 
@@ -100,7 +101,8 @@ final class ConnectionLoop {
                 return
             }
             guard let socket = accepted else { return }
-            guard admission.admit(peer: peer, isExempt: configuration.isExemptFromPeerLimit) == .accept else {
+            let peerGroup = PeerGroup(numericHost: peer)
+            guard admit(peer, peerGroup) else {
                 rejectOverCapacity(socket)
                 continue
             }
@@ -109,18 +111,51 @@ final class ConnectionLoop {
             nextConnectionID += 1
             let raw = socket.rawValue
             let connection = Connection(
-                id: id, socket: socket, peer: peer, parser: parserTemplate,
+                id: id, socket: socket, peer: peer, peerGroup: peerGroup, parser: parserTemplate,
                 machine: HTTPConnectionStateMachine(acceptedAt: now, timeouts: timeouts),
                 interest: ConnectionLoop.readInterest)
             do {
                 try epoll.add(raw, id: id, events: ConnectionLoop.readInterest)
             } catch {
-                admission.release(peer: peer)
+                admission.release(peer: peerGroup)
                 continue
             }
             connections[id] = connection
             server.openConnections.add(1, ordering: .relaxed)
         }
+    }
+
+    /// docs/protocol.md §1: the per-peer cap, then the connection cap, where the connection idle the
+    /// longest between keep-alive requests makes room for the new one.
+    private func admit(_ peer: String, _ peerGroup: PeerGroup) -> Bool {
+        let isExempt = { [configuration] in configuration.isExemptFromPeerLimit(peer) }
+        switch admission.admit(peer: peerGroup, isExempt: isExempt) {
+        case .accept:
+            return true
+        case .overPeerLimit:
+            return false
+        case .atConnectionLimit:
+            guard closeLongestIdle() else { return false }
+            return admission.admit(peer: peerGroup, isExempt: isExempt) == .accept
+        }
+    }
+
+    /// Closes the connection idle the longest between keep-alive requests, without a response as at
+    /// the idle timeout; false when no connection is idle. One whose next request already waits in
+    /// the kernel is about to be busy and is passed over.
+    private func closeLongestIdle() -> Bool {
+        let entry = idleConnections.takeLongestIdle { entry in
+            guard isIdle(entry), let connection = connections[entry.connectionID] else { return false }
+            return !DescriptorReadiness.hasPendingInput(connection.socket.rawValue)
+        }
+        guard let entry, let connection = connections[entry.connectionID] else { return false }
+        perform(connection.machine.closeForNewConnection(), connection)
+        return connection.isClosed
+    }
+
+    /// Whether the entry's connection is open and still idle since the entry's instant.
+    private func isIdle(_ entry: IdleConnectionQueue.Entry) -> Bool {
+        connections[entry.connectionID]?.machine.idleBetweenRequestsSince == entry.since
     }
 
     /// Over the connection cap or the peer's cap: answer 503 at once without reading a request
@@ -169,6 +204,10 @@ final class ConnectionLoop {
             setInterest(connection, [])
         case .resumeReading:
             setInterest(connection, ConnectionLoop.readInterest)
+            if let since = connection.machine.idleBetweenRequestsSince {
+                idleConnections.becameIdle(
+                    connection.id, since: since, openConnections: connections.count, isCurrent: isIdle)
+            }
         case .linger:
             // Half-closes and discards what the client still sends, so the response is not lost to
             // a TCP reset (RFC 9112 §9.6).
@@ -408,7 +447,7 @@ final class ConnectionLoop {
     private func close(_ connection: Connection) {
         epoll.remove(connection.socket.rawValue)
         connections[connection.id] = nil
-        admission.release(peer: connection.peer)
+        admission.release(peer: connection.peerGroup)
         server.openConnections.subtract(1, ordering: .relaxed)
     }
 }

@@ -204,6 +204,22 @@ struct HTTPConnectionStateMachine: Sendable {
         }
     }
 
+    /// Since when the connection has been idle between keep-alive requests: after a response, with
+    /// nothing of the next request read. nil in every other state, including a new connection
+    /// before its first request (the header timeout bounds that one).
+    var idleBetweenRequestsSince: MonotonicInstant? {
+        guard case .idle(let since, firstRequest: false) = state else { return nil }
+        return since
+    }
+
+    /// The listener is full and a new connection waits (docs/protocol.md §1): a connection idle
+    /// between keep-alive requests closes without a response, as at the idle timeout. In any other
+    /// state (a request being read, answered or written, lingering) nothing changes.
+    mutating func closeForNewConnection() -> Action {
+        guard idleBetweenRequestsSince != nil else { return .wait }
+        return peerClosed()
+    }
+
     /// A drain began (docs/protocol.md §9). An idle connection reads once more, since bytes already
     /// in the kernel count as an arrived first byte; the next tick closes it if it is still idle.
     mutating func drainBegun() -> Action {
@@ -220,46 +236,5 @@ struct HTTPConnectionStateMachine: Sendable {
     private mutating func timeOut(at now: MonotonicInstant) -> Action {
         state = .writing(since: now, closeAfter: true)
         return .writeRequestTimeout
-    }
-}
-
-/// The connection limits of docs/protocol.md §1, decided at accept: at most `maxConnections` open
-/// and at most `maxPerPeer` from one peer address unless the peer is exempt (a trusted proxy).
-struct ConnectionAdmission: Sendable {
-    enum Decision: Equatable, Sendable {
-        case accept
-        /// Answer `503 temporarily_unavailable` and close at once.
-        case reject
-    }
-
-    let maxConnections: Int
-    let maxPerPeer: Int
-    private(set) var openCount = 0
-    private var perPeer: [String: Int] = [:]
-
-    init(maxConnections: Int, maxPerPeer: Int) {
-        self.maxConnections = maxConnections
-        self.maxPerPeer = maxPerPeer
-    }
-
-    /// Open connections from `peer`.
-    func openCount(from peer: String) -> Int { perPeer[peer, default: 0] }
-
-    /// A connection from `peer` was accepted by the kernel. `isExempt` is asked only when the
-    /// peer is at its limit, so the common path costs one dictionary lookup.
-    mutating func admit(peer: String, isExempt: (String) -> Bool) -> Decision {
-        guard openCount < maxConnections else { return .reject }
-        let fromPeer = perPeer[peer, default: 0]
-        if fromPeer >= maxPerPeer && !isExempt(peer) { return .reject }
-        openCount += 1
-        perPeer[peer] = fromPeer + 1
-        return .accept
-    }
-
-    /// An admitted connection from `peer` closed.
-    mutating func release(peer: String) {
-        guard let fromPeer = perPeer[peer] else { return }
-        openCount -= 1
-        perPeer[peer] = fromPeer > 1 ? fromPeer - 1 : nil
     }
 }

@@ -4,9 +4,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var listen: String
     /// Worker threads running handlers (handlers may block on the database).
     public var workerCount: Int = 16
-    /// Open connections beyond this get a fast 503 `temporarily_unavailable` and are closed.
+    /// At this many open connections, a new one first closes the connection idle the longest between
+    /// keep-alive requests; when none is idle it gets a fast 503 `temporarily_unavailable` and is closed.
     public var maxConnections: Int = 1024
-    /// Open connections from one peer address beyond this get the same 503 (docs/protocol.md §1).
+    /// Open connections from one peer (an IPv4 address, an IPv6 /64: `PeerGroup`) beyond this get the
+    /// same 503 (docs/protocol.md §1).
     public var maxConnectionsPerPeer: Int = 256
     /// Peers exempt from `maxConnectionsPerPeer` (trusted proxies), given the numeric peer address.
     /// Asked only when a peer is at its limit.

@@ -45,6 +45,10 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var isLockTimeout: Bool { sqlState == "55P03" }
     /// `57014`: `statement_timeout` expired or the query was cancelled.
     public var isQueryCanceled: Bool { sqlState == "57014" }
+    /// The SQLSTATE of a transaction's deadline check (`withTransaction(…deadlineUnixMilliseconds:…)`).
+    static let pastDeadlineSQLState = "PGW08"
+    /// A transaction with a deadline reached it before it began or before it committed; it was rolled back.
+    public var isPastDeadline: Bool { sqlState == Self.pastDeadlineSQLState }
     /// `23514`: a CHECK constraint refused the row.
     public var isCheckViolation: Bool { sqlState == "23514" }
     /// SQLSTATE class 22 (data exception, e.g. `22008` from `to_timestamp` out of range): a value

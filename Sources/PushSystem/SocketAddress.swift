@@ -60,9 +60,19 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// The family of a numeric host (`127.0.0.1`, `::1`, no brackets); nil for anything else, such as
     /// a DNS name.
     public static func numericFamily(of host: String) -> Family? {
+        switch numericBytes(of: host)?.count {
+        case 4: .ipv4
+        case 16: .ipv6
+        default: nil
+        }
+    }
+
+    /// The address bytes of a numeric host (4 for IPv4, 16 for IPv6, network order); nil for
+    /// anything else. The one parser behind `numericFamily(of:)` (docs/decisions/0251).
+    public static func numericBytes(of host: String) -> [UInt8]? {
         var storage = in6_addr()
-        if inet_pton(AF_INET, host, &storage) == 1 { return .ipv4 }
-        if inet_pton(AF_INET6, host, &storage) == 1 { return .ipv6 }
+        if inet_pton(AF_INET, host, &storage) == 1 { return withUnsafeBytes(of: storage) { Array($0.prefix(4)) } }
+        if inet_pton(AF_INET6, host, &storage) == 1 { return withUnsafeBytes(of: storage) { Array($0) } }
         return nil
     }
 

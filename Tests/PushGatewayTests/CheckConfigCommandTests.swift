@@ -122,6 +122,20 @@ struct CheckConfigCommandTests {
         #expect(!listed.standardError.contains("is not in PUSH_GATEWAY_PROFILES"))
     }
 
+    @Test("the lifecycle bucket's rate is accepted in 1..1000000 and refused outside it, naming only the variable")
+    func lifecycleRate() throws {
+        for (value, exitCode) in [("1", 0), ("1000000", 0), ("0", 1), ("1000001", 1), ("600/min", 1)] {
+            let environment = try ConfigurationTestEnvironment().with("PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE", value)
+            let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+            #expect(result.exitCode == exitCode, "\(value)")
+            #expect(!result.standardError.contains("unknown"), "a variable the gateway reads")
+            if exitCode == 1 {
+                #expect(result.standardError.contains("PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE"))
+                #expect(!result.standardError.contains("600/min"), "never the value")
+            }
+        }
+    }
+
     @Test("any argument is a usage error with exit status 2")
     func usage() throws {
         let environment = try ConfigurationTestEnvironment()

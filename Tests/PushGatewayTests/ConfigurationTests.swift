@@ -443,6 +443,7 @@ struct ConfigurationTests {
             ("PUSH_GATEWAY_ENDPOINT_QUOTA_WINDOW_SECONDS", 1, 86_400, \.endpointQuotaWindowSeconds),
             ("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", 1, 1_000_000, \.relayRatePerSecond),
             ("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", 1, 1_000_000, \.challengeRatePerMinute),
+            ("PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE", 1, 1_000_000, \.lifecycleRatePerMinute),
         ]
         for (name, minimum, maximum, keyPath) in limits {
             for value in [minimum, maximum] {

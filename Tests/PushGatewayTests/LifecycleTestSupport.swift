@@ -1,6 +1,7 @@
 import Foundation
 import PushAttest
 import PushCrypto
+import PushHTTP
 import PushNostr
 import PushPostgres
 import PushSystem
@@ -32,7 +33,8 @@ final class LifecycleGateway {
 
     let gateway: TestGateway
     let database: TemporaryDatabase
-    /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
+    /// The pooler `serve`'s sessions go through: the one `throughPgBouncer` started, or scripts/test's
+    /// pgbouncer pass's.
     let pooler: PgBouncer?
     let authority: SyntheticAppAttestAuthority
     let clock: LifecycleTestClock
@@ -41,25 +43,34 @@ final class LifecycleGateway {
     var server: GatewayServer { gateway.server }
     var configuration: GatewayConfiguration { gateway.configuration }
 
-    /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server); `sender` builds
-    /// the APNs sender from the final configuration (default: the unwired placeholder); `logger`
-    /// receives the gateway's log lines (default: errors to standard error).
+    /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server); `throughPgBouncer`
+    /// puts a pgbouncer of its own in front of the database (`pooler`, to PAUSE and RESUME);
+    /// `sender` builds the APNs sender from the final configuration (default: the unwired
+    /// placeholder); `logger` receives the gateway's log lines (default: errors to standard error);
+    /// `tuning` changes the public listener's limits and timeouts.
     init(
-        clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil,
+        clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil, throughPgBouncer: Bool = false,
         sender: SenderFactory = .unwired, logger: Logger = TestLogs.logger(),
-        _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
+        _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 },
+        tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
         let migrated = try MigratedTestDatabase()
+        let ownPooler = throughPgBouncer ? try PgBouncer(fronting: migrated.database.url(for: migrated.role)) : nil
         let authority = try SyntheticAppAttestAuthority()
         gateway = try TestGateway(database: .migrated(migrated), sender: sender, clock: clock, logger: logger) {
             var environment = try $0.trusting(authority)
-                // Tests ask for many challenges from one address.
+                // Tests ask for many challenges and make many lifecycle requests from one address.
                 .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600000")
-            if let databaseURL { environment = environment.with("DATABASE_URL", databaseURL) }
+                .with("PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE", "600000")
+            if let databaseURL = databaseURL ?? ownPooler?.url {
+                environment = environment.with("DATABASE_URL", databaseURL)
+            }
             return adjust(environment)
+        } tuning: {
+            tuning(&$0)
         }
         database = migrated.database
-        pooler = migrated.pooler
+        pooler = ownPooler ?? migrated.pooler
         admin = try database.connect()
         self.authority = authority
         self.clock = clock

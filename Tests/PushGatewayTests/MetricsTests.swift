@@ -214,6 +214,7 @@ struct MetricsLiveTests {
                 "push_gateway_http_queued_requests": "gauge",
                 "push_gateway_db_pool_connections": "gauge",
                 "push_gateway_challenge_rate_limited_total": "counter",
+                "push_gateway_lifecycle_rate_limited_total": "counter",
                 "push_gateway_delivery_admissions_total": "counter",
                 "push_gateway_apns_requests_total": "counter",
                 "push_gateway_stage_duration_seconds": "histogram",

@@ -101,6 +101,7 @@ struct ObservabilityDrive: Sendable {
     /// HTTP answers by `listener/route/status class`, as the clients saw them.
     let requests: [String: Int]
     let challengeRateLimited: Int
+    let lifecycleRateLimited: Int
     /// Delivery requests that reached NIP-98, admission and APNs.
     let nip98: Int
     let admissions: Int
@@ -153,6 +154,8 @@ struct ObservabilityDrive: Sendable {
                 .with("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", "20")
                 // A capacity of 100 challenges: the flood below meets the per-source bucket.
                 .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600")
+                // A capacity of 100 lifecycle requests: the flood below meets the lifecycle bucket.
+                .with("PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE", "600")
             // A certificate-auth profile for the certificate expiry series.
             return (try? environment.withCertificateProfile(notAfter: DeliveryTestGateway.now() + 90 * 86_400))
                 ?? environment
@@ -288,6 +291,17 @@ struct ObservabilityDrive: Sendable {
                 challengeRateLimited += 1
             }
         }
+        // A flood of revocations with a forged challenge from one source meets the lifecycle bucket:
+        // 404 while it has tokens, then 429 before any lookup.
+        var lifecycleRateLimited = 0
+        let forged = LifecycleChallenge(
+            id: try CanonicalUUID.version4().text, challenge: String(repeating: "A", count: 43))
+        let forgedRevocation = try device.revokeInstallationBody(challenge: forged, epoch: 2)
+        for _ in 0..<150 {
+            if try post("revoke_installation", GatewayRoute.revokeInstallation.path, forgedRevocation).status == 429 {
+                lifecycleRateLimited += 1
+            }
+        }
         count("public", "unknown", try gateway.post("/v1/nothing", "{}"))
 
         let application = gateway.server.application
@@ -306,7 +320,8 @@ struct ObservabilityDrive: Sendable {
         let catalog = application.metrics.registry.catalog
         return ObservabilityDrive(
             before: before, after: after, deliveries: deliveries, requests: requests,
-            challengeRateLimited: challengeRateLimited, nip98: nip98, admissions: admissions, apnsSends: apnsSends,
+            challengeRateLimited: challengeRateLimited, lifecycleRateLimited: lifecycleRateLimited, nip98: nip98,
+            admissions: admissions, apnsSends: apnsSends,
             lifecycle: lifecycle, catalog: catalog.map(\.name),
             types: Dictionary(uniqueKeysWithValues: catalog.map { ($0.name, $0.type) }), logLines: log.all,
             faultLines: log.lines("APNs configuration fault"), transientLines: log.lines("transient APNs failures"),
@@ -363,6 +378,8 @@ struct ObservabilityDriveTests {
         }
         #expect(drive.delta("push_gateway_challenge_rate_limited_total") == Double(drive.challengeRateLimited))
         #expect(drive.challengeRateLimited >= 1)
+        #expect(drive.delta("push_gateway_lifecycle_rate_limited_total") == Double(drive.lifecycleRateLimited))
+        #expect(drive.lifecycleRateLimited >= 1)
         #expect(drive.delta(#"push_gateway_reaper_runs_total{result="ok"}"#) == 1)
     }
 

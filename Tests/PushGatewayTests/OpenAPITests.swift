@@ -70,6 +70,10 @@ struct OpenAPITests {
                 "200", "400", "401", "408", "411", "413", "429", "503",
             ])
         #expect(paths[GatewayRoute.challenges.path]?["post"] == ["200", "400", "408", "411", "413", "429", "503"])
+        // docs/protocol.md §1: the lifecycle bucket.
+        for route in [GatewayRoute.enroll, .delegate, .rotateEndpoint, .revokeDelegation, .revokeInstallation] {
+            #expect(paths[route.path]?["post"]?.contains("429") == true, "\(route.path)")
+        }
     }
 
     @Test("schemathesis finds no server error and no undocumented status, content type or body")

@@ -367,44 +367,203 @@ struct HTTPConnectionStateMachineTests {
 
 @Suite("Connection admission: the connection cap and the per-peer cap (pure)")
 struct ConnectionAdmissionTests {
+    private static func never() -> Bool { false }
+
     @Test("the connection over the per-peer cap is refused while another peer is admitted")
     func perPeerCap() {
         var admission = ConnectionAdmission(maxConnections: 1024, maxPerPeer: 256)
-        for _ in 0..<256 { #expect(admission.admit(peer: "127.0.0.1", isExempt: { _ in false }) == .accept) }
-        #expect(admission.admit(peer: "127.0.0.1", isExempt: { _ in false }) == .reject)
-        #expect(admission.admit(peer: "127.0.0.2", isExempt: { _ in false }) == .accept)
+        let first = PeerGroup(numericHost: "127.0.0.1")
+        for _ in 0..<256 { #expect(admission.admit(peer: first, isExempt: Self.never) == .accept) }
+        #expect(admission.admit(peer: first, isExempt: Self.never) == .overPeerLimit)
+        #expect(admission.admit(peer: PeerGroup(numericHost: "127.0.0.2"), isExempt: Self.never) == .accept)
         #expect(admission.openCount == 257)
-        #expect(admission.openCount(from: "127.0.0.1") == 256)
+        #expect(admission.openCount(from: first) == 256)
+    }
+
+    @Test("four addresses of one IPv6 /64 share one per-peer cap; another /64 has its own")
+    func perPeerCapCountsBySlash64() {
+        var admission = ConnectionAdmission(maxConnections: 1024, maxPerPeer: 4)
+        for host in ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3", "2001:db8:1:2:aaaa:bbbb:cccc:dddd"] {
+            #expect(admission.admit(peer: PeerGroup(numericHost: host), isExempt: Self.never) == .accept)
+        }
+        #expect(
+            admission.admit(peer: PeerGroup(numericHost: "2001:db8:1:2::99"), isExempt: Self.never) == .overPeerLimit)
+        #expect(admission.admit(peer: PeerGroup(numericHost: "2001:db8:1:3::1"), isExempt: Self.never) == .accept)
+        #expect(admission.openCount(from: PeerGroup(numericHost: "2001:db8:1:2::")) == 4)
     }
 
     @Test("a closed connection frees its peer's slot and the listener's")
     func releaseFreesSlot() {
         var admission = ConnectionAdmission(maxConnections: 2, maxPerPeer: 1)
-        #expect(admission.admit(peer: "10.0.0.1", isExempt: { _ in false }) == .accept)
-        #expect(admission.admit(peer: "10.0.0.1", isExempt: { _ in false }) == .reject)
-        admission.release(peer: "10.0.0.1")
+        let peer = PeerGroup(numericHost: "10.0.0.1")
+        #expect(admission.admit(peer: peer, isExempt: Self.never) == .accept)
+        #expect(admission.admit(peer: peer, isExempt: Self.never) == .overPeerLimit)
+        admission.release(peer: peer)
         #expect(admission.openCount == 0)
-        #expect(admission.openCount(from: "10.0.0.1") == 0)
-        #expect(admission.admit(peer: "10.0.0.1", isExempt: { _ in false }) == .accept)
+        #expect(admission.openCount(from: peer) == 0)
+        #expect(admission.admit(peer: peer, isExempt: Self.never) == .accept)
         // Releasing a peer that holds nothing changes nothing.
-        admission.release(peer: "10.9.9.9")
+        admission.release(peer: PeerGroup(numericHost: "10.9.9.9"))
         #expect(admission.openCount == 1)
+    }
+
+    @Test("at the connection cap a new peer is told the listener is full; a peer over its own cap is refused first")
+    func connectionCap() {
+        var admission = ConnectionAdmission(maxConnections: 2, maxPerPeer: 1)
+        let (a, b, c) = (
+            PeerGroup(numericHost: "10.0.0.1"), PeerGroup(numericHost: "10.0.0.2"), PeerGroup(numericHost: "10.0.0.3")
+        )
+        #expect(admission.admit(peer: a, isExempt: Self.never) == .accept)
+        #expect(admission.admit(peer: b, isExempt: Self.never) == .accept)
+        // The peer's own cap wins: it must never cost another client its idle connection.
+        #expect(admission.admit(peer: a, isExempt: Self.never) == .overPeerLimit)
+        #expect(admission.admit(peer: c, isExempt: Self.never) == .atConnectionLimit)
+        #expect(admission.openCount == 2 && admission.openCount(from: c) == 0, "nothing counted for a refusal")
+        // The loop closed an idle connection of a: the new one is admitted on asking again.
+        admission.release(peer: a)
+        #expect(admission.admit(peer: c, isExempt: Self.never) == .accept)
     }
 
     @Test("an exempt peer (a trusted proxy) passes the per-peer cap but not the connection cap")
     func exemptPeer() {
         var admission = ConnectionAdmission(maxConnections: 3, maxPerPeer: 1)
-        var asked: [String] = []
-        let isProxy: (String) -> Bool = { peer in
-            asked.append(peer)
-            return peer == "10.0.0.9"
+        var asked = 0
+        let proxy = PeerGroup(numericHost: "10.0.0.9")
+        let isProxy = {
+            asked += 1
+            return true
         }
-        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .accept)
-        #expect(asked.isEmpty, "the predicate is asked only at the limit")
-        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .accept)
-        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .accept)
-        #expect(admission.admit(peer: "10.0.0.9", isExempt: isProxy) == .reject)
-        #expect(admission.admit(peer: "10.0.0.1", isExempt: isProxy) == .reject)
+        #expect(admission.admit(peer: proxy, isExempt: isProxy) == .accept)
+        #expect(asked == 0, "the predicate is asked only at the limit")
+        #expect(admission.admit(peer: proxy, isExempt: isProxy) == .accept)
+        #expect(admission.admit(peer: proxy, isExempt: isProxy) == .accept)
+        #expect(admission.admit(peer: proxy, isExempt: isProxy) == .atConnectionLimit)
+        #expect(admission.admit(peer: PeerGroup(numericHost: "10.0.0.1"), isExempt: Self.never) == .atConnectionLimit)
+    }
+}
+
+@Suite("Peer groups: IPv4 by address, IPv4-mapped as IPv4, IPv6 by /64 (pure)")
+struct PeerGroupTests {
+    @Test("IPv6 addresses in one /64 are one peer; the next /64 is another")
+    func ipv6BySlash64() {
+        let group = PeerGroup(numericHost: "2001:db8:aa:bb::1")
+        #expect(PeerGroup(numericHost: "2001:db8:aa:bb:ffff:ffff:ffff:ffff") == group)
+        #expect(PeerGroup(numericHost: "2001:0db8:00aa:00bb:1:2:3:4") == group)
+        #expect(PeerGroup(numericHost: "2001:db8:aa:bc::1") != group)
+        #expect(PeerGroup(numericHost: "2001:db8:ab:bb::1") != group)
+        #expect(group.description == "2001:db8:aa:bb::/64")
+        #expect(PeerGroup(numericHost: "::1") == PeerGroup(numericHost: "::2"), "loopback's /64")
+        #expect(PeerGroup(numericHost: "::1") != PeerGroup(numericHost: "127.0.0.1"))
+    }
+
+    @Test("IPv4 addresses count one by one, even inside one /24")
+    func ipv4ByAddress() {
+        #expect(PeerGroup(numericHost: "192.0.2.1") != PeerGroup(numericHost: "192.0.2.2"))
+        #expect(PeerGroup(numericHost: "192.0.2.1") == PeerGroup(address: [192, 0, 2, 1]))
+        #expect(PeerGroup(numericHost: "192.0.2.1").description == "192.0.2.1")
+        #expect(PeerGroup(numericHost: "255.255.255.255").description == "255.255.255.255")
+    }
+
+    @Test("an IPv4-mapped IPv6 peer (a dual-stack socket) counts as its IPv4 address, not as the /64 of all IPv4")
+    func ipv4Mapped() {
+        let mapped = PeerGroup(numericHost: "::ffff:192.0.2.7")
+        #expect(mapped == PeerGroup(numericHost: "192.0.2.7"))
+        #expect(mapped != PeerGroup(numericHost: "::ffff:192.0.2.8"))
+        #expect(mapped.description == "192.0.2.7")
+        // Not mapped: ::ffff:0:c000:207 is another address (IPv4-translated), counted by its /64.
+        #expect(PeerGroup(numericHost: "::ffff:0:192.0.2.7") != mapped)
+        #expect(PeerGroup(numericHost: "::ffff:0:192.0.2.7") == PeerGroup(numericHost: "::1"))
+    }
+
+    @Test("text that is no address is one group of its own, never an address's")
+    func unknown() {
+        #expect(PeerGroup(numericHost: "") == PeerGroup(numericHost: "not-an-address"))
+        #expect(PeerGroup(numericHost: "") != PeerGroup(numericHost: "0.0.0.0"))
+        #expect(PeerGroup(address: [1, 2, 3]).description == "unknown")
+    }
+}
+
+@Suite("The longest-idle keep-alive connection (pure)")
+struct IdleConnectionQueueTests {
+    private static func isAnyOf(_ current: Set<UInt64>) -> (IdleConnectionQueue.Entry) -> Bool {
+        { current.contains($0.connectionID) }
+    }
+
+    @Test("the connection idle the longest comes first; entries of connections no longer idle are skipped and dropped")
+    func longestIdleFirst() {
+        var queue = IdleConnectionQueue()
+        for id in UInt64(1)...4 {
+            queue.becameIdle(id, since: at(Double(id)), openConnections: 4, isCurrent: { _ in true })
+        }
+        // Connection 1 got a request, 2 closed: 3 has been idle the longest.
+        let current = Self.isAnyOf([3, 4])
+        #expect(queue.takeLongestIdle(isCurrent: current) == IdleConnectionQueue.Entry(connectionID: 3, since: at(3)))
+        #expect(queue.count == 1)
+        #expect(queue.takeLongestIdle(isCurrent: current)?.connectionID == 4)
+        #expect(queue.takeLongestIdle(isCurrent: current) == nil)
+        #expect(queue.count == 0)
+    }
+
+    @Test("a connection idle again after a request is found by its newer entry, not its older one")
+    func idleAgain() {
+        var queue = IdleConnectionQueue()
+        queue.becameIdle(1, since: at(1), openConnections: 2, isCurrent: { _ in true })
+        queue.becameIdle(2, since: at(2), openConnections: 2, isCurrent: { _ in true })
+        queue.becameIdle(1, since: at(3), openConnections: 2, isCurrent: { _ in true })
+        // The loop confirms an entry only when its instant is the one its connection is idle since.
+        let idleSince: [UInt64: MonotonicInstant] = [1: at(3), 2: at(2)]
+        let current: (IdleConnectionQueue.Entry) -> Bool = { idleSince[$0.connectionID] == $0.since }
+        #expect(queue.takeLongestIdle(isCurrent: current) == IdleConnectionQueue.Entry(connectionID: 2, since: at(2)))
+        #expect(queue.takeLongestIdle(isCurrent: current) == IdleConnectionQueue.Entry(connectionID: 1, since: at(3)))
+    }
+
+    @Test("with no idle connection there is nothing to close")
+    func noneIdle() {
+        var queue = IdleConnectionQueue()
+        #expect(queue.takeLongestIdle(isCurrent: { _ in true }) == nil)
+        queue.becameIdle(7, since: at(1), openConnections: 1, isCurrent: { _ in true })
+        #expect(queue.takeLongestIdle(isCurrent: { _ in false }) == nil)
+    }
+
+    @Test("stale entries of a busy keep-alive connection stay bounded by the open connections")
+    func boundedByOpenConnections() {
+        var queue = IdleConnectionQueue()
+        // One connection answers 10,000 requests; only its newest idle period is current.
+        var newest = at(0)
+        for request in 0..<10_000 {
+            newest = at(Double(request) / 1000)
+            queue.becameIdle(1, since: newest, openConnections: 1, isCurrent: { [newest] in $0.since == newest })
+            #expect(queue.count <= 2 * 1 + 64 + 1)
+        }
+        let longest = queue.takeLongestIdle { [newest] in $0.since == newest }
+        #expect(longest == IdleConnectionQueue.Entry(connectionID: 1, since: newest))
+    }
+}
+
+@Suite("Closing an idle connection for a new one (pure)")
+struct CloseForNewConnectionTests {
+    @Test(
+        "only a connection idle between keep-alive requests is closed, without a response; every other state is left alone",
+        arguments: MachineFixture.allCases)
+    func onlyIdleBetweenRequests(_ fixture: MachineFixture) {
+        if fixture == .idleAfterResponse {
+            expectTransition(fixture, { $0.closeForNewConnection() }, .close, .closed)
+            #expect(fixture.machine.idleBetweenRequestsSince == at(3))
+        } else {
+            // Mid-request, with a response pending or being written, lingering, or before the first
+            // request: never taken for a new connection.
+            expectTransition(fixture, { $0.closeForNewConnection() }, .wait)
+            #expect(fixture.machine.idleBetweenRequestsSince == nil)
+        }
+    }
+
+    @Test("a keep-alive connection whose next request began is no longer a candidate")
+    func nextRequestBegan() {
+        var machine = MachineFixture.idleAfterResponse.machine
+        #expect(machine.inputBuffered(at: at(4)) == .parse)
+        #expect(machine.idleBetweenRequestsSince == nil)
+        #expect(machine.closeForNewConnection() == .wait)
+        #expect(machine.state == .readingHead(start: at(4)))
     }
 }
 

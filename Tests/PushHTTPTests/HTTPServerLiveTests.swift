@@ -172,14 +172,18 @@ struct HTTPServerLiveTests {
         #expect(live.accessLog.all.map(\.status) == [408])
     }
 
-    @Test("over the connection cap a new connection gets a fast 503 and is closed")
+    @Test(
+        "over the connection cap, with no connection idle between requests, a new connection gets a fast 503 and is closed"
+    )
     func connectionCap() throws {
         let live = try LiveServer { $0.maxConnections = 1 }
         let first = try live.client()
         try first.send(getHello)
         #expect(try first.readResponse().status == 200)
+        // Mid-request: not idle, so it is not closed for the newcomer (docs/protocol.md §1).
+        try first.send("GET /hello HTTP/1.1\r\n")
         try expectOverCapacityRejection(live.client())
-        try first.send(getHello)
+        try first.send("Host: test\r\n\r\n")
         #expect(try first.readResponse().status == 200)
         first.shutdown()
         #expect(

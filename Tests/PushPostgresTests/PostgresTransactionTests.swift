@@ -52,6 +52,69 @@ struct PostgresTransactionTests {
         }
     }
 
+    @Test(
+        "with a deadline in the past by the server's clock the transaction never begins: nothing runs, nothing is written"
+    )
+    func pastDeadlineNeverBegins() throws {
+        try TemporaryDatabase.with { database in
+            let connection = try database.connect()
+            try connection.query("CREATE TABLE t (v integer)")
+            var bodyRan = false
+            let error = try #require(throws: PostgresError.self) {
+                try connection.withTransaction(
+                    isolation: .readCommitted, deadlineUnixMilliseconds: Self.serverNow(connection) - 1
+                ) {
+                    bodyRan = true
+                    try $0.query("INSERT INTO t VALUES (1)")
+                }
+            }
+            #expect(error.isPastDeadline)
+            #expect(!bodyRan)
+            #expect(connection.isReusable)
+            #expect(try connection.query("SELECT count(*) FROM t").int64(row: 0, column: 0) == 0)
+        }
+    }
+
+    @Test("a transaction whose deadline passes while it runs does not commit: the check before COMMIT rolls it back")
+    func deadlinePassingInsideRollsBack() throws {
+        try TemporaryDatabase.with { database in
+            let connection = try database.connect()
+            try connection.query("CREATE TABLE t (v integer)")
+            let error = try #require(throws: PostgresError.self) {
+                try connection.withTransaction(
+                    isolation: .readCommitted, deadlineUnixMilliseconds: Self.serverNow(connection) + 200
+                ) {
+                    try $0.query("INSERT INTO t VALUES (1)")
+                    try $0.query("SELECT pg_sleep(0.3)")
+                }
+            }
+            #expect(error.isPastDeadline)
+            #expect(connection.isReusable)
+            #expect(try connection.query("SELECT count(*) FROM t").int64(row: 0, column: 0) == 0)
+        }
+    }
+
+    @Test("a transaction finished before its deadline commits as without one")
+    func beforeDeadlineCommits() throws {
+        try TemporaryDatabase.with { database in
+            let connection = try database.connect()
+            try connection.query("CREATE TABLE t (v integer)")
+            let deadline = try Self.serverNow(connection) + 10_000
+            let returned = try connection.withTransaction(isolation: .readCommitted, deadlineUnixMilliseconds: deadline)
+            {
+                try $0.query("INSERT INTO t VALUES (1)").affectedRowCount
+            }
+            #expect(returned == 1)
+            #expect(try database.connect().query("SELECT count(*) FROM t").int64(row: 0, column: 0) == 1)
+        }
+    }
+
+    /// The server's clock in Unix milliseconds.
+    static func serverNow(_ connection: PostgresConnection) throws -> Int64 {
+        let result = try connection.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+        return try #require(try result.int64(row: 0, column: 0))
+    }
+
     @Test("the stated isolation level is the one the transaction runs at")
     func isolationLevel() throws {
         try TemporaryDatabase.with { database in

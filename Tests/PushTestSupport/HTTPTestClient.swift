@@ -34,36 +34,46 @@ public final class HTTPTestClient {
     private let socket: FileDescriptor
     private var buffer: [UInt8] = []
 
-    /// Connects to `host:port` (IPv4); reads time out after `timeout`. With `source`, the socket is
-    /// first bound to that local address (e.g. `127.0.0.2`, a second loopback peer).
+    /// Connects to `host:port` (IPv4, or IPv6 when `host` has a colon, e.g. `::1`); reads time out
+    /// after `timeout`. With `source`, the socket is first bound to that local address (e.g.
+    /// `127.0.0.2`, a second loopback peer).
     public init(
         port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = .seconds(5)
     ) throws(HTTPTestClientError) {
-        let raw = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let family = host.contains(":") ? AF_INET6 : AF_INET
+        let raw = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard raw >= 0 else { throw .system(SystemError(function: "socket", code: errno)) }
         socket = FileDescriptor(owning: raw)
         if let source {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            inet_pton(AF_INET, source, &local.sin_addr)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.bind(raw, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            let bound = Self.withAddress(source, port: 0, family: family) { Glibc.bind(raw, $0, $1) }
             guard bound == 0 else { throw .system(SystemError(function: "bind", code: errno)) }
+        }
+        let result = Self.withAddress(host, port: port, family: family) { Glibc.connect(raw, $0, $1) }
+        guard result == 0 else { throw .system(SystemError(function: "connect", code: errno)) }
+        setReceiveTimeout(timeout)
+    }
+
+    /// Calls `body` with `host:port` as a C socket address of `family`.
+    private static func withAddress(
+        _ host: String, port: Int, family: Int32, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
+        func call<Address>(_ address: inout Address) -> Int32 {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
+            }
+        }
+        if family == AF_INET6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = UInt16(port).bigEndian
+            inet_pton(AF_INET6, host, &address.sin6_addr)
+            return call(&address)
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
         inet_pton(AF_INET, host, &address.sin_addr)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(raw, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else { throw .system(SystemError(function: "connect", code: errno)) }
-        setReceiveTimeout(timeout)
+        return call(&address)
     }
 
     /// Changes the receive timeout for following reads.

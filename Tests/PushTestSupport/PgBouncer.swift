@@ -42,6 +42,8 @@ public final class PgBouncer {
             unix_socket_dir =
             auth_type = trust
             auth_file = \(directory.path)/userlist.txt
+            ; The fronted role may PAUSE and RESUME (a failover as a pooler shows it to the gateway).
+            admin_users = \(user)
             pool_mode = transaction
             default_pool_size = \(poolSize)
             max_client_conn = 500
@@ -86,6 +88,24 @@ public final class PgBouncer {
         var through = upstream
         through.hostAndPort = "127.0.0.1:\(port)"
         return through.string
+    }
+
+    /// `PAUSE`: pgbouncer lets running transactions finish, then holds every new statement until
+    /// `resume()` (as during a failover or a maintenance window).
+    public func pause() throws { try adminCommand("PAUSE") }
+
+    /// `RESUME`: the statements held since `pause()` go on to the server.
+    public func resume() throws { try adminCommand("RESUME") }
+
+    /// One command on pgbouncer's admin console (the `pgbouncer` database), as the fronted role.
+    private func adminCommand(_ command: String) throws {
+        var console = upstream
+        console.hostAndPort = "127.0.0.1:\(port)"
+        console.database = "pgbouncer"
+        let connection = try PostgresConnection(
+            configuration: PostgresConfiguration(
+                connectionString: console.string, statementTimeout: nil, lockTimeout: nil))
+        try connection.executeScript(command)
     }
 
     /// A configuration through pgbouncer with no timeouts of its own (nothing set on any session).

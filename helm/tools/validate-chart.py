@@ -128,7 +128,8 @@ def main():
     everything["prometheusRule"]["enabled"] = True
     everything["publicOrigins"] = ["https://push.example.com"]
     everything["trustedProxies"] = ["10.0.0.0/8"]
-    everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512}
+    everything["limits"] = {"endpointQuotaMax": 20, "reaperIntervalSeconds": 30, "maxConnections": 4096, "maxConnectionsPerPeer": 512,
+                            "lifecycleRatePerMinute": 300}
     everything["apnsProxy"] = "http://egress-proxy.infra:3128"
     everything["extraEnv"] = [{"name": "TZ", "value": "UTC"}]
     everything["imagePullSecrets"] = [{"name": "regcred"}]

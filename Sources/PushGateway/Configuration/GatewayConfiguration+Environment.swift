@@ -183,20 +183,22 @@ extension GatewayConfiguration {
         let quotaWindow = reader.integer("PUSH_GATEWAY_ENDPOINT_QUOTA_WINDOW_SECONDS", in: 1...86_400, default: 10)
         let relayRate = reader.integer("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", in: 1...1_000_000, default: 2000)
         let challengeRate = reader.integer("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
+        let lifecycleRate = reader.integer("PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
         let reaperInterval = reader.integer("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", in: 1...86_400, default: 60)
         let maxConnections = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS", in: 1...1_000_000, default: 1024)
         let perPeer = reader.integer("PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER", in: 1...1_000_000, default: 256)
         let poolSize = reader.integer("PUSH_GATEWAY_DB_POOL_SIZE", in: 1...1000, default: 16)
         let workers = reader.integer("PUSH_GATEWAY_WORKERS", in: 1...4096, default: 32)
         guard let grant, let installation, let quotaMax, let quotaWindow, let relayRate, let challengeRate,
-            let reaperInterval, let maxConnections, let perPeer, let poolSize, let workers
+            let lifecycleRate, let reaperInterval, let maxConnections, let perPeer, let poolSize, let workers
         else {
             return nil
         }
         return Limits(
             maxGrantLifetimeSeconds: grant, maxInstallationLifetimeSeconds: installation, endpointQuotaMax: quotaMax,
             endpointQuotaWindowSeconds: quotaWindow, relayRatePerSecond: relayRate,
-            challengeRatePerMinute: challengeRate, reaperIntervalSeconds: reaperInterval,
+            challengeRatePerMinute: challengeRate, lifecycleRatePerMinute: lifecycleRate,
+            reaperIntervalSeconds: reaperInterval,
             maxConnections: Int(maxConnections), maxConnectionsPerPeer: Int(perPeer),
             databasePoolSize: Int(poolSize), workerCount: Int(workers))
     }

@@ -82,6 +82,8 @@ public struct GatewayConfiguration: Sendable {
         public let endpointQuotaWindowSeconds: Int64
         public let relayRatePerSecond: Int64
         public let challengeRatePerMinute: Int64
+        /// The per-source lifecycle bucket (`PUSH_GATEWAY_LIFECYCLE_RATE_PER_MINUTE`, docs/protocol.md §1).
+        public let lifecycleRatePerMinute: Int64
         /// Seconds between reaper passes (`PUSH_GATEWAY_REAPER_INTERVAL_SECONDS`, docs/decisions/0091).
         public let reaperIntervalSeconds: Int64
         /// Open connections the public listener holds before answering 503 (`PUSH_GATEWAY_MAX_CONNECTIONS`,

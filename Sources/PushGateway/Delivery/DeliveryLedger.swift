@@ -34,10 +34,7 @@ package struct AdmissionRequest: Sendable {
     /// A request's 408 instant (`Request.deadline`) on the real-time clock (not an injected protocol
     /// clock: it is compared with the database server's clock, docs/protocol.md §1).
     package static func deadline(_ deadline: MonotonicInstant) -> Int64 {
-        // Signed: a request already past its deadline gets one in the past.
-        let remainingMilliseconds =
-            (Int64(deadline.nanoseconds) - Int64(MonotonicInstant.now().nanoseconds)) / 1_000_000
-        return SystemWallClock().unixMilliseconds() + remainingMilliseconds
+        SystemWallClock.unixMilliseconds(at: deadline)
     }
 }
 

@@ -8,12 +8,12 @@ extension LifecycleRoutes {
 
     /// `POST /v1/delegations` (docs/protocol.md §4.3).
     func delegate(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try delegation(request.body) }
+        respond { () throws(LifecycleRejection) in try delegation(request) }
     }
 
-    private func delegation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+    private func delegation(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        let (delegate, asserted): (DelegateRequest, AssertedRequest) = try parseAsserted(body)
+        let (delegate, asserted): (DelegateRequest, AssertedRequest) = try parseAsserted(request)
         guard delegate.notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
             delegate.expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
         else { throw .invalidRequest }

@@ -4,12 +4,12 @@ import PushHTTP
 extension LifecycleRoutes {
     /// `POST /v1/installations/endpoint` (docs/protocol.md §4.4): a new APNs token and the next epoch.
     func rotateEndpoint(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try rotation(request.body) }
+        respond { () throws(LifecycleRejection) in try rotation(request) }
     }
 
-    private func rotation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+    private func rotation(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        let (rotate, asserted): (RotateEndpointRequest, AssertedRequest) = try parseAsserted(body)
+        let (rotate, asserted): (RotateEndpointRequest, AssertedRequest) = try parseAsserted(request)
         try performAsserted(asserted, now: now) { installation in
             installation.isLive(at: now.seconds) && installation.endpointEpoch == rotate.endpointEpoch
         } apply: { store, installation in

@@ -3,19 +3,21 @@ import PushCrypto
 import PushHTTP
 import PushJSON
 import PushPostgres
+import PushSystem
 
 extension LifecycleRoutes {
     /// `POST /v1/installations` (docs/protocol.md §4.2).
     func enroll(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try enrollment(request.body) }
+        respond { () throws(LifecycleRejection) in try enrollment(request) }
     }
 
-    private func enrollment(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+    private func enrollment(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let enroll = try? EnrollRequest(body: body), let profile = configuration.profile(id: enroll.appProfile),
-            now.seconds < enroll.expiresAt,
+        guard let enroll = try? EnrollRequest(body: request.body),
+            let profile = configuration.profile(id: enroll.appProfile), now.seconds < enroll.expiresAt,
             enroll.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
         else { throw .invalidRequest }
+        try takeLifecycleToken(request)
         try checkChallenge(id: enroll.challengeID.value, challenge: enroll.challenge.value, now: now)
 
         // §3: the enrollment transcript bytes are the App Attest clientData.
@@ -48,7 +50,8 @@ extension LifecycleRoutes {
         } catch {
             throw .unavailable
         }
-        let handle = try storeEnrollment(installation, challengeID: enroll.challengeID.value, now: now)
+        let handle = try storeEnrollment(
+            installation, challengeID: enroll.challengeID.value, now: now, deadline: request.deadline)
 
         var writer = JSONWriter(reservingCapacity: 96)
         writer.beginObject()
@@ -64,30 +67,27 @@ extension LifecycleRoutes {
     /// enrollment that wins a live-uniqueness index makes the insert fail; the transaction then runs
     /// once more, so an identical retry finds the winner and answers with its handle.
     private func storeEnrollment(
-        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now
+        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now, deadline: MonotonicInstant
     ) throws(LifecycleRejection) -> CanonicalUUID {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try pool.withConnection { connection in
-                    try stages.time(.lifecycleTransaction) {
-                        try connection.withTransaction(isolation: .readCommitted) { connection in
-                            let store = InstallationStore(connection: connection)
-                            try store.consumeChallenge(
-                                challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
-                            let conflicts = try store.lockLiveConflicts(
-                                keyID: installation.keyID, profile: installation.appProfile,
-                                fingerprint: installation.endpointFingerprint, now: now.seconds)
-                            if conflicts.isEmpty {
-                                try store.insertInstallation(installation)
-                                return installation.handle
-                            }
-                            guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
-                                throw LifecycleRejection.notAuthorized
-                            }
-                            return conflicts[0].handle
+                    try inTransaction(on: connection, before: deadline) { connection in
+                        let store = InstallationStore(connection: connection)
+                        try store.consumeChallenge(challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
+                        let conflicts = try store.lockLiveConflicts(
+                            keyID: installation.keyID, profile: installation.appProfile,
+                            fingerprint: installation.endpointFingerprint, now: now.seconds)
+                        if conflicts.isEmpty {
+                            try store.insertInstallation(installation)
+                            return installation.handle
                         }
+                        guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
+                            throw LifecycleRejection.notAuthorized
+                        }
+                        return conflicts[0].handle
                     }
                 }
             } catch let failure as PostgresError

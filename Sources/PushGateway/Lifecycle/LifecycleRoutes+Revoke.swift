@@ -4,19 +4,19 @@ import PushHTTP
 extension LifecycleRoutes {
     /// `POST /v1/delegations/revoke` (docs/protocol.md §4.5).
     func revokeDelegation(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try delegationRevocation(request.body) }
+        respond { () throws(LifecycleRejection) in try delegationRevocation(request) }
     }
 
     /// `POST /v1/installations/revoke` (docs/protocol.md §4.6).
     func revokeInstallation(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try installationRevocation(request.body) }
+        respond { () throws(LifecycleRejection) in try installationRevocation(request) }
     }
 
     private static let revoked = #"{"status":"revoked"}"#
 
-    private func delegationRevocation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+    private func delegationRevocation(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        let (revoke, asserted): (RevokeDelegationRequest, AssertedRequest) = try parseAsserted(body)
+        let (revoke, asserted): (RevokeDelegationRequest, AssertedRequest) = try parseAsserted(request)
         let relay = revoke.relayPublicKey.value.bytes
 
         try performAsserted(asserted, now: now) { installation in
@@ -32,9 +32,9 @@ extension LifecycleRoutes {
         return .json(status: 200, Self.revoked)
     }
 
-    private func installationRevocation(_ body: [UInt8]) throws(LifecycleRejection) -> Response {
+    private func installationRevocation(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        let (revoke, asserted): (RevokeInstallationRequest, AssertedRequest) = try parseAsserted(body)
+        let (revoke, asserted): (RevokeInstallationRequest, AssertedRequest) = try parseAsserted(request)
 
         try performAsserted(asserted, now: now) { installation in
             // §1: a live installation at the stated epoch, or (a retry) the unexpired tombstone this

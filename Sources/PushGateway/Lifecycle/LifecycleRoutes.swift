@@ -14,16 +14,20 @@ protocol AssertedRouteBody {
 }
 
 /// The five App Attest routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
-/// body shape (400) → challenge tag and age (404) → installation stage (404) → attestation or
-/// assertion (401) → one transaction that consumes the challenge, advances the counter and applies
-/// the change (404 when any of it fails, and then nothing is written). `GatewayApplication` hands them its shared parts.
+/// body shape (400) → the source's lifecycle bucket (429) → challenge tag and age (404) →
+/// installation stage (404) → attestation or assertion (401) → one transaction that consumes the
+/// challenge, advances the counter and applies the change (404 when any of it fails, and then
+/// nothing is written). The transaction neither begins nor commits once the request's 408 has
+/// fired (§1). `GatewayApplication` hands them its shared parts.
 struct LifecycleRoutes: Sendable {
     let configuration: GatewayConfiguration
     let pool: PostgresPool
     let clock: any WallClock
     let logger: Logger
-    /// App Attest verification and transaction durations (docs/protocol.md §9).
-    let stages: LabeledHistogram<RequestStage>
+    /// The lifecycle bucket's 429s, App Attest verification and transaction durations (docs/protocol.md §9).
+    let metrics: GatewayMetrics
+    /// The per-source lifecycle bucket (docs/protocol.md §1).
+    let limit: SourceRateLimit
     let challenges: ChallengeAuthority
     let grantEnvelope: SealedEnvelope
     let tokenEnvelope: SealedEnvelope
@@ -37,12 +41,39 @@ struct LifecycleRoutes: Sendable {
         var seconds: Int64 { unixMilliseconds / 1000 }
     }
 
+    var stages: LabeledHistogram<RequestStage> { metrics.stageDurations }
+
     /// Runs `handle` and turns a rejection into its one response.
     func respond(_ handle: () throws(LifecycleRejection) -> Response) -> Response {
         do {
             return try handle()
         } catch {
             return error.response
+        }
+    }
+
+    /// docs/protocol.md §1: a token from the source's lifecycle bucket, taken right after the body
+    /// shape and before any lookup, signature check or database work, so one challenge cannot be
+    /// tried thousands of times against installation lookups and signature checks.
+    func takeLifecycleToken(_ request: Request) throws(LifecycleRejection) {
+        guard let retryAfter = limit.take(request) else { return }
+        metrics.recordLifecycleRateLimited()
+        throw .rateLimited(retryAfterSeconds: retryAfter)
+    }
+
+    /// Runs `body` in one READ COMMITTED transaction that neither begins nor commits once the
+    /// request's 408 has fired, by the database's clock (docs/protocol.md §1: work not begun by the
+    /// 408 never begins), so a statement held in a pooler or stalled on the network cannot commit
+    /// after the answer; past it, `.late` and nothing written.
+    func inTransaction<Value>(
+        on connection: PostgresConnection, before deadline: MonotonicInstant,
+        _ body: (PostgresConnection) throws -> Value
+    ) throws -> Value {
+        guard MonotonicInstant.now() < deadline else { throw LifecycleRejection.late }
+        return try stages.time(.lifecycleTransaction) {
+            try connection.withTransaction(
+                isolation: .readCommitted, deadlineUnixMilliseconds: SystemWallClock.unixMilliseconds(at: deadline),
+                body)
         }
     }
 
@@ -84,14 +115,21 @@ struct LifecycleRoutes: Sendable {
 
     /// Parses the body of an assertion route (400 when it does not have the specified shape) and
     /// pairs it with what `performAsserted` checks: its proof and the transcript its assertion signs.
-    func parseAsserted<Body: AssertedRouteBody>(_ body: [UInt8]) throws(LifecycleRejection) -> (Body, AssertedRequest) {
-        guard let parsed = try? Body(body: body) else { throw .invalidRequest }
+    func parseAsserted<Body: AssertedRouteBody>(
+        _ request: Request
+    ) throws(LifecycleRejection) -> (Body, AssertedRequest) {
+        guard let parsed = try? Body(body: request.body) else { throw .invalidRequest }
         let transcript = parsed.transcript(origin: configuration.origin.text)
-        return (parsed, AssertedRequest(route: transcript.route, proof: parsed.proof, transcript: transcript))
+        return (
+            parsed,
+            AssertedRequest(request: request, route: transcript.route, proof: parsed.proof, transcript: transcript)
+        )
     }
 
     /// What an assertion route asks of the shared flow.
     struct AssertedRequest {
+        /// The HTTP request: its source for the lifecycle bucket, its deadline for the transaction.
+        let request: Request
         let route: AppAttestTranscript.Route
         let proof: AssertionProof
         let transcript: AppAttestTranscript
@@ -100,8 +138,8 @@ struct LifecycleRoutes: Sendable {
         var handle: CanonicalUUID { proof.installationHandle.value }
     }
 
-    /// The shared part of every assertion route (docs/protocol.md §1, §4.3–§4.6, §5): challenge, then
-    /// the installation stage (`stage` on the unlocked row), then the assertion against the stored
+    /// The shared part of every assertion route (docs/protocol.md §1, §4.3–§4.6, §5), called once the
+    /// body passed every 400 check: the lifecycle bucket, the challenge, then the installation stage (`stage` on the unlocked row), then the assertion against the stored
     /// key and counter, then one transaction that consumes the challenge, locks the installation,
     /// re-checks `stage` on the locked row, advances the counter and runs `apply`. Any failure in the
     /// transaction rolls all of it back.
@@ -109,6 +147,7 @@ struct LifecycleRoutes: Sendable {
         _ request: AssertedRequest, now: Now, stage: (InstallationRecord) -> Bool,
         apply: (InstallationStore, InstallationRecord) throws -> Value
     ) throws(LifecycleRejection) -> Value {
+        try takeLifecycleToken(request.request)
         try checkChallenge(id: request.challengeID, challenge: request.proof.challenge.value, now: now)
         let label = request.route.rawValue
         do {
@@ -127,16 +166,14 @@ struct LifecycleRoutes: Sendable {
                 } catch {
                     throw LifecycleRejection.invalidAttestation
                 }
-                return try stages.time(.lifecycleTransaction) {
-                    try connection.withTransaction(isolation: .readCommitted) { connection in
-                        try store.consumeChallenge(
-                            request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
-                        guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
-                            stage(locked), locked.assertionCounter < counter,
-                            try store.advanceCounter(request.handle, to: counter)
-                        else { throw LifecycleRejection.notAuthorized }
-                        return try apply(store, locked)
-                    }
+                return try inTransaction(on: connection, before: request.request.deadline) { connection in
+                    try store.consumeChallenge(
+                        request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
+                    guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
+                        stage(locked), locked.assertionCounter < counter,
+                        try store.advanceCounter(request.handle, to: counter)
+                    else { throw LifecycleRejection.notAuthorized }
+                    return try apply(store, locked)
                 }
             }
         } catch {

@@ -27,6 +27,7 @@ public final class GatewayMetrics: Sendable {
     /// Durations of request-handling stages (NIP-98, admission transaction, APNs, App Attest).
     public let stageDurations: LabeledHistogram<RequestStage>
     let challengeRateLimited: CounterFamily
+    let lifecycleRateLimited: CounterFamily
     /// Reaper passes by result (§10).
     public let reaperRuns: LabeledCounter<ReaperRunResult>
     /// Rows the reaper deleted, by table (rows removed through a foreign-key cascade not included).
@@ -87,6 +88,11 @@ public final class GatewayMetrics: Sendable {
         challengeRateLimited = CounterFamily(
             name: "push_gateway_challenge_rate_limited_total",
             help: "Challenge requests refused by the per-source bucket (429).", labelNames: [], series: [[]])
+        lifecycleRateLimited = CounterFamily(
+            name: "push_gateway_lifecycle_rate_limited_total",
+            help:
+                "Enrollment, delegation, rotation and revocation requests refused by the per-source lifecycle bucket (429).",
+            labelNames: [], series: [[]])
         reaperRuns = LabeledCounter(
             name: "push_gateway_reaper_runs_total", help: "Reaper passes, by result.", labelName: "result")
         reaperDeletedRows = LabeledCounter(
@@ -112,6 +118,7 @@ public final class GatewayMetrics: Sendable {
                 return ReadinessTracker.states.map { ([$0], $0 == current ? 1 : 0) }
             })
         registry.register(challengeRateLimited)
+        registry.register(lifecycleRateLimited)
         registry.register(deliveryAdmissions.family)
         registry.register(apnsOutcomes.family)
         registry.register(apnsResponses)
@@ -213,6 +220,11 @@ public final class GatewayMetrics: Sendable {
     /// Counts one challenge request refused by the per-source bucket.
     public func recordChallengeRateLimited() {
         challengeRateLimited.add(1, labelValues: [])
+    }
+
+    /// Counts one lifecycle request refused by the per-source lifecycle bucket.
+    public func recordLifecycleRateLimited() {
+        lifecycleRateLimited.add(1, labelValues: [])
     }
 
     /// Counts one delivery (one item of a batch) by how it ended.

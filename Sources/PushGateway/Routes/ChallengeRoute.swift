@@ -1,23 +1,17 @@
 import PushCrypto
 import PushHTTP
-import PushRateLimiting
-import PushSystem
 
 /// `POST /v1/installations/challenges` (docs/protocol.md §4.1): a stateless challenge, rate limited per
 /// source address; nothing is written anywhere.
 struct ChallengeRoute: Sendable {
     let authority: ChallengeAuthority
-    let limiter: KeyedRateLimiter<[UInt8]>
-    let trustedProxies: TrustedProxies
+    let limit: SourceRateLimit
     let clock: any WallClock
     let metrics: GatewayMetrics
 
     func handle(_ request: Request) -> Response {
         guard (try? ChallengeRequest(body: request.body)) != nil else { return .error(400, .invalidRequest) }
-        let source = ClientSource.address(
-            peer: request.peerAddress, forwardedFor: request.headers.values("x-forwarded-for"),
-            trustedProxies: trustedProxies)
-        if case .limited(let retryAfter) = limiter.take(source, now: Double(MonotonicInstant.now().nanoseconds) / 1e9) {
+        if let retryAfter = limit.take(request) {
             metrics.recordChallengeRateLimited()
             return .error(429, .rateLimited, headers: [HTTPField("Retry-After", String(retryAfter))])
         }

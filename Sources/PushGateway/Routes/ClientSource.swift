@@ -1,29 +1,53 @@
-/// The source address a per-source rate limit counts (docs/protocol.md §4.1): the TCP peer, or the last
-/// `X-Forwarded-For` hop when the peer is a configured trusted proxy. Only the last hop is taken:
-/// it is the one the trusted proxy itself appended; earlier hops are whatever the client wrote.
-/// The result is used only as a bucket key: the 4 bytes of an IPv4 address (also when it arrives
-/// IPv4-mapped, `::ffff:a.b.c.d`) or the first 8 bytes of an IPv6 address, its /64 prefix, since one
-/// host commonly holds a whole /64 (docs/protocol.md §4.1).
+import PushHTTP
+import PushRateLimiting
+import PushSystem
+
+/// The source a per-source rate limit counts (docs/protocol.md §4.1, and the lifecycle bucket of §1):
+/// the TCP peer, or the last `X-Forwarded-For` hop when the peer is a configured trusted proxy. Only
+/// the last hop is taken: it is the one the trusted proxy itself appended; earlier hops are whatever
+/// the client wrote. The result is used only as a bucket key: the address's `PeerGroup` (an IPv4
+/// address, also IPv4-mapped; an IPv6 /64), the same grouping as the per-peer connection cap.
 enum ClientSource {
     /// `forwardedFor` (the `X-Forwarded-For` values) is read only when the peer is a trusted proxy.
     static func address(
         peer: String, forwardedFor: @autoclosure () -> [String], trustedProxies: TrustedProxies
-    ) -> [UInt8] {
-        let peerBytes = IPAddressLiteral.parse(peer[...]) ?? Array(peer.utf8)
+    ) -> PeerGroup {
+        let peerBytes = IPAddressLiteral.parse(peer[...]) ?? []
         guard trustedProxies.contains(peerBytes), let lastHeader = forwardedFor().last,
             let lastHop = lastHeader.split(separator: ",", omittingEmptySubsequences: false).last
-        else { return bucketKey(peerBytes) }
+        else { return PeerGroup(address: peerBytes) }
         let hop = lastHop.trimmingPrefix(while: { $0 == " " || $0 == "\t" }).prefix(while: { $0 != " " && $0 != "\t" })
         // An unparsable hop is counted under the proxy's own address, so garbage cannot mint buckets.
-        return bucketKey(IPAddressLiteral.parse(hop) ?? peerBytes)
+        return PeerGroup(address: IPAddressLiteral.parse(hop) ?? peerBytes)
     }
 
-    private static let ipv4MappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+    /// The source of `request` (its peer, or its proxy's last hop).
+    static func of(_ request: Request, trustedProxies: TrustedProxies) -> PeerGroup {
+        address(
+            peer: request.peerAddress, forwardedFor: request.headers.values("x-forwarded-for"),
+            trustedProxies: trustedProxies)
+    }
+}
 
-    /// An IPv6 address counts by its /64, an IPv4-mapped one as its IPv4 address; anything else as is.
-    static func bucketKey(_ address: [UInt8]) -> [UInt8] {
-        guard address.count == 16 else { return address }
-        if address.starts(with: ipv4MappedPrefix) { return Array(address[12..<16]) }
-        return Array(address[0..<8])
+/// A per-source token bucket of docs/protocol.md: the challenge bucket (§4.1) and the lifecycle
+/// bucket (§1) are each one of these, with `rate` per minute and a burst of max(1, rate ÷ 6)
+/// rounded down, per replica and in memory.
+struct SourceRateLimit: Sendable {
+    let limiter: KeyedRateLimiter<PeerGroup>
+    let trustedProxies: TrustedProxies
+
+    init(ratePerMinute rate: Int64, trustedProxies: TrustedProxies) {
+        limiter = KeyedRateLimiter(capacity: max(1, Int(rate / 6)), refillPerSecond: Double(rate) / 60)
+        self.trustedProxies = trustedProxies
+    }
+
+    /// Takes one token from the bucket of `request`'s source: nil when there was one, else the
+    /// `Retry-After` seconds of the 429.
+    func take(_ request: Request) -> Int? {
+        let source = ClientSource.of(request, trustedProxies: trustedProxies)
+        guard
+            case .limited(let retryAfter) = limiter.take(source, now: Double(MonotonicInstant.now().nanoseconds) / 1e9)
+        else { return nil }
+        return retryAfter
     }
 }

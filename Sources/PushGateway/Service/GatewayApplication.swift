@@ -26,8 +26,10 @@ public final class GatewayApplication: Sendable {
 
     /// Issues challenges and verifies them on every lifecycle route (docs/protocol.md §4.1).
     let challengeAuthority: ChallengeAuthority
-    /// Per source address (docs/protocol.md §4.1).
-    let challengeLimiter: KeyedRateLimiter<[UInt8]>
+    /// Per source (docs/protocol.md §4.1).
+    let challengeLimit: SourceRateLimit
+    /// Per source, shared by the enrollment route and §4.3–§4.6 (docs/protocol.md §1).
+    let lifecycleLimit: SourceRateLimit
     let grantEnvelope: SealedEnvelope
     let tokenEnvelope: SealedEnvelope
     let fingerprinter: EndpointFingerprinter
@@ -64,9 +66,10 @@ public final class GatewayApplication: Sendable {
         self.apnsFaultLog = APNsFaultLog(logger: logger)
 
         challengeAuthority = ChallengeAuthority(keyring: configuration.challengeKeys)
-        challengeLimiter = KeyedRateLimiter(
-            capacity: max(1, Int(configuration.challengeRatePerMinute / 6)),
-            refillPerSecond: Double(configuration.challengeRatePerMinute) / 60)
+        challengeLimit = SourceRateLimit(
+            ratePerMinute: configuration.challengeRatePerMinute, trustedProxies: configuration.trustedProxies)
+        lifecycleLimit = SourceRateLimit(
+            ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies)
         grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
         tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
         fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
@@ -103,9 +106,9 @@ public final class GatewayApplication: Sendable {
         case .challenges:
             route.route(
                 handler: ChallengeRoute(
-                    authority: challengeAuthority, limiter: challengeLimiter,
-                    trustedProxies: configuration.trustedProxies, clock: clock, metrics: metrics
-                ).handle)
+                    authority: challengeAuthority, limit: challengeLimit, clock: clock, metrics: metrics
+                )
+                .handle)
         // docs/decisions/0271: the worker returns once the attempt is with APNs.
         case .deliveries: route.route(deferred: deliveryRoute().handle)
         // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket included.
@@ -124,8 +127,9 @@ public final class GatewayApplication: Sendable {
 
     private func lifecycleRoutes() -> LifecycleRoutes {
         LifecycleRoutes(
-            configuration: configuration, pool: pool, clock: clock, logger: logger, stages: metrics.stageDurations,
-            challenges: challengeAuthority, grantEnvelope: grantEnvelope, tokenEnvelope: tokenEnvelope,
+            configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
+            limit: lifecycleLimit, challenges: challengeAuthority, grantEnvelope: grantEnvelope,
+            tokenEnvelope: tokenEnvelope,
             fingerprinter: fingerprinter, attestationVerifier: attestationVerifier)
     }
 

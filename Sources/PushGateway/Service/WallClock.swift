@@ -1,4 +1,5 @@
 import Glibc
+import PushSystem
 
 /// Wall-clock time for protocol times (challenge issue times, expiries, NIP-98 `created_at`).
 /// Durations and timeouts use the monotonic clock instead.
@@ -18,5 +19,15 @@ public struct SystemWallClock: WallClock {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
+
+extension SystemWallClock {
+    /// A monotonic instant (a request's 408 deadline) on the real-time clock, in Unix milliseconds, to
+    /// compare with the database server's clock (docs/protocol.md §1). Signed: an instant already
+    /// past gives one in the past.
+    package static func unixMilliseconds(at instant: MonotonicInstant) -> Int64 {
+        let remainingMilliseconds = (Int64(instant.nanoseconds) - Int64(MonotonicInstant.now().nanoseconds)) / 1_000_000
+        return SystemWallClock().unixMilliseconds() + remainingMilliseconds
     }
 }
