@@ -71,12 +71,13 @@ let package = Package(
                 "PushTestSupport",
             ]
         ),
-        // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
+        // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it
+        // (never shipped; it links PushTestSupport's DER writer).
         .executableTarget(
             name: "push-fuzz",
             dependencies: [
                 "PushHTTP", "PushJSON", "PushCrypto", "PushDER", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushGateway",
+                "PushGateway", "PushTestSupport",
             ],
             path: "Fuzz/Sources/push-fuzz"
         ),

@@ -14,6 +14,16 @@ final class OwnedKey {
         self.init(parsed)
     }
 
+    /// Parses a DER private key of any type (PKCS#8 or the type's own structure).
+    convenience init(privateKeyDER der: [UInt8]) throws(CryptoError) {
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+        }
+        guard let parsed else { throw CryptoError.capturing(.invalidKey) }
+        self.init(parsed)
+    }
+
     deinit { EVP_PKEY_free(pointer) }
 
     /// Whether `signature` verifies over `message` hashed with `digest` (the key's own scheme:

@@ -36,11 +36,6 @@ public struct X509SigningKey: Sendable {
     }
 
     func handle() throws(CryptoError) -> OwnedKey {
-        let parsed: OpaquePointer? = privateKeyDER.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
-        }
-        guard let parsed else { throw CryptoError.capturing(.invalidKey) }
-        return OwnedKey(parsed)
+        try OwnedKey(privateKeyDER: privateKeyDER)
     }
 }

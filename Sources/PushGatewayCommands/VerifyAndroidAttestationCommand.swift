@@ -103,29 +103,23 @@ enum VerifyAndroidAttestationCommand: InProcessCommand {
         writer.optionalMember("keymint_security_level", description?.keyMintSecurityLevel.name)
         writer.optionalMember("challenge_hex", description.map { Hex.encode($0.attestationChallenge) })
         writer.member("origin", enforced?.origin)
-        writer.integerArrayMember("purposes", enforced?.purposes)
+        writer.arrayMember("purposes", enforced?.purposes) { $0.integer($1) }
         writer.member("algorithm", enforced?.algorithm)
         writer.member("ec_curve", enforced?.ecCurve)
         writer.name("device_locked")
         if let locked = enforced?.rootOfTrust?.deviceLocked { writer.bool(locked) } else { writer.null() }
         writer.optionalMember("verified_boot_state", enforced?.rootOfTrust?.verifiedBootState.name)
-        writer.name("packages")
-        if let packages = application?.packages {
-            writer.beginArray()
-            for package in packages {
-                writer.beginObject()
-                writer.member("name", String(decoding: package.name, as: UTF8.self))
-                writer.member("version", package.version)
-                writer.endObject()
-            }
-            writer.endArray()
-        } else {
-            writer.null()
+        writer.arrayMember("packages", application?.packages) { writer, package in
+            writer.beginObject()
+            writer.member("name", String(decoding: package.name, as: UTF8.self))
+            writer.member("version", package.version)
+            writer.endObject()
         }
-        writer.stringArrayMember("signature_digests_sha256_hex", application?.signatureDigests.map { Hex.encode($0) })
+        writer.arrayMember("signature_digests_sha256_hex", application?.signatureDigests) { $0.string(Hex.encode($1)) }
         writer.optionalMember("root_spki_sha256", report.rootSubjectPublicKeyInfoSHA256.map { Hex.encode($0) })
-        writer.stringArrayMember(
-            "serials_hex", report.certificates.isEmpty ? nil : report.certificates.map(\.serialNumberHex))
+        writer.arrayMember("serials_hex", report.certificates.isEmpty ? nil : report.certificates) {
+            $0.string($1.serialNumberHex)
+        }
         writer.endObject()
         return String(decoding: writer.bytes, as: UTF8.self) + "\n"
     }
@@ -154,19 +148,14 @@ extension JSONWriter {
         if let text { string(text) } else { null() }
     }
 
-    fileprivate mutating func integerArrayMember(_ name: String, _ values: [Int64]?) {
+    /// An array member, `null` when `values` is nil.
+    fileprivate mutating func arrayMember<Value>(
+        _ name: String, _ values: [Value]?, _ write: (inout JSONWriter, Value) -> Void
+    ) {
         self.name(name)
         guard let values else { return null() }
         beginArray()
-        for value in values { integer(value) }
-        endArray()
-    }
-
-    fileprivate mutating func stringArrayMember(_ name: String, _ values: [String]?) {
-        self.name(name)
-        guard let values else { return null() }
-        beginArray()
-        for value in values { string(value) }
+        for value in values { write(&self, value) }
         endArray()
     }
 }

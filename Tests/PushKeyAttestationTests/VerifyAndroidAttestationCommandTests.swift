@@ -9,17 +9,14 @@ import Testing
 
 @Suite("push-gateway verify-android-attestation")
 struct VerifyAndroidAttestationCommandTests {
-    let directory: URL
+    let scratch: ScratchDirectory
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("verify-android-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try ScratchDirectory()
     }
 
     func file(_ name: String, _ contents: [UInt8]) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try Data(contents).write(to: url)
-        return url.path
+        try scratch.file(name, contents)
     }
 
     func run(_ arguments: [String]) -> CommandResult {
@@ -189,7 +186,7 @@ struct VerifyAndroidAttestationCommandTests {
             ["--chain-file", chain, "--signing-cert-sha256", Hex.encode([UInt8](repeating: 1, count: 32)) + ","],
             ["--chain-file", chain, "--min-security-level", "software"],
             ["--chain-file", chain, "--at", "+5"],
-            ["--chain-file", directory.appendingPathComponent("missing").path],
+            ["--chain-file", scratch.directory.appendingPathComponent("missing").path],
             ["--chain-file", chain, "--status-file", try file("bad-status.json", Array("{}".utf8))],
             ["--chain-file", chain, "--root-ca-file", try file("not-a-root", [0x30, 0x00])],
         ]

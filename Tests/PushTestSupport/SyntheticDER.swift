@@ -40,7 +40,13 @@ public indirect enum SyntheticDER: Sendable {
 
     /// The identifier octets of a context-specific tag, in the high-tag-number form from 31.
     public static func contextIdentifier(_ number: UInt32, isConstructed: Bool) -> [UInt8] {
-        let leading: UInt8 = 0x80 | (isConstructed ? 0x20 : 0)
+        identifier(tagClass: 2, number: number, isConstructed: isConstructed)
+    }
+
+    /// The identifier octets of a tag of class `tagClass` (0 universal … 3 private, X.690 §8.1.2.2),
+    /// in the high-tag-number form from 31.
+    public static func identifier(tagClass: UInt8, number: UInt32, isConstructed: Bool) -> [UInt8] {
+        let leading: UInt8 = tagClass << 6 | (isConstructed ? 0x20 : 0)
         guard number >= 31 else { return [leading | UInt8(number)] }
         var digits = [UInt8(number & 0x7f)]
         var rest = number >> 7

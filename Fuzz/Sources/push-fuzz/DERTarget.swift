@@ -1,5 +1,6 @@
 import PushDER
 import PushKeyAttestation
+import PushTestSupport
 
 /// Strict DER under the certificate limits, and the Key Attestation parsers built on it (a whole
 /// certificate, a KeyDescription extension value).
@@ -28,7 +29,7 @@ enum DERTarget {
     }
 }
 
-/// An encoder written apart from the reader: identifiers and lengths in their shortest form.
+/// Re-encoding with PushTestSupport's DER writer, which shares no code with the reader.
 enum CanonicalDER {
     static func encode(_ element: DERElement) -> [UInt8] {
         var contents = Array(element.contents)
@@ -43,30 +44,10 @@ enum CanonicalDER {
                 contents += encode(child)
             }
         }
-        return identifier(element.tag) + length(contents.count) + contents
-    }
-
-    static func identifier(_ tag: DERTag) -> [UInt8] {
-        let leading = tag.tagClass.rawValue << 6 | (tag.isConstructed ? 0x20 : 0)
-        guard tag.number >= 31 else { return [leading | UInt8(tag.number)] }
-        var digits = [UInt8(tag.number & 0x7f)]
-        var rest = tag.number >> 7
-        while rest > 0 {
-            digits.insert(UInt8(rest & 0x7f) | 0x80, at: 0)
-            rest >>= 7
-        }
-        return [leading | 0x1f] + digits
-    }
-
-    static func length(_ count: Int) -> [UInt8] {
-        guard count >= 0x80 else { return [UInt8(count)] }
-        var octets: [UInt8] = []
-        var rest = count
-        while rest > 0 {
-            octets.insert(UInt8(rest & 0xff), at: 0)
-            rest >>= 8
-        }
-        return [0x80 | UInt8(octets.count)] + octets
+        let identifier = SyntheticDER.identifier(
+            tagClass: element.tag.tagClass.rawValue, number: element.tag.number,
+            isConstructed: element.tag.isConstructed)
+        return SyntheticDER.element(identifier: identifier, contents: contents)
     }
 
     /// Every typed read on every element: none may trap, whatever the tag.
