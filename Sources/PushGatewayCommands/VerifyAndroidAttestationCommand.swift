@@ -9,7 +9,7 @@ import PushKeyAttestation
 enum VerifyAndroidAttestationCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway verify-android-attestation --chain-file F [--challenge-hex H | --transcript-file F]
-                 [--package P] [--signing-cert-sha256 HEX[,HEX…]] [--min-security-level tee|strongbox]
+                 [--package P] [--signing-cert-sha256 HEX[,HEX...]] [--min-security-level tee|strongbox]
                  [--allow-self-signed-boot] [--chain-only] [--at UNIX] [--status-file F] [--root-ca-file F]
 
         """
@@ -32,7 +32,7 @@ enum VerifyAndroidAttestationCommand: InProcessCommand {
                 do throws(KeyAttestationStatusList.Problem) {
                     return try KeyAttestationStatusList.read(fromFile: path, at: time)
                 } catch {
-                    throw DiagnosticFlags.UsageError("--status-file is \(error.rawValue)")
+                    throw DiagnosticFlags.UsageError("--status-file: \(error)")
                 }
             }
             guard var verifier = try? KeyAttestationVerifier.google() else {

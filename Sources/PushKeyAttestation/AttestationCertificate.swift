@@ -64,6 +64,10 @@ public struct AttestationCertificate: Sendable, Equatable {
         extensions.first { $0.oid == oid }?.value
     }
 
+    /// Whether `time` lies within the validity, both ends included (never, when the validity ends
+    /// before it begins).
+    public func isValid(at time: Int64) -> Bool { notBefore <= time && time <= notAfter }
+
     /// Whether `key` verifies this certificate's signature.
     func isSigned(by key: X509PublicKey) -> Bool {
         guard let signatureAlgorithm else { return false }

@@ -13,7 +13,8 @@ public enum KeyAttestationFailure: String, Error, Sendable, CaseIterable, Compar
     case time
     /// Step 3: a serial number of the chain is on the status list.
     case revoked
-    /// Step 4: the leaf has no KeyDescription extension, has it twice, or it does not parse strictly.
+    /// Step 4: the leaf has no KeyDescription extension, or it does not parse strictly (an extension
+    /// present twice is already a `format` failure, RFC 5280 §4.2).
     case `extension`
     /// Step 4: `attestationVersion` below 3.
     case version

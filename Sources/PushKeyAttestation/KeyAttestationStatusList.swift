@@ -12,7 +12,7 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
     public static let maximumAgeSeconds: Int64 = 86_400
 
     /// Why a list cannot be used.
-    public enum Problem: String, Error, Sendable {
+    public enum Problem: String, Error, Sendable, CustomStringConvertible {
         /// The file cannot be read.
         case unreadable
         /// More than ``maximumByteCount`` bytes.
@@ -21,6 +21,16 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
         case malformed
         /// Fetched or read more than ``maximumAgeSeconds`` ago.
         case stale
+
+        /// Words for logs and command-line errors.
+        public var description: String {
+            switch self {
+            case .unreadable: "cannot be read"
+            case .tooLarge: "larger than 4 MiB"
+            case .malformed: "not a Key Attestation status list"
+            case .stale: "older than 24 hours"
+            }
+        }
     }
 
     /// Listed serial numbers in the form of ``AttestationCertificate/serialNumberHex``.

@@ -125,14 +125,11 @@ public struct KeyAttestationVerifier: Sendable {
         chain: [[UInt8]], requirements: KeyAttestationRequirements, statusList: KeyAttestationStatusList?,
         at time: Int64
     ) -> KeyAttestationReport {
-        // Step 1.
-        var certificates: [AttestationCertificate] = []
-        for der in chain {
-            guard let certificate = try? AttestationCertificate(derEncoded: der) else { break }
-            certificates.append(certificate)
-        }
-        guard Self.chainLengths.contains(chain.count), certificates.count == chain.count, let leaf = certificates.first
-        else {
+        // Step 1 (the length first: nothing of an overlong chain is parsed).
+        let certificates =
+            Self.chainLengths.contains(chain.count)
+            ? chain.compactMap { try? AttestationCertificate(derEncoded: $0) } : []
+        guard certificates.count == chain.count, let leaf = certificates.first else {
             return KeyAttestationReport(
                 failures: [.format], certificates: [], keyDescription: nil, rootSubjectPublicKeyInfoSHA256: nil,
                 leafKey: nil)
@@ -178,7 +175,7 @@ public struct KeyAttestationVerifier: Sendable {
         // A last certificate carrying a trusted key is that trust anchor: its own dates do not count.
         let lastIsAnchor = trustedRoots.contains { $0.subjectPublicKeyInfoDER == last.subjectPublicKeyInfoDER }
         let dated = lastIsAnchor ? certificates.dropLast() : certificates[...]
-        if dated.contains(where: { !($0.notBefore...$0.notAfter).contains(time) }) { failures.insert(.time) }
+        if dated.contains(where: { !$0.isValid(at: time) }) { failures.insert(.time) }
         return (failures, anchor?.sha256 ?? SHA256.hash(last.subjectPublicKeyInfoDER))
     }
 

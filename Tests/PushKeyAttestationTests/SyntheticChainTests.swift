@@ -228,6 +228,12 @@ struct SyntheticChainTests {
                 extensionValue: setup.description().encoded, notBefore: setup.now + 3600)
             return try setup.examine(setup.authority.chain(leaf: leaf))
         },
+        BrokenProperty("a leaf whose validity ends before it begins", .time) { setup in
+            let leaf = try setup.authority.issueLeaf(
+                subjectPublicKeyInfoDER: setup.device.key.publicKey.subjectPublicKeyInfoDER,
+                extensionValue: setup.description().encoded, notBefore: setup.now + 60, notAfter: setup.now - 60)
+            return try setup.examine(setup.authority.chain(leaf: leaf))
+        },
         BrokenProperty("an expired intermediate under a valid root copy", .time) { setup in
             let authority = try SyntheticKeyAttestationAuthority(
                 notBefore: setup.now - 86_400 * 30, notAfter: setup.now - 60, rootNotAfter: setup.now + 86_400)
