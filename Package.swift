@@ -28,13 +28,17 @@ let package = Package(
         .target(name: "PushJSON"),
         // No dependency and no C library: an app links it (docs/decisions/0370).
         .target(name: "PushGatewayClient"),
+        // Strict DER (X.690 §10), shared by App Attest's nonce extension and Android Key Attestation.
+        .target(name: "PushDER"),
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),
         // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
         .target(name: "PushRateLimiting"),
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushSystem"]),
-        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
+        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushDER", "PushJSON"]),
+        // Android Key Attestation verification (docs/protocol.md §5a), pure Swift over PushCrypto.
+        .target(name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushJSON", "PushSystem"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
@@ -53,8 +57,8 @@ let package = Package(
         .target(
             name: "PushGatewayCommands",
             dependencies: [
-                "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushRelayClient",
+                "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushKeyAttestation", "PushNostr",
+                "PushPostgres", "PushRelayClient",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
@@ -74,17 +78,23 @@ let package = Package(
                 "PushTestSupport",
             ]
         ),
-        // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
+        // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it
+        // (never shipped; it links PushTestSupport's DER writer).
         .executableTarget(
             name: "push-fuzz",
-            dependencies: ["PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushGateway"],
+            dependencies: [
+                "PushHTTP", "PushJSON", "PushCrypto", "PushDER", "PushAttest", "PushKeyAttestation", "PushNostr",
+                "PushGateway", "PushTestSupport",
+            ],
             path: "Fuzz/Sources/push-fuzz"
         ),
 
         // Test-only (the in-process TestGateway links PushGateway); never linked into push-gateway.
         .target(
             name: "PushTestSupport",
-            dependencies: ["PushCrypto", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway"],
+            dependencies: [
+                "PushCrypto", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway", "PushKeyAttestation",
+            ],
             path: "Tests/PushTestSupport"
         ),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
@@ -92,6 +102,14 @@ let package = Package(
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),
+        .testTarget(
+            name: "PushKeyAttestationTests",
+            dependencies: [
+                "PushKeyAttestation", "PushDER", "PushCrypto", "PushJSON", "PushGatewayCommands", "PushTestSupport",
+            ],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(
             name: "PushAttestTests",
             dependencies: ["PushAttest", "PushCrypto", "PushJSON", "PushTestSupport"],

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDER
 
 /// Verifies an App Attest attestation object exactly as docs/protocol.md §5 ("Attestation") lists, in
 /// that order; the first failing step decides the reason.
@@ -76,15 +77,16 @@ public struct AttestationVerifier: Sendable {
     /// The 32-byte OCTET STRING of the nonce extension: `SEQUENCE { [1] EXPLICIT OCTET STRING }`,
     /// parsed as strict DER with nothing else inside.
     static func nonce(fromExtensionValue value: [UInt8]) -> [UInt8]? {
-        var outer = DERReader(value)
-        guard let sequence = outer.read(tag: 0x30), outer.isAtEnd else { return nil }
-        var inSequence = DERReader(sequence)
-        guard let explicit = inSequence.read(tag: 0xa1), inSequence.isAtEnd else { return nil }
-        var inExplicit = DERReader(explicit)
-        guard let octets = inExplicit.read(tag: 0x04), inExplicit.isAtEnd, octets.count == SHA256.byteCount else {
+        do throws(DERError) {
+            var sequence = try DER.parse(value, limits: .extensionValue).reader(expecting: .sequence)
+            var explicit = try sequence.read(.contextSpecific(1)).reader(expecting: .contextSpecific(1))
+            try sequence.finish()
+            let octets = try explicit.read(.octetString).octetString()
+            try explicit.finish()
+            return octets.count == SHA256.byteCount ? Array(octets) : nil
+        } catch {
             return nil
         }
-        return octets
     }
 }
 
@@ -120,38 +122,5 @@ struct ParsedAttestation {
         self.intermediateDER = intermediateDER
         self.receipt = receipt
         self.authenticatorData = authenticatorData
-    }
-}
-
-/// Minimal strict DER TLV reader (X.690 §10): definite, minimally encoded lengths only.
-struct DERReader {
-    private let bytes: [UInt8]
-    private var position = 0
-
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    var isAtEnd: Bool { position == bytes.count }
-
-    /// The contents of the next element if its tag is `tag`; `nil` on any other tag or bad length.
-    mutating func read(tag: UInt8) -> [UInt8]? {
-        guard bytes.count - position >= 2, bytes[position] == tag else { return nil }
-        let first = bytes[position + 1]
-        position += 2
-        var length = 0
-        if first < 0x80 {
-            length = Int(first)
-        } else {
-            let width = Int(first & 0x7f)
-            guard (1...2).contains(width), bytes.count - position >= width else { return nil }
-            for byte in bytes[position..<position + width] { length = length << 8 | Int(byte) }
-            position += width
-            // Minimal: long form only from 128, and no leading zero byte.
-            guard length >= 0x80, length >= 1 << (8 * (width - 1)) else { return nil }
-        }
-        guard bytes.count - position >= length else { return nil }
-        defer { position += length }
-        return Array(bytes[position..<position + length])
     }
 }

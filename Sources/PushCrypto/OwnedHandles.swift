@@ -6,7 +6,34 @@ final class OwnedKey {
 
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
+    /// Parses a DER SubjectPublicKeyInfo of any key type; trailing bytes are refused.
+    convenience init(subjectPublicKeyInfoDER der: [UInt8]) throws(CryptoError) {
+        guard der.count < Int32.max else { throw CryptoError(.invalidKey) }
+        let parsed = DEREncoding.decodeWhole(der, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) })
+        guard let parsed else { throw CryptoError.capturing(.invalidKey) }
+        self.init(parsed)
+    }
+
+    /// Parses a DER private key of any type (PKCS#8 or the type's own structure).
+    convenience init(privateKeyDER der: [UInt8]) throws(CryptoError) {
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+        }
+        guard let parsed else { throw CryptoError.capturing(.invalidKey) }
+        self.init(parsed)
+    }
+
     deinit { EVP_PKEY_free(pointer) }
+
+    /// Whether `signature` verifies over `message` hashed with `digest` (the key's own scheme:
+    /// ECDSA with a DER `Ecdsa-Sig-Value`, or RSA PKCS#1 v1.5, OpenSSL's default RSA padding).
+    func verifies(_ signature: [UInt8], for message: [UInt8], digest: OpaquePointer?) -> Bool {
+        guard !signature.isEmpty, let context = try? DigestContext() else { return false }
+        defer { OpenSSLErrorQueue.clear() }
+        guard EVP_DigestVerifyInit(context.pointer, nil, digest, nil, pointer) == 1 else { return false }
+        return EVP_DigestVerify(context.pointer, signature, signature.count, message, message.count) == 1
+    }
 }
 
 /// Owned `X509`.

@@ -63,11 +63,6 @@ public struct P256PrivateKey: Sendable {
     }
 
     func handle() throws(CryptoError) -> OwnedKey {
-        let parsed: OpaquePointer? = privateKeyDER.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
-        }
-        guard let parsed else { throw CryptoError.capturing(.invalidKey) }
-        return OwnedKey(parsed)
+        try OwnedKey(privateKeyDER: privateKeyDER)
     }
 }

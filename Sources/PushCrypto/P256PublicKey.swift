@@ -22,7 +22,7 @@ public struct P256PublicKey: Sendable, Hashable {
 
     /// From a DER SubjectPublicKeyInfo; only P-256 keys with an uncompressed point are accepted.
     public init(subjectPublicKeyInfoDER der: [UInt8]) throws(CryptoError) {
-        let key = try Self.parse(der)
+        let key = try OwnedKey(subjectPublicKeyInfoDER: der)
         uncompressedPoint = try Self.uncompressedPoint(of: key)
     }
 
@@ -55,26 +55,14 @@ public struct P256PublicKey: Sendable, Hashable {
     /// Whether `signature` is a DER ECDSA signature (X9.62 `Ecdsa-Sig-Value`) of SHA-256(`message`)
     /// by this key. OpenSSL rejects non-canonical DER and trailing bytes.
     public func isValidSignature(derSignature signature: [UInt8], for message: [UInt8]) -> Bool {
-        guard !signature.isEmpty, let key = try? Self.parse(subjectPublicKeyInfoDER),
-            let context = try? DigestContext()
-        else { return false }
-        defer { OpenSSLErrorQueue.clear() }
-        guard EVP_DigestVerifyInit(context.pointer, nil, EVP_sha256(), nil, key.pointer) == 1 else { return false }
-        return EVP_DigestVerify(context.pointer, signature, signature.count, message, message.count) == 1
+        guard let key = try? OwnedKey(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) else { return false }
+        return key.verifies(signature, for: message, digest: EVP_sha256())
     }
 
     /// Whether `signature` is a raw 64-byte `r ‖ s` ES256 signature (RFC 7518 §3.4) of `message`.
     public func isValidRawSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard let der = try? ECDSASignatureEncoding.der(fromRaw: signature) else { return false }
         return isValidSignature(derSignature: der, for: message)
-    }
-
-    static func parse(_ der: [UInt8]) throws(CryptoError) -> OwnedKey {
-        guard der.count < Int32.max else { throw CryptoError(.invalidKey) }
-        // Trailing bytes after the SubjectPublicKeyInfo are refused.
-        let parsed = DEREncoding.decodeWhole(der, { d2i_PUBKEY(nil, $0, $1) }, free: { EVP_PKEY_free($0) })
-        guard let parsed else { throw CryptoError.capturing(.invalidKey) }
-        return OwnedKey(parsed)
     }
 
     /// The 65-byte point of `key` if it is a named-curve P-256 key with an uncompressed point.

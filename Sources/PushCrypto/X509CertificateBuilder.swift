@@ -1,7 +1,8 @@
 internal import COpenSSL
 
-/// Issues X.509 v3 certificates signed with ECDSA-SHA256. Meant for tests (the synthetic App
-/// Attest authority) and development tooling; production code only verifies certificates.
+/// Issues X.509 v3 certificates signed with ECDSA or RSA PKCS#1 v1.5. Meant for tests (the synthetic
+/// App Attest and Key Attestation authorities) and development tooling; production code only
+/// verifies certificates.
 public struct X509CertificateBuilder: Sendable {
     /// A raw extension: dotted OID, criticality and the DER placed inside `extnValue`.
     public struct Extension: Sendable {
@@ -53,9 +54,20 @@ public struct X509CertificateBuilder: Sendable {
     public func issue(
         subjectKey: P256PublicKey, issuer: X509Certificate?, issuerKey: P256PrivateKey
     ) throws(CryptoError) -> X509Certificate {
+        try issue(
+            subjectPublicKeyInfoDER: subjectKey.subjectPublicKeyInfoDER, issuer: issuer,
+            issuerKey: X509SigningKey(issuerKey), digest: .sha256)
+    }
+
+    /// Issues a certificate for the key in `subjectPublicKeyInfoDER` (any type OpenSSL reads),
+    /// signed by `issuerKey` with its own scheme over `digest`.
+    public func issue(
+        subjectPublicKeyInfoDER: [UInt8], issuer: X509Certificate?, issuerKey: X509SigningKey,
+        digest: X509SignatureAlgorithm.Digest
+    ) throws(CryptoError) -> X509Certificate {
         guard let certificatePointer = X509_new() else { throw CryptoError.capturing(.operationFailed) }
         let certificate = OwnedCertificate(certificatePointer)
-        let subjectPublicKey = try P256PublicKey.parse(subjectKey.subjectPublicKeyInfoDER)
+        let subjectPublicKey = try OwnedKey(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER)
         let signingKey = try issuerKey.handle()
         guard X509_set_version(certificate.pointer, 2) == 1,
             ASN1_INTEGER_set(X509_get_serialNumber(certificate.pointer), serialNumber) == 1,
@@ -74,7 +86,7 @@ public struct X509CertificateBuilder: Sendable {
             }
         }
         for `extension` in extensions { try add(`extension`, to: certificate) }
-        guard X509_sign(certificate.pointer, signingKey.pointer, EVP_sha256()) > 0 else {
+        guard X509_sign(certificate.pointer, signingKey.pointer, digest.messageDigest()) > 0 else {
             throw CryptoError.capturing(.operationFailed)
         }
         return try X509Certificate(derEncoded: DEREncoding.encode { i2d_X509(certificate.pointer, $0) })

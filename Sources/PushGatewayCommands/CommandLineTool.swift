@@ -11,16 +11,17 @@ public enum CommandLineTool {
                push-gateway --help | --version
 
         commands:
-          serve                 run the gateway (public and private listeners, reaper)
-          migrate               apply database migrations (--runtime-role NAME, --migrations-dir DIR, --status)
-          check-config          validate the environment without touching network or database
-          keygen [--id ID]      print a fresh id:base64 key
-          verify-attestation    check an App Attest attestation offline
-          verify-assertion      check an App Attest assertion offline
-          deliver               sign and post one delivery as a relay
-          send-test-push        send the wake-up to one device token (--profile ID --endpoint HEX)
-          help                  print this usage
-          version               print the version
+          serve                       run the gateway (public and private listeners, reaper)
+          migrate                     apply database migrations (--runtime-role NAME, --migrations-dir DIR, --status)
+          check-config                validate the environment without touching network or database
+          keygen [--id ID]            print a fresh id:base64 key
+          verify-attestation          check an App Attest attestation offline
+          verify-assertion            check an App Attest assertion offline
+          verify-android-attestation  check an Android Key Attestation certificate chain offline
+          deliver                     sign and post one delivery as a relay
+          send-test-push              send the wake-up to one device token (--profile ID --endpoint HEX)
+          help                        print this usage
+          version                     print the version
 
         """
 
@@ -28,7 +29,8 @@ public enum CommandLineTool {
     static let commandUsages: [String: String] = [
         "serve": ServeCommand.usage, "migrate": MigrateCommand.usage, "check-config": CheckConfigCommand.usage,
         "keygen": KeygenCommand.usage, "verify-attestation": VerifyAttestationCommand.usage,
-        "verify-assertion": VerifyAssertionCommand.usage, "deliver": DeliverCommand.usage,
+        "verify-assertion": VerifyAssertionCommand.usage,
+        "verify-android-attestation": VerifyAndroidAttestationCommand.usage, "deliver": DeliverCommand.usage,
         "send-test-push": SendTestPushCommand.usage,
     ]
 
@@ -46,6 +48,8 @@ public enum CommandLineTool {
         case "verify-attestation": return VerifyAttestationCommand.run(arguments: rest, environment: environment)
         case "verify-assertion": return VerifyAssertionCommand.run(arguments: rest, environment: environment)
         case "send-test-push": return SendTestPushCommand.run(arguments: rest, environment: environment)
+        case "verify-android-attestation":
+            return VerifyAndroidAttestationCommand.run(arguments: rest, environment: environment)
         default: return DeliverCommand.run(arguments: rest, environment: environment)
         }
     }

@@ -81,20 +81,30 @@ struct DiagnosticFlags {
     }
 
     let values: [String: String]
+    /// The value-less flags given.
+    let switches: Set<String>
 
-    /// Every flag takes exactly one value; unknown or repeated flags are usage errors.
-    init(_ arguments: [String], allowed: Set<String>) throws(UsageError) {
+    /// Every flag in `allowed` takes exactly one value, those in `switches` none; unknown or
+    /// repeated flags are usage errors.
+    init(_ arguments: [String], allowed: Set<String>, switches allowedSwitches: Set<String> = []) throws(UsageError) {
         var values: [String: String] = [:]
+        var switches: Set<String> = []
         var index = 0
         while index < arguments.count {
             let name = arguments[index]
+            guard values[name] == nil, !switches.contains(name) else { throw UsageError("\(name) given twice") }
+            if allowedSwitches.contains(name) {
+                switches.insert(name)
+                index += 1
+                continue
+            }
             guard allowed.contains(name) else { throw UsageError("unknown argument \(name)") }
             guard index + 1 < arguments.count else { throw UsageError("\(name) needs a value") }
-            guard values[name] == nil else { throw UsageError("\(name) given twice") }
             values[name] = arguments[index + 1]
             index += 2
         }
         self.values = values
+        self.switches = switches
     }
 
     func required(_ name: String) throws(UsageError) -> String {
@@ -105,15 +115,10 @@ struct DiagnosticFlags {
     /// `--client-data-file` (its bytes, hashed with SHA-256) or `--client-data-hash` (hex, used as
     /// given, any length); exactly one of them.
     func clientDataHash() throws(UsageError) -> [UInt8] {
-        switch (values["--client-data-file"], values["--client-data-hash"]) {
-        case (let path?, nil):
-            return SHA256.hash(try Self.contents(ofFile: path, flag: "--client-data-file"))
-        case (nil, let hex?):
-            guard let hash = Hex.decode(hex) else { throw UsageError("--client-data-hash must be hexadecimal") }
-            return hash
-        default:
+        guard let hash = try hashOrHex(fileFlag: "--client-data-file", hexFlag: "--client-data-hash") else {
             throw UsageError("exactly one of --client-data-file and --client-data-hash is required")
         }
+        return hash
     }
 
     /// A file holding CBOR: decoded when its whitespace-trimmed content is valid standard base64,
@@ -139,6 +144,22 @@ struct DiagnosticFlags {
             throw UsageError("\(name) must be integer Unix seconds")
         }
         return seconds
+    }
+
+    /// `--client-data-file`-style input: the SHA-256 of the file named by `fileFlag`, or the hex
+    /// of `hexFlag` used as given; at most one of them (`nil` when neither is given).
+    func hashOrHex(fileFlag: String, hexFlag: String) throws(UsageError) -> [UInt8]? {
+        switch (values[fileFlag], values[hexFlag]) {
+        case (nil, nil):
+            return nil
+        case (let path?, nil):
+            return SHA256.hash(try Self.contents(ofFile: path, flag: fileFlag))
+        case (nil, let hex?):
+            guard let bytes = Hex.decode(hex) else { throw UsageError("\(hexFlag) must be hexadecimal") }
+            return bytes
+        default:
+            throw UsageError("give at most one of \(fileFlag) and \(hexFlag)")
+        }
     }
 
     /// A PEM or DER certificate file.

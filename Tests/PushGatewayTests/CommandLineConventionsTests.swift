@@ -35,8 +35,8 @@ enum GatewayBinary {
 @Suite("Command-line conventions (docs/protocol.md §12)")
 struct CommandLineConventionsTests {
     static let commands = [
-        "serve", "migrate", "check-config", "keygen", "verify-attestation", "verify-assertion", "deliver",
-        "send-test-push",
+        "serve", "migrate", "check-config", "keygen", "verify-attestation", "verify-assertion",
+        "verify-android-attestation", "deliver", "send-test-push",
     ]
 
     @Test("--help, -h and help print the usage to standard output and exit 0")

@@ -8,10 +8,10 @@ import Testing
 
 @Suite("push-gateway verify-attestation")
 struct VerifyAttestationCommandTests {
-    let scratch: VerifyCommandScratch
+    let scratch: ScratchDirectory
 
     init() throws {
-        scratch = try VerifyCommandScratch()
+        scratch = try ScratchDirectory()
     }
 
     /// Arguments for the real node-app-attest development attestation, with overrides.

@@ -5,29 +5,6 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-/// A temporary directory for the files the verify commands read; removed on deinit.
-final class VerifyCommandScratch {
-    let directory: URL
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("verify-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    /// Writes `bytes` to a new file and returns its path.
-    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try Data(bytes).write(to: url)
-        return url.path
-    }
-
-    func file(_ name: String, text: String) throws -> String {
-        try file(name, Array(text.utf8))
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-}
-
 /// The parsed JSON object a verify command printed.
 func printedObject(_ output: String) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(output.utf8))

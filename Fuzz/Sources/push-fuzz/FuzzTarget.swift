@@ -7,17 +7,20 @@ enum FuzzTarget: String, CaseIterable {
     case assertion
     case nip98
     case grant
+    case der
+    case androidAttestation = "android-attestation"
 
     static var allNames: String { allCases.map(\.rawValue).joined(separator: "|") }
 
     /// Builds the fixed inputs (keys, verifiers) once, outside the timed runs.
     func prepare() {
         switch self {
-        case .httpParser, .json, .cbor: break
+        case .httpParser, .json, .cbor, .der: break
         case .attestation: AttestationTarget.prepare()
         case .assertion: AssertionTarget.prepare()
         case .nip98: NIP98Target.prepare()
         case .grant: GrantTarget.prepare()
+        case .androidAttestation: AndroidAttestationTarget.prepare()
         }
     }
 
@@ -31,6 +34,8 @@ enum FuzzTarget: String, CaseIterable {
         case .assertion: AssertionTarget.run(Array(input))
         case .nip98: NIP98Target.run(Array(input))
         case .grant: GrantTarget.run(Array(input))
+        case .der: DERTarget.run(Array(input))
+        case .androidAttestation: AndroidAttestationTarget.run(Array(input))
         }
     }
 }

@@ -1,0 +1,60 @@
+/// Why DER input was refused, with the byte offset (from the start of the parsed input) where it
+/// was noticed. Never carries input bytes.
+public struct DERError: Error, Sendable, Equatable {
+    public enum Code: String, Sendable {
+        /// The input ended inside an element, or a length runs past its enclosing element.
+        case truncated
+        /// Length octet 0x80 (BER's indefinite form; X.690 §10.1 forbids it in DER).
+        case indefiniteLength
+        /// A length not in its shortest form (X.690 §10.1), or longer than four octets.
+        case nonMinimalLength
+        /// A high-tag-number identifier that is not minimal: a number below 31, or a leading 0x80.
+        case nonMinimalTag
+        /// A tag number that needs more than four subsequent octets, or UNIVERSAL 0 (end-of-contents).
+        case unsupportedTag
+        /// Bytes after the element that should have been the last.
+        case trailingBytes
+        /// Nesting deeper than ``DERLimits/maximumDepth``.
+        case tooDeep
+        /// Input longer than ``DERLimits/maximumByteCount``.
+        case tooLarge
+        /// A universal type in the wrong form: a constructed string or a primitive SEQUENCE/SET
+        /// (X.690 §10.2 makes every string primitive in DER).
+        case wrongForm
+        /// Contents that break their type's DER rules: a BOOLEAN that is not 0x00 or 0xff, an
+        /// INTEGER that is empty or not minimal, a non-empty NULL, a BIT STRING with bad padding, an
+        /// OBJECT IDENTIFIER with a non-minimal arc, a time that is not `…Z` with seconds.
+        case invalidContents
+        /// A schema read found another tag, or nothing, where it expected `expected`.
+        case unexpectedTag
+        /// A value that is well formed but does not fit the requested Swift type.
+        case outOfRange
+    }
+
+    public let code: Code
+    public let offset: Int
+
+    public init(_ code: Code, offset: Int) {
+        self.code = code
+        self.offset = offset
+    }
+}
+
+/// Bounds on what ``DER/parse(_:limits:)`` accepts; every length in the input is hostile.
+public struct DERLimits: Sendable, Equatable {
+    public let maximumByteCount: Int
+    /// The top-level element has depth 1; each enclosing constructed element adds 1.
+    public let maximumDepth: Int
+
+    public init(maximumByteCount: Int, maximumDepth: Int) {
+        self.maximumByteCount = maximumByteCount
+        self.maximumDepth = maximumDepth
+    }
+
+    /// Certificates: docs/protocol.md §1 caps an attestation certificate at 8192 bytes. An X.509
+    /// certificate nests about 8 deep (a KeyDescription's `rootOfTrust` sits at depth 6 inside its
+    /// extension value), so 32 leaves room without allowing a recursion bomb.
+    public static let certificate = DERLimits(maximumByteCount: 8192, maximumDepth: 32)
+    /// One certificate extension value, parsed on its own.
+    public static let extensionValue = DERLimits(maximumByteCount: 8192, maximumDepth: 32)
+}

@@ -1,0 +1,108 @@
+import Glibc
+import PushCrypto
+import PushKeyAttestation
+
+/// A stand-in for Google's Key Attestation CA: a self-signed root and an intermediate that issue
+/// device leaf certificates carrying any ``SyntheticKeyDescription``, with real signatures (OpenSSL
+/// through PushCrypto). The gateway trusts its root only as an explicitly added root.
+public struct SyntheticKeyAttestationAuthority: Sendable {
+    public static let extensionOID = KeyDescription.extensionOID
+
+    public let rootKey: X509SigningKey
+    public let root: X509Certificate
+    public let intermediateKey: X509SigningKey
+    public let intermediate: X509Certificate
+    /// The digest every certificate of this authority is signed over.
+    public let digest: X509SignatureAlgorithm.Digest
+    /// Validity of the root and the intermediate, and the default validity of leaves.
+    public let notBefore: Int64
+    public let notAfter: Int64
+
+    /// A fresh root and intermediate (by default EC P-384 over P-256, as Google's RKP chains),
+    /// valid from a day ago to a year ahead unless given.
+    public init(
+        rootKey: X509SigningKey? = nil, intermediateKey: X509SigningKey? = nil,
+        digest: X509SignatureAlgorithm.Digest = .sha256, notBefore: Int64? = nil, notAfter: Int64? = nil,
+        rootNotAfter: Int64? = nil
+    ) throws {
+        let now = Int64(time(nil))
+        let validFrom = notBefore ?? now - 86_400
+        let validUntil = notAfter ?? now + 365 * 86_400
+        let caExtensions: [X509CertificateBuilder.Extension] = [
+            .basicConstraints(isCertificateAuthority: true), .keyUsage(isCertificateAuthority: true),
+        ]
+        let rootKey = try rootKey ?? .ec(.p384)
+        let intermediateKey = try intermediateKey ?? .ec(.p256)
+        root = try X509CertificateBuilder(
+            subjectCommonName: "Synthetic Key Attestation Root", serialNumber: 0x0f92_009e, notBefore: validFrom,
+            notAfter: rootNotAfter ?? validUntil, extensions: caExtensions
+        ).issue(
+            subjectPublicKeyInfoDER: rootKey.publicKey.subjectPublicKeyInfoDER, issuer: nil, issuerKey: rootKey,
+            digest: digest)
+        intermediate = try X509CertificateBuilder(
+            subjectCommonName: "Synthetic Droid CA", serialNumber: 0x0388_2667, notBefore: validFrom,
+            notAfter: validUntil, extensions: caExtensions
+        ).issue(
+            subjectPublicKeyInfoDER: intermediateKey.publicKey.subjectPublicKeyInfoDER, issuer: root,
+            issuerKey: rootKey, digest: digest)
+        self.rootKey = rootKey
+        self.intermediateKey = intermediateKey
+        self.digest = digest
+        self.notBefore = validFrom
+        self.notAfter = validUntil
+    }
+
+    /// A verifier that trusts this authority's root key only.
+    public var verifier: KeyAttestationVerifier { KeyAttestationVerifier(trustedRoots: [rootKey.publicKey]) }
+
+    /// A leaf for the key in `subjectPublicKeyInfoDER` whose Key Attestation extension value is
+    /// `extensionValue` (`nil`: no extension), issued by the intermediate.
+    public func issueLeaf(
+        subjectPublicKeyInfoDER: [UInt8], extensionValue: [UInt8]?, serialNumber: Int = 1, notBefore: Int64? = nil,
+        notAfter: Int64? = nil
+    ) throws -> X509Certificate {
+        var extensions: [X509CertificateBuilder.Extension] = [.keyUsage(isCertificateAuthority: false)]
+        if let extensionValue {
+            extensions.append(.init(oid: Self.extensionOID, isCritical: false, value: extensionValue))
+        }
+        return try X509CertificateBuilder(
+            subjectCommonName: "Android Keystore Key", serialNumber: serialNumber,
+            notBefore: notBefore ?? self.notBefore, notAfter: notAfter ?? self.notAfter, extensions: extensions
+        ).issue(
+            subjectPublicKeyInfoDER: subjectPublicKeyInfoDER, issuer: intermediate, issuerKey: intermediateKey,
+            digest: digest)
+    }
+
+    /// The chain Android sends, leaf first: the leaf, the intermediate and the root.
+    public func chain(leaf: X509Certificate) -> [[UInt8]] {
+        [leaf.derEncoded, intermediate.derEncoded, root.derEncoded]
+    }
+
+    /// A new device: a fresh P-256 Keystore key of this authority.
+    public func makeDevice() throws -> SyntheticAndroidDevice {
+        SyntheticAndroidDevice(authority: self, key: try P256PrivateKey.generate())
+    }
+}
+
+/// One Android device's attested Keystore key (docs/protocol.md §3, §4.2a): it attests with any
+/// KeyDescription and signs transcripts as the app does with `Signature("SHA256withECDSA")`.
+public struct SyntheticAndroidDevice: Sendable {
+    public let authority: SyntheticKeyAttestationAuthority
+    public let key: P256PrivateKey
+
+    /// SHA-256 of the 65-byte public point (docs/protocol.md §4.2a key id).
+    public var keyID: [UInt8] { SHA256.hash(key.publicKey.uncompressedPoint) }
+
+    /// The certificate chain for `description`, leaf first.
+    public func attestationChain(_ description: SyntheticKeyDescription, serialNumber: Int = 1) throws -> [[UInt8]] {
+        authority.chain(
+            leaf: try authority.issueLeaf(
+                subjectPublicKeyInfoDER: key.publicKey.subjectPublicKeyInfoDER, extensionValue: description.encoded,
+                serialNumber: serialNumber))
+    }
+
+    /// The DER ECDSA-P256-SHA256 signature of `transcript` (a lifecycle proof).
+    public func sign(transcript: [UInt8]) throws -> [UInt8] {
+        try key.derSignature(for: transcript)
+    }
+}
