@@ -30,6 +30,10 @@ let package = Package(
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushJSON"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
+        // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
+        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
+        // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
+        .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
@@ -70,7 +74,10 @@ let package = Package(
         // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it.
         .executableTarget(
             name: "push-fuzz",
-            dependencies: ["PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushGateway"],
+            dependencies: [
+                "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushGateway", "PushMarmot",
+                "PushWebSocket",
+            ],
             path: "Fuzz/Sources/push-fuzz"
         ),
 
@@ -95,6 +102,10 @@ let package = Package(
             name: "PushAPNsTests",
             dependencies: ["PushAPNs", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
+        .testTarget(
+            name: "PushMarmotTests",
+            dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
+        .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(
             name: "PushGatewayTests",
             dependencies: [

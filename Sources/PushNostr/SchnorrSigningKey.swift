@@ -2,7 +2,7 @@ internal import CSecp256k1
 
 /// A secp256k1 secret key ready for BIP-340 signing (used by tests and the relay-side `deliver` command).
 public struct SchnorrSigningKey: Sendable {
-    private let keypair: secp256k1_keypair
+    let keypair: secp256k1_keypair
 
     /// The x-only public key a verifier sees.
     public let publicKey: XOnlyPublicKey

@@ -7,6 +7,9 @@ enum FuzzTarget: String, CaseIterable {
     case assertion
     case nip98
     case grant
+    case websocket
+    case nostrRelay = "nostr-relay"
+    case marmotContent = "marmot-content"
 
     static var allNames: String { allCases.map(\.rawValue).joined(separator: "|") }
 
@@ -18,6 +21,9 @@ enum FuzzTarget: String, CaseIterable {
         case .assertion: AssertionTarget.prepare()
         case .nip98: NIP98Target.prepare()
         case .grant: GrantTarget.prepare()
+        case .websocket: WebSocketTarget.prepare()
+        case .nostrRelay: NostrRelayTarget.prepare()
+        case .marmotContent: MarmotContentTarget.prepare()
         }
     }
 
@@ -31,6 +37,9 @@ enum FuzzTarget: String, CaseIterable {
         case .assertion: AssertionTarget.run(Array(input))
         case .nip98: NIP98Target.run(Array(input))
         case .grant: GrantTarget.run(Array(input))
+        case .websocket: WebSocketTarget.run(Array(input))
+        case .nostrRelay: NostrRelayTarget.run(Array(input))
+        case .marmotContent: MarmotContentTarget.run(Array(input))
         }
     }
 }
