@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
-            dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
+            dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(
             name: "PushGatewayTests",
