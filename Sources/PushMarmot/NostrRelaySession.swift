@@ -105,8 +105,10 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
     public let configuration: NostrRelaySessionConfiguration
     private var random: Random
     public private(set) var state: NostrRelayConnectionState?
-    /// Consecutive failed connections since the last `EOSE`.
+    /// Consecutive connections that failed or did not stay subscribed for ``NostrRelaySessionConfiguration/maximumBackoff``.
     public private(set) var failedAttempts = 0
+    /// When the current connection's subscription reached `EOSE`.
+    private var subscribedAt: MonotonicInstant?
     private var reconnectAt: MonotonicInstant?
     private var connectDeadline: MonotonicInstant?
     private var lastActivity = MonotonicInstant(nanoseconds: 0)
@@ -151,6 +153,10 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
             return transition(to: .open) + [subscription(unixTime: unixTime)] + publishInboxListIfDue(now, unixTime)
         case .disconnected:
             guard state == .connecting || state == .open || state == .subscribed else { return [] }
+            // Only a subscription that lasted resets the backoff: a relay that answers EOSE and then
+            // drops or closes at once must not be reconnected to every second.
+            if let subscribedAt, now >= subscribedAt.advanced(by: configuration.maximumBackoff) { failedAttempts = 0 }
+            subscribedAt = nil
             failedAttempts += 1
             reconnectAt = now.advanced(by: backoff())
             return transition(to: .waiting)
@@ -240,7 +246,7 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
             return [.giftWrap(event)]
         case .endOfStoredEvents(let subscriptionID):
             guard subscriptionID == configuration.subscriptionID else { return [.report(.unknownMessage)] }
-            failedAttempts = 0
+            if subscribedAt == nil { subscribedAt = now }
             return transition(to: .subscribed)
         case .closed(let subscriptionID, let reason):
             guard subscriptionID == configuration.subscriptionID else { return [.report(.unknownMessage)] }

@@ -144,7 +144,7 @@ struct NostrRelaySessionTests {
                 == [.report(.authenticationRejected), .closeConnection])
     }
 
-    @Test("reconnects back off 1 s doubling to 60 s with equal jitter, and EOSE resets the backoff")
+    @Test("reconnects back off 1 s doubling to 60 s with equal jitter; only a subscription that lasted 60 s resets it")
     func backoff() {
         for (jitter, expected) in [(UInt64(0), [0.5, 1, 2, 4, 8, 16, 30, 30]), (.max, [1, 2, 4, 8, 16, 32, 60, 60])] {
             var harness = SessionHarness(jitter: jitter)
@@ -161,11 +161,19 @@ struct NostrRelaySessionTests {
                 #expect(harness.handle(.tick, at: now) == [.stateChanged(.connecting), .connect])
             }
             #expect(delays == expected)
+            // A subscription that ends within 60 s of its EOSE keeps backing off …
             _ = harness.handle(.connected, at: now)
             _ = harness.handle(.message(#"["EOSE","sub"]"#), at: now)
-            #expect(harness.session.failedAttempts == 0)
-            _ = harness.handle(.disconnected, at: now)
-            #expect(harness.session.nextDeadline == SessionHarness.at(now + expected[0]))
+            _ = harness.handle(.disconnected, at: now + 59)
+            #expect(harness.session.failedAttempts == expected.count + 1)
+            now += 59 + expected.last!
+            _ = harness.handle(.tick, at: now)
+            // … one that lasted 60 s starts again from 1 s.
+            _ = harness.handle(.connected, at: now)
+            _ = harness.handle(.message(#"["EOSE","sub"]"#), at: now)
+            _ = harness.handle(.disconnected, at: now + 60)
+            #expect(harness.session.failedAttempts == 1)
+            #expect(harness.session.nextDeadline == SessionHarness.at(now + 60 + expected[0]))
         }
     }
 

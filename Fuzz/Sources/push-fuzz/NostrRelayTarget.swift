@@ -8,14 +8,6 @@ import PushSystem
 /// is reported, every text the session sends is JSON, gift wraps only come out while subscribed,
 /// and the session's state stays in its closed set.
 enum NostrRelayTarget {
-    struct Counter: RandomNumberGenerator {
-        var state: UInt64 = 0
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            return state
-        }
-    }
-
     static let serverKey = SchnorrSigningKey(secretKey: [UInt8](repeating: 0x11, count: 32))!
 
     static func prepare() { _ = serverKey }
@@ -24,9 +16,9 @@ enum NostrRelayTarget {
         var configuration = NostrRelaySessionConfiguration(
             relayURL: "wss://relay.example.com", serverKey: serverKey, inboxRelayURLs: ["wss://relay.example.com"])
         configuration.subscriptionID = "sub"
-        var session = NostrRelaySession(configuration: configuration, random: Counter())
+        var session = NostrRelaySession(configuration: configuration, random: CountingRandom())
         var seconds: UInt64 = 1
-        func handle(_ event: NostrRelaySession<Counter>.Event) -> [NostrRelayAction] {
+        func handle(_ event: NostrRelaySession<CountingRandom>.Event) -> [NostrRelayAction] {
             seconds += 1
             return session.handle(
                 event, now: MonotonicInstant(nanoseconds: seconds * 1_000_000_000), unixTime: 1_800_000_000)

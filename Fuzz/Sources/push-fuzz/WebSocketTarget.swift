@@ -6,18 +6,9 @@ import PushWebSocket
 enum WebSocketTarget {
     static let limit = 4096
 
-    /// A deterministic generator: the handshake key must be known to build the response.
-    struct Counter: RandomNumberGenerator {
-        var state: UInt64 = 0
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            return state
-        }
-    }
-
-    static func opened() -> WebSocketClientStateMachine<Counter> {
+    static func opened() -> WebSocketClientStateMachine<CountingRandom> {
         var machine = WebSocketClientStateMachine(
-            url: WebSocketURL("wss://relay.example.com/")!, maximumMessageByteCount: limit, random: Counter())
+            url: WebSocketURL("wss://relay.example.com/")!, maximumMessageByteCount: limit, random: CountingRandom())
         _ = machine.start()
         let accept = WebSocketHandshake.accept(forKey: machine.handshakeKey)
         let response =
