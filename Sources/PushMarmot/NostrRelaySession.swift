@@ -145,7 +145,7 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
         switch event {
         case .start:
             guard state == nil else { return [] }
-            return connect(now: now)
+            return beginConnecting(now: now)
         case .connected:
             guard state == .connecting else { return [] }
             lastActivity = now
@@ -179,7 +179,7 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
         switch state {
         case .waiting:
             guard let reconnectAt, now >= reconnectAt else { return [] }
-            return connect(now: now)
+            return beginConnecting(now: now)
         case .connecting:
             guard let connectDeadline, now >= connectDeadline else { return [] }
             self.connectDeadline = nil
@@ -204,7 +204,7 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
         }
     }
 
-    private mutating func connect(now: MonotonicInstant) -> [NostrRelayAction] {
+    private mutating func beginConnecting(now: MonotonicInstant) -> [NostrRelayAction] {
         reconnectAt = nil
         connectDeadline = now.advanced(by: configuration.connectTimeout)
         return transition(to: .connecting) + [.connect]
