@@ -100,6 +100,8 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
         case pong
         /// ``NostrRelaySession/nextDeadline`` passed (extra ticks are harmless).
         case tick
+        /// The gateway is shutting down: end the subscription and never reconnect.
+        case stop
     }
 
     public let configuration: NostrRelaySessionConfiguration
@@ -121,6 +123,8 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
     private var inboxListNeedsAuthentication = false
     /// The last `CLOSED` asked for authentication: the `REQ` follows a successful `AUTH`.
     private var waitingForAuthentication = false
+    /// After ``Event/stop`` every event is ignored.
+    public private(set) var isStopped = false
 
     public init(configuration: NostrRelaySessionConfiguration, random: Random) {
         self.configuration = configuration
@@ -129,6 +133,7 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
 
     /// The instant of the next timer the owner must deliver as ``Event/tick``; nil when none.
     public var nextDeadline: MonotonicInstant? {
+        guard !isStopped else { return nil }
         switch state {
         case .waiting: return reconnectAt
         case .connecting: return connectDeadline
@@ -142,7 +147,18 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
     }
 
     public mutating func handle(_ event: Event, now: MonotonicInstant, unixTime: Int64) -> [NostrRelayAction] {
+        guard !isStopped else { return [] }
         switch event {
+        case .stop:
+            isStopped = true
+            switch state {
+            case .open, .subscribed:
+                return [
+                    .send(NostrClientMessage.close(subscriptionID: configuration.subscriptionID)), .closeConnection,
+                ]
+            case .connecting: return [.closeConnection]
+            case .waiting, nil: return []
+            }
         case .start:
             guard state == nil else { return [] }
             return beginConnecting(now: now)

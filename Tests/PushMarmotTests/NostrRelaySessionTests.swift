@@ -255,4 +255,19 @@ struct NostrRelaySessionTests {
         #expect(harness.handle(.disconnected, at: 1.3) == [])
         #expect(NostrRelayConnectionState.allCases.map(\.rawValue) == ["connecting", "open", "subscribed", "waiting"])
     }
+
+    @Test("stop ends the subscription with CLOSE, abandons the connection and ignores everything after")
+    func stop() {
+        var harness = SessionHarness()
+        _ = harness.subscribe()
+        #expect(harness.handle(.stop, at: 1) == [.send(#"["CLOSE","sub"]"#), .closeConnection])
+        #expect(harness.handle(.disconnected, at: 2) == [])
+        #expect(harness.handle(.tick, at: 500) == [])
+        #expect(harness.session.nextDeadline == nil && harness.session.isStopped)
+        var waiting = SessionHarness()
+        _ = waiting.handle(.start, at: 0)
+        _ = waiting.handle(.disconnected, at: 0)
+        #expect(waiting.handle(.stop, at: 0.1) == [])
+        #expect(waiting.handle(.tick, at: 10) == [])
+    }
 }
