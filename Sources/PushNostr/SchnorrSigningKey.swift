@@ -36,3 +36,11 @@ public struct SchnorrSigningKey: Sendable {
         return signature
     }
 }
+
+/// The secret key inside the keypair never prints: the Marmot server key (docs/protocol.md §13)
+/// travels in configurations and session values that may be logged or dumped (§11).
+extension SchnorrSigningKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SchnorrSigningKey(public key \(publicKey.hex), secret <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey], displayStyle: .struct) }
+}

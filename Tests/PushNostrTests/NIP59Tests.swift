@@ -195,3 +195,20 @@ struct NIP59Tests {
         #expect(try NIP59.unwrap(wrap, recipientKey: F.recipient).get().rumor == F.rumor())
     }
 }
+
+@Suite("Secret key redaction")
+struct SchnorrSigningKeyRedactionTests {
+    @Test("printing, debug-printing or dumping a key, or a value holding one, never shows the secret")
+    func redacted() throws {
+        let secret = SHA256.hash(Array("redaction".utf8))
+        let key = try #require(SchnorrSigningKey(secretKey: secret))
+        var dumped = ""
+        dump((key, [key]), to: &dumped)
+        // The default reflection would print the keypair's bytes (the secret first) as decimals.
+        let decimals = secret.prefix(3).map(String.init).joined(separator: ", ")
+        for text in [String(describing: key), String(reflecting: key), "\(key)", dumped] {
+            #expect(!text.contains(Hex.encode(secret)) && !text.contains(decimals) && !text.contains("keypair"))
+        }
+        #expect(Mirror(reflecting: key).children.map(\.label) == ["publicKey"])
+    }
+}
