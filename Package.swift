@@ -41,6 +41,10 @@ let package = Package(
         .target(name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushJSON", "PushSystem"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
+        // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
+        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
+        // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
+        .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
@@ -84,7 +88,7 @@ let package = Package(
             name: "push-fuzz",
             dependencies: [
                 "PushHTTP", "PushJSON", "PushCrypto", "PushDER", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushGateway", "PushTestSupport",
+                "PushGateway", "PushTestSupport", "PushMarmot", "PushWebSocket",
             ],
             path: "Fuzz/Sources/push-fuzz"
         ),
@@ -125,6 +129,10 @@ let package = Package(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
+        .testTarget(
+            name: "PushMarmotTests",
+            dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),
+        .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(
             name: "PushGatewayTests",
             dependencies: [

@@ -9,8 +9,10 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
 #include <openssl/objects.h>
 #include <openssl/opensslv.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
@@ -46,6 +48,33 @@ static inline int COpenSSL_sk_X509_num(const STACK_OF(X509) *stack) {
 }
 static inline void COpenSSL_sk_X509_free(STACK_OF(X509) *stack) {
     sk_X509_free(stack);
+}
+
+// HKDF-SHA256 (RFC 5869) through EVP_KDF in one call: the OSSL_PARAM array keeps pointers to its
+// names and values until the derive, which is simplest to guarantee in C. `mode` is
+// EVP_KDF_HKDF_MODE_EXTRACT_ONLY (uses salt) or EVP_KDF_HKDF_MODE_EXPAND_ONLY (uses info).
+static inline int COpenSSL_hkdf_sha256(EVP_KDF *kdf, int mode, const unsigned char *key, size_t keyLength,
+                                       const unsigned char *salt, size_t saltLength, const unsigned char *info,
+                                       size_t infoLength, unsigned char *output, size_t outputLength) {
+    EVP_KDF_CTX *context = EVP_KDF_CTX_new(kdf);
+    if (context == NULL) {
+        return 0;
+    }
+    static const unsigned char empty = 0;
+    char digest[] = "SHA256";
+    OSSL_PARAM parameters[5];
+    parameters[0] = OSSL_PARAM_construct_utf8_string("digest", digest, 0);
+    parameters[1] = OSSL_PARAM_construct_int("mode", &mode);
+    parameters[2] = OSSL_PARAM_construct_octet_string("key", (void *)(keyLength ? key : &empty), keyLength);
+    if (mode == EVP_KDF_HKDF_MODE_EXTRACT_ONLY) {
+        parameters[3] = OSSL_PARAM_construct_octet_string("salt", (void *)(saltLength ? salt : &empty), saltLength);
+    } else {
+        parameters[3] = OSSL_PARAM_construct_octet_string("info", (void *)(infoLength ? info : &empty), infoLength);
+    }
+    parameters[4] = OSSL_PARAM_construct_end();
+    int status = EVP_KDF_derive(context, output, outputLength, parameters);
+    EVP_KDF_CTX_free(context);
+    return status;
 }
 
 // TLS (PushHTTP2, apns-mock)

@@ -25,6 +25,26 @@ public enum SHA256 {
     }
 }
 
+/// SHA-1 (FIPS 180-4), only where a protocol fixes it and needs no collision resistance: the
+/// WebSocket handshake's `Sec-WebSocket-Accept` (RFC 6455 §4.2.2).
+public enum SHA1 {
+    /// Length of a digest in bytes.
+    public static let byteCount = 20
+
+    /// The SHA-1 digest of `bytes`.
+    public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: byteCount)
+        var length: UInt32 = 0
+        let input = Array(bytes)
+        let status = input.withUnsafeBufferPointer {
+            EVP_Digest($0.baseAddress, $0.count, &digest, &length, FetchedAlgorithms.shared.sha1, nil)
+        }
+        // EVP_Digest with a built-in algorithm fails only when memory is exhausted.
+        precondition(status == 1 && length == UInt32(byteCount), "EVP_Digest(SHA-1) failed")
+        return digest
+    }
+}
+
 /// HMAC-SHA-256 (RFC 2104) through OpenSSL's EVP_MAC interface.
 public enum HMACSHA256 {
     /// Length of a tag in bytes.

@@ -14,8 +14,16 @@ final class FetchedAlgorithms: @unchecked Sendable {
 
     /// SHA-256 (`EVP_MD`).
     let sha256: OpaquePointer
+    /// SHA-1 (`EVP_MD`), for the WebSocket handshake only.
+    let sha1: OpaquePointer
     /// AES-256-GCM (`EVP_CIPHER`).
     let aes256GCM: OpaquePointer
+    /// ChaCha20 with a 16-byte IV: 32-bit little-endian block counter ‖ 96-bit nonce (`EVP_CIPHER`).
+    let chaCha20: OpaquePointer
+    /// ChaCha20-Poly1305 (RFC 8439 §2.8) with a 12-byte nonce (`EVP_CIPHER`).
+    let chaCha20Poly1305: OpaquePointer
+    /// HKDF (RFC 5869) (`EVP_KDF`).
+    let hkdf: OpaquePointer
 
     private init() {
         // Fetching a built-in algorithm of the default provider fails only when memory is exhausted
@@ -24,12 +32,28 @@ final class FetchedAlgorithms: @unchecked Sendable {
         guard let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
             fatalError("EVP_CIPHER_fetch(AES-256-GCM) failed")
         }
+        guard let sha1 = EVP_MD_fetch(nil, "SHA1", nil) else { fatalError("EVP_MD_fetch(SHA1) failed") }
+        guard let chaCha20 = EVP_CIPHER_fetch(nil, "ChaCha20", nil) else {
+            fatalError("EVP_CIPHER_fetch(ChaCha20) failed")
+        }
+        guard let chaCha20Poly1305 = EVP_CIPHER_fetch(nil, "ChaCha20-Poly1305", nil) else {
+            fatalError("EVP_CIPHER_fetch(ChaCha20-Poly1305) failed")
+        }
+        guard let hkdf = EVP_KDF_fetch(nil, "HKDF", nil) else { fatalError("EVP_KDF_fetch(HKDF) failed") }
         self.sha256 = sha256
+        self.sha1 = sha1
         self.aes256GCM = aes256GCM
+        self.chaCha20 = chaCha20
+        self.chaCha20Poly1305 = chaCha20Poly1305
+        self.hkdf = hkdf
     }
 
     deinit {
         EVP_MD_free(sha256)
+        EVP_MD_free(sha1)
         EVP_CIPHER_free(aes256GCM)
+        EVP_CIPHER_free(chaCha20)
+        EVP_CIPHER_free(chaCha20Poly1305)
+        EVP_KDF_free(hkdf)
     }
 }

@@ -2,7 +2,7 @@ import PushCrypto
 import PushJSON
 
 /// Why an event's JSON text was refused.
-enum NostrEventJSONError: Error, Equatable {
+public enum NostrEventJSONError: Error, Sendable, Equatable {
     /// Not strict JSON, or not the closed event object with the right member types: the PushJSON rule
     /// that failed (syntax, invalid UTF-8 or escape, duplicate, unknown or missing member, wrong type).
     case json(JSONError.Code)
@@ -20,12 +20,24 @@ extension NostrEvent {
     /// syntax, no duplicate member at any depth even when spelt with escapes) and its closed-object
     /// accessor: the seven members each exactly once and nothing else, `created_at` and `kind` exact
     /// signed 64-bit integers, `tags` an array of arrays of strings.
-    init(json: [UInt8]) throws(NostrEventJSONError) {
+    public init(json: [UInt8]) throws(NostrEventJSONError) {
+        let value: JSONValue
+        do throws(JSONError) {
+            value = try JSONReader.parse(json)
+        } catch {
+            throw .json(error.code)
+        }
+        try self.init(jsonValue: value)
+    }
+
+    /// The same strict reading of an event already parsed as part of a larger message (a relay's
+    /// `["EVENT",…]`, docs/protocol.md §13).
+    public init(jsonValue: JSONValue) throws(NostrEventJSONError) {
         // Every member is read and type-checked before any hex is decoded.
         let members:
             (id: String, pubkey: String, createdAt: Int64, kind: Int64, tags: [[String]], content: String, sig: String)
         do throws(JSONError) {
-            let object = try JSONObject.closed(try JSONReader.parse(json), keys: Self.jsonMembers)
+            let object = try JSONObject.closed(jsonValue, keys: Self.jsonMembers)
             members = (
                 try object.string("id"), try object.string("pubkey"), try object.int64("created_at"),
                 try object.int64("kind"), try Self.tags(try object.array("tags")), try object.string("content"),
@@ -44,7 +56,7 @@ extension NostrEvent {
             content: members.content, signature: signatureBytes)
     }
 
-    private static func tags(_ values: [JSONValue]) throws(JSONError) -> [[String]] {
+    static func tags(_ values: [JSONValue]) throws(JSONError) -> [[String]] {
         var tags: [[String]] = []
         for value in values {
             guard case .array(let elements) = value else { throw JSONError(.wrongType, member: "tags") }

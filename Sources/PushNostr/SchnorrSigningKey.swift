@@ -2,7 +2,7 @@ internal import CSecp256k1
 
 /// A secp256k1 secret key ready for BIP-340 signing (used by tests and the relay-side `deliver` command).
 public struct SchnorrSigningKey: Sendable {
-    private let keypair: secp256k1_keypair
+    let keypair: secp256k1_keypair
 
     /// The x-only public key a verifier sees.
     public let publicKey: XOnlyPublicKey
@@ -35,4 +35,12 @@ public struct SchnorrSigningKey: Sendable {
         precondition(signed == 1, "secp256k1_schnorrsig_sign32 rejected a valid keypair")
         return signature
     }
+}
+
+/// The secret key inside the keypair never prints: the Marmot server key (docs/protocol.md §13)
+/// travels in configurations and session values that may be logged or dumped (§11).
+extension SchnorrSigningKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SchnorrSigningKey(public key \(publicKey.hex), secret <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey], displayStyle: .struct) }
 }

@@ -41,3 +41,14 @@ enum FuzzInputs {
         }
     }
 }
+
+/// A deterministic generator for targets whose randomness must repeat (a WebSocket handshake key
+/// the target answers, signatures' auxiliary bytes): a Weyl sequence, not for real secrets.
+struct CountingRandom: RandomNumberGenerator {
+    var state: UInt64 = 0
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        return state
+    }
+}

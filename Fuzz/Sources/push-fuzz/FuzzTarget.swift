@@ -9,6 +9,9 @@ enum FuzzTarget: String, CaseIterable {
     case grant
     case der
     case androidAttestation = "android-attestation"
+    case websocket
+    case nostrRelay = "nostr-relay"
+    case marmotContent = "marmot-content"
 
     static var allNames: String { allCases.map(\.rawValue).joined(separator: "|") }
 
@@ -21,6 +24,9 @@ enum FuzzTarget: String, CaseIterable {
         case .nip98: NIP98Target.prepare()
         case .grant: GrantTarget.prepare()
         case .androidAttestation: AndroidAttestationTarget.prepare()
+        case .websocket: WebSocketTarget.prepare()
+        case .nostrRelay: NostrRelayTarget.prepare()
+        case .marmotContent: MarmotContentTarget.prepare()
         }
     }
 
@@ -36,6 +42,9 @@ enum FuzzTarget: String, CaseIterable {
         case .grant: GrantTarget.run(Array(input))
         case .der: DERTarget.run(Array(input))
         case .androidAttestation: AndroidAttestationTarget.run(Array(input))
+        case .websocket: WebSocketTarget.run(Array(input))
+        case .nostrRelay: NostrRelayTarget.run(Array(input))
+        case .marmotContent: MarmotContentTarget.run(Array(input))
         }
     }
 }

@@ -1,0 +1,86 @@
+internal import COpenSSL
+
+/// The ChaCha20-Poly1305 AEAD (RFC 8439 §2.8) with a 12-byte nonce and a 16-byte tag, as Marmot Push v1
+/// encrypts device tokens (docs/protocol.md §13). Ciphertext and tag travel as one buffer,
+/// `ciphertext ‖ tag`, the way the token format carries them.
+public enum ChaCha20Poly1305 {
+    public static let keyByteCount = 32
+    public static let nonceByteCount = 12
+    public static let tagByteCount = 16
+
+    /// `ciphertext ‖ tag` of `plaintext`, also authenticating `additionalData`. The caller supplies a
+    /// nonce never used before with this key.
+    public static func seal(
+        key: [UInt8], nonce: [UInt8], plaintext: [UInt8], additionalData: [UInt8] = []
+    ) throws(CryptoError) -> [UInt8] {
+        guard key.count == keyByteCount else { throw CryptoError(.invalidKey) }
+        guard nonce.count == nonceByteCount, plaintext.count < Int(Int32.max) - tagByteCount,
+            additionalData.count < Int32.max
+        else { throw CryptoError(.invalidInput) }
+        let context = try CipherContext()
+        guard EVP_EncryptInit_ex(context.pointer, FetchedAlgorithms.shared.chaCha20Poly1305, nil, key, nonce) == 1,
+            authenticate(context, additionalData, encrypting: true)
+        else { throw CryptoError.capturing(.operationFailed) }
+        var output = [UInt8](repeating: 0, count: plaintext.count + tagByteCount)
+        var produced: Int32 = 0
+        if !plaintext.isEmpty {
+            guard EVP_EncryptUpdate(context.pointer, &output, &produced, plaintext, Int32(plaintext.count)) == 1
+            else { throw CryptoError.capturing(.operationFailed) }
+        }
+        var tail = [UInt8](repeating: 0, count: 16)
+        var tailLength: Int32 = 0
+        var tag = [UInt8](repeating: 0, count: tagByteCount)
+        guard EVP_EncryptFinal_ex(context.pointer, &tail, &tailLength) == 1, tailLength == 0,
+            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_AEAD_GET_TAG, Int32(tagByteCount), &tag) == 1
+        else { throw CryptoError.capturing(.operationFailed) }
+        output.replaceSubrange(plaintext.count..., with: tag)
+        return output
+    }
+
+    /// Verifies the tag at the end of `ciphertextAndTag` and returns the plaintext; throws
+    /// `.authenticationFailed` for any tampering, a wrong key or nonce, or an input shorter than a tag.
+    public static func open(
+        key: [UInt8], nonce: some Collection<UInt8>, ciphertextAndTag: some Collection<UInt8>,
+        additionalData: [UInt8] = []
+    ) throws(CryptoError) -> [UInt8] {
+        guard key.count == keyByteCount else { throw CryptoError(.invalidKey) }
+        guard nonce.count == nonceByteCount, ciphertextAndTag.count >= tagByteCount,
+            ciphertextAndTag.count < Int32.max, additionalData.count < Int32.max
+        else { throw CryptoError(.authenticationFailed) }
+        let nonce = Array(nonce)
+        let sealed = Array(ciphertextAndTag)
+        let ciphertextCount = sealed.count - tagByteCount
+        let context = try CipherContext()
+        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.chaCha20Poly1305, nil, key, nonce) == 1,
+            authenticate(context, additionalData, encrypting: false)
+        else { throw CryptoError.capturing(.operationFailed) }
+        var plaintext = [UInt8](repeating: 0, count: ciphertextCount)
+        let updated = sealed.withUnsafeBufferPointer { buffer -> Bool in
+            var produced: Int32 = 0
+            // OpenSSL copies the expected tag; it never writes through the pointer.
+            let tag = UnsafeMutableRawPointer(mutating: buffer.baseAddress! + ciphertextCount)
+            return
+                (ciphertextCount == 0
+                || EVP_DecryptUpdate(
+                    context.pointer, &plaintext, &produced, buffer.baseAddress, Int32(ciphertextCount)) == 1)
+                && EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_AEAD_SET_TAG, Int32(tagByteCount), tag) == 1
+        }
+        guard updated else { throw CryptoError.capturing(.operationFailed) }
+        var tail = [UInt8](repeating: 0, count: 16)
+        var tailLength: Int32 = 0
+        guard EVP_DecryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else {
+            OpenSSLErrorQueue.clear()
+            throw CryptoError(.authenticationFailed)
+        }
+        return plaintext
+    }
+
+    private static func authenticate(_ context: CipherContext, _ additionalData: [UInt8], encrypting: Bool) -> Bool {
+        guard !additionalData.isEmpty else { return true }
+        var ignored: Int32 = 0
+        let count = Int32(additionalData.count)
+        return encrypting
+            ? EVP_EncryptUpdate(context.pointer, nil, &ignored, additionalData, count) == 1
+            : EVP_DecryptUpdate(context.pointer, nil, &ignored, additionalData, count) == 1
+    }
+}

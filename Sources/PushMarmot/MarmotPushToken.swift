@@ -1,0 +1,121 @@
+import PushCrypto
+import PushNostr
+
+/// The push service a decrypted Marmot Push v1 token belongs to (docs/protocol.md §13 step 5).
+public enum MarmotPlatform: String, Sendable, CaseIterable {
+    /// Platform byte `0x01`: the raw APNs device token, sent as lowercase hex.
+    case apns
+    /// Platform byte `0x02`: an FCM registration token as ASCII.
+    case fcm
+
+    public init?(byte: UInt8) {
+        switch byte {
+        case 0x01: self = .apns
+        case 0x02: self = .fcm
+        default: return nil
+        }
+    }
+
+    public var byte: UInt8 {
+        switch self {
+        case .apns: 0x01
+        case .fcm: 0x02
+        }
+    }
+}
+
+/// A device token opened from one chunk. Its text is what the push service is given; it never
+/// reaches a log, a metric or an error (docs/protocol.md §13 step 8), so `description` is redacted.
+public struct MarmotDeviceToken: Sendable, Equatable, CustomStringConvertible {
+    public let platform: MarmotPlatform
+    /// The token bytes as carried in the chunk.
+    public let bytes: [UInt8]
+
+    public init(platform: MarmotPlatform, bytes: [UInt8]) {
+        self.platform = platform
+        self.bytes = bytes
+    }
+
+    /// The endpoint as its push service takes it: lowercase hex for APNs, the ASCII text for FCM.
+    public var endpoint: String {
+        switch platform {
+        case .apns: Hex.encode(bytes)
+        case .fcm: String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    public var description: String { "MarmotDeviceToken(\(platform.rawValue), <redacted>)" }
+}
+
+/// Why one chunk gave no token (docs/protocol.md §12 `verify-marmot-trigger`'s `reason`; closed set).
+public enum MarmotChunkSkipReason: String, Sendable, Error, CaseIterable {
+    /// The ephemeral key is not an x coordinate on the curve, or the shared x is zero.
+    case ecdh
+    /// ChaCha20-Poly1305 did not open: a padding chunk, a chunk for another server, or a corrupt one.
+    case aead
+    /// The platform byte is neither `0x01` nor `0x02`, or an FCM token is not in §1's format.
+    case platform
+    /// `token_length` is outside 1...1021.
+    case length
+}
+
+/// The Marmot Push v1 encrypted token: `ephemeral_pubkey[32] ‖ nonce[12] ‖ ciphertext[1040]`, whose
+/// ChaCha20-Poly1305 plaintext is `platform[1] ‖ token_length[2, BE] ‖ token ‖ random padding`
+/// (1024 bytes), keyed by HKDF-SHA256 of the ECDH x (docs/protocol.md §13 step 5).
+public enum MarmotPushToken {
+    public static let byteCount = 1084
+    public static let ephemeralKeyByteCount = 32
+    public static let nonceByteCount = 12
+    public static let plaintextByteCount = 1024
+    /// 1024 minus the platform byte and the 2-byte length.
+    public static let maximumTokenByteCount = 1021
+    /// FCM registration tokens (docs/protocol.md §1): 1..4096 characters of `[A-Za-z0-9_:.-]`.
+    static let fcmCharacters: Set<UInt8> = Set(
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-".utf8))
+
+    public static let hkdfSalt = Array("marmot-push-token-v1".utf8)
+    public static let hkdfInfo = Array("marmot-push-token-encryption".utf8)
+
+    /// The ChaCha20-Poly1305 key of a token whose ECDH x coordinate is `sharedX`.
+    public static func key(sharedX: [UInt8]) -> [UInt8] {
+        // 32 bytes of HKDF-Expand never fail for a 32-byte Extract output.
+        guard
+            let key = try? HKDFSHA256.deriveKey(
+                salt: hkdfSalt, inputKeyMaterial: sharedX, info: hkdfInfo, byteCount: ChaCha20Poly1305.keyByteCount)
+        else { preconditionFailure("HKDF-SHA256 of 32 bytes failed") }
+        return key
+    }
+
+    /// Opens one 1084-byte chunk with the server's key.
+    public static func open(
+        _ chunk: ArraySlice<UInt8>, serverKey: SchnorrSigningKey
+    ) -> Result<
+        MarmotDeviceToken, MarmotChunkSkipReason
+    > {
+        precondition(chunk.count == byteCount, "a chunk is 1084 bytes")
+        let start = chunk.startIndex
+        let nonceStart = start + ephemeralKeyByteCount
+        let ciphertextStart = nonceStart + nonceByteCount
+        guard let sharedX = serverKey.sharedSecretX(withPublicKeyX: chunk[start..<nonceStart]) else {
+            return .failure(.ecdh)
+        }
+        guard
+            let plaintext = try? ChaCha20Poly1305.open(
+                key: key(sharedX: sharedX), nonce: chunk[nonceStart..<ciphertextStart],
+                ciphertextAndTag: chunk[ciphertextStart...])
+        else { return .failure(.aead) }
+        return parse(plaintext)
+    }
+
+    /// Reads `platform ‖ token_length ‖ token` from an opened 1024-byte plaintext.
+    static func parse(_ plaintext: [UInt8]) -> Result<MarmotDeviceToken, MarmotChunkSkipReason> {
+        guard plaintext.count == plaintextByteCount, let platform = MarmotPlatform(byte: plaintext[0]) else {
+            return .failure(.platform)
+        }
+        let length = Int(plaintext[1]) << 8 | Int(plaintext[2])
+        guard (1...maximumTokenByteCount).contains(length) else { return .failure(.length) }
+        let token = Array(plaintext[3..<(3 + length)])
+        if platform == .fcm, !token.allSatisfy(fcmCharacters.contains) { return .failure(.platform) }
+        return .success(MarmotDeviceToken(platform: platform, bytes: token))
+    }
+}

@@ -1,0 +1,36 @@
+import PushNostr
+
+/// The class of one trigger: the `result` label of `push_gateway_marmot_triggers_total` and of
+/// `verify-marmot-trigger` (docs/protocol.md §9, §12, §13). Closed set; the raw value is the label.
+public enum MarmotTriggerResult: String, Sendable, Error, CaseIterable {
+    /// Steps 1–4 passed: its chunks go to step 5 (whether any of them opens is counted per token).
+    case dispatched
+    /// The gift wrap's JSON, kind, id, signature or `p` tag.
+    case badEvent = "bad_event"
+    /// The wrap's NIP-44 payload.
+    case unwrapFailed = "unwrap_failed"
+    /// The seal: JSON, kind 13, empty tags, id, signature, or its NIP-44 payload.
+    case badSeal = "bad_seal"
+    /// The rumor: JSON, kind 446, id, or a `pubkey` other than the seal's.
+    case badRumor = "bad_rumor"
+    /// The rumor's tags are not exactly `[["v","marmot-push-v1"]]`.
+    case wrongVersion = "wrong_version"
+    /// The rumor's content is empty, not padded standard base64, or not a multiple of 1084 bytes.
+    case badContent = "bad_content"
+    /// More than 32 chunks (34,688 bytes).
+    case tooManyChunks = "too_many_chunks"
+    /// Step 1's per-replica unwrap bucket was empty (the ingress decides; never the decoder).
+    case rateLimited = "rate_limited"
+    /// Step 4: another replica or an earlier copy already claimed this content (the ingress decides).
+    case duplicate
+
+    /// The class of a NIP-59 failure.
+    public init(_ failure: NIP59Failure) {
+        switch failure {
+        case .wrapKind, .wrapRecipient, .wrapID, .wrapSignature: self = .badEvent
+        case .wrapDecryption: self = .unwrapFailed
+        case .sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption: self = .badSeal
+        case .rumorMalformed, .rumorAuthor, .rumorID: self = .badRumor
+        }
+    }
+}
