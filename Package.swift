@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(
             name: "PushAPNsTests",
             dependencies: ["PushAPNs", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport"]),
-        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(
             name: "PushGatewayTests",
             dependencies: [

@@ -44,9 +44,10 @@ public struct FunctionCallFormChoice: Sendable, Equatable {
                 form: .statement, reason: "vm.overcommit_memory is unreadable or unknown")
         }
         if let limit = facts.addressSpaceLimit {
-            let buffers = UInt64(max(1, sessions)) * UInt64(FunctionResultBuffer.capacity)
+            let (buffers, tooMany) = UInt64(max(1, sessions)).multipliedReportingOverflow(
+                by: UInt64(FunctionResultBuffer.capacity))
             let (needed, overflow) = buffers.addingReportingOverflow(headroomBytes)
-            if overflow || limit < needed {
+            if tooMany || overflow || limit < needed {
                 return FunctionCallFormChoice(
                     form: .statement,
                     reason: "RLIMIT_AS leaves no room for a 2 GiB result buffer per session and 4 GiB besides")

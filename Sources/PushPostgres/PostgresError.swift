@@ -45,6 +45,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var isLockTimeout: Bool { sqlState == "55P03" }
     /// `57014`: `statement_timeout` expired or the query was cancelled.
     public var isQueryCanceled: Bool { sqlState == "57014" }
+    /// `42883`: no function has the OID or signature asked for (`callFunction`: a migration
+    /// recreated it since the session resolved it, and the call ran nothing).
+    public var isUndefinedFunction: Bool { sqlState == PostgresConnection.undefinedFunction }
     /// `23514`: a CHECK constraint refused the row.
     public var isCheckViolation: Bool { sqlState == "23514" }
     /// SQLSTATE class 22 (data exception, e.g. `22008` from `to_timestamp` out of range): a value

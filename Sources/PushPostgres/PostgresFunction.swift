@@ -40,13 +40,17 @@ extension PostgresConnection {
     /// Calls `function` with the protocol's FunctionCall message: no statement is parsed or planned
     /// and nothing is left on the session, so it works through a transaction-mode pooler
     /// (docs/protocol.md §12; docs/decisions/0300). Outside a transaction block the call is a
-    /// transaction of its own that commits when it returns, like a single statement. Returns the
+    /// transaction of its own that commits when it returns, like a single statement; a confined
+    /// session makes it inside `withTransaction` (docs/decisions/0341). Returns the
     /// function's binary result as a record (a function with OUT parameters), nil for NULL. Every
     /// argument travels in binary: `.bytes` as the argument type's binary form (a `uuid`'s 16
     /// bytes, a `bytea`'s bytes), `.text` as UTF-8, `.int64` as a `bigint`, `.bool` as a `boolean`.
     ///
     /// The OID is resolved by signature once per connection, and again when the server no longer
     /// knows it (a migration dropped and recreated the function; the failed call ran nothing).
+    /// Inside a transaction block that failure has aborted the transaction, so the error is thrown
+    /// (`isUndefinedFunction`) with the stale OID forgotten, and the caller runs its transaction
+    /// once more.
     public func callFunction(
         _ function: PostgresFunction, arguments: [PostgresParameter]
     ) throws(PostgresError) -> PostgresRecord? {
@@ -57,8 +61,9 @@ extension PostgresConnection {
         let wasCached = functionOIDs[function.signature] != nil
         do throws(PostgresError) {
             return try call(oid: functionOID(function), &encoded, into: buffer)
-        } catch  where wasCached && error.sqlState == Self.undefinedFunction {
+        } catch  where wasCached && error.isUndefinedFunction {
             functionOIDs[function.signature] = nil
+            guard !isInTransaction else { throw error }
             return try call(oid: functionOID(function), &encoded, into: buffer)
         }
     }

@@ -91,6 +91,16 @@ package struct DeliveryLedger: Sendable {
     /// whose `SET LOCAL` statement timeout bounds it (docs/decisions/0341). Throws only for storage
     /// failures (→ 503).
     package func admit(_ request: AdmissionRequest) throws -> AdmissionDecision {
+        do {
+            return try admitOnce(request)
+        } catch let failure as PostgresError where failure.isUndefinedFunction {
+            // A migration recreated the function since this session resolved it; the failed call ran
+            // nothing and rolled its transaction back, and the session now resolves it afresh.
+            return try admitOnce(request)
+        }
+    }
+
+    private func admitOnce(_ request: AdmissionRequest) throws -> AdmissionDecision {
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
         let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
         do {
