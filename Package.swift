@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
-        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
             dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),

@@ -19,24 +19,38 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     public var connectTimeoutSeconds: Int
     /// `application_name` shown in `pg_stat_activity`.
     public var applicationName: String
+    /// For `serve` (docs/decisions/0341, 0342): every statement, function call and script must run inside
+    /// `withTransaction`, so the timeouts above bound it, and each transaction's `search_path` is
+    /// the schema holding the migration history, then `pg_temp` (`pg_catalog` is searched first
+    /// implicitly), whatever the role's own search path puts before it. Anything run outside a
+    /// transaction throws `.misuse`. Off for `migrate`, which works in its session's current schema.
+    public var confinesStatementsToTransactions: Bool
+    /// How `callFunction` sends its calls (docs/decisions/0300, 0343).
+    public var functionCallForm: FunctionCallForm
 
     public init(
         connectionString: String,
         statementTimeout: Duration? = .seconds(5),
         lockTimeout: Duration? = .seconds(2),
         connectTimeoutSeconds: Int = 2,
-        applicationName: String = "push-gateway"
+        applicationName: String = "push-gateway",
+        confinesStatementsToTransactions: Bool = false,
+        functionCallForm: FunctionCallForm = .message
     ) {
         self.connectionString = connectionString
         self.statementTimeout = statementTimeout
         self.lockTimeout = lockTimeout
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.applicationName = applicationName
+        self.confinesStatementsToTransactions = confinesStatementsToTransactions
+        self.functionCallForm = functionCallForm
     }
 
     public var description: String {
         "PostgresConfiguration(statementTimeout: \(String(describing: statementTimeout)), "
-            + "lockTimeout: \(String(describing: lockTimeout)), connectTimeoutSeconds: \(connectTimeoutSeconds))"
+            + "lockTimeout: \(String(describing: lockTimeout)), connectTimeoutSeconds: \(connectTimeoutSeconds), "
+            + "confinesStatementsToTransactions: \(confinesStatementsToTransactions), "
+            + "functionCallForm: \(functionCallForm))"
     }
 
     /// Milliseconds as PostgreSQL's GUCs expect them (rounded up so a tiny timeout never becomes 0,

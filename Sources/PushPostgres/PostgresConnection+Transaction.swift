@@ -14,7 +14,8 @@ public enum PostgresIsolationLevel: Sendable {
 }
 
 extension PostgresConnection {
-    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` with the configured timeouts as `SET LOCAL`;
+    /// Runs `body` inside `BEGIN ISOLATION LEVEL …` with the configured timeouts as `SET LOCAL` (and in
+    /// a confined session the gateway's search path, docs/decisions/0342);
     /// COMMITs when it returns, ROLLBACKs when it throws (and rethrows). Row locks taken with `SELECT … FOR UPDATE` inside are held until then.
     /// A body that swallowed a statement error cannot commit: the transaction is rolled back and a
     /// `.misuse` error thrown instead of PostgreSQL's silent "COMMIT becomes ROLLBACK".
@@ -33,10 +34,12 @@ extension PostgresConnection {
         }
         let deadlineCheck = deadlineUnixMilliseconds.map(Self.deadlineCheck)
         do {
-            // One round trip: BEGIN, the transaction-local timeouts and the deadline.
-            try executeScript(
+            // One round trip: BEGIN, the transaction-local timeouts, once known the search path, and
+            // the deadline.
+            try runScript(
                 "BEGIN ISOLATION LEVEL \(isolation.sql)\(readOnly ? " READ ONLY" : "")\(transactionSettings)"
-                    + (deadlineCheck.map { "; " + $0 } ?? ""))
+                    + (searchPathSetting ?? "") + (deadlineCheck.map { "; " + $0 } ?? ""))
+            if confinesStatementsToTransactions && searchPathSetting == nil { try pinSearchPath() }
         } catch {
             rollbackIgnoringErrors()
             throw error
@@ -79,5 +82,28 @@ extension PostgresConnection {
     /// A failed ROLLBACK leaves a broken or still-open session, which the pool discards on release.
     private func rollbackIgnoringErrors() {
         if isInTransaction { _ = try? query("ROLLBACK") }
+    }
+}
+
+extension PostgresConnection {
+    /// docs/decisions/0342: the first schema on the session's search path that holds the migration
+    /// history is the gateway's; this transaction and every later one on the session search it
+    /// (after `pg_catalog`, which PostgreSQL searches first when it is not named) and then
+    /// `pg_temp`, so neither a schema ahead of it (one named like the role, which `"$user"` puts
+    /// first) nor a temporary table changes which tables and functions run. Without a history
+    /// table nothing is pinned, and the next transaction looks again (readiness then says why).
+    fileprivate func pinSearchPath() throws(PostgresError) {
+        let found = try query(
+            """
+            SELECT quote_ident(s.name) FROM unnest(current_schemas(false)) WITH ORDINALITY AS s(name, position)
+            WHERE EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                          WHERE n.nspname = s.name AND c.relname = $1 AND c.relkind IN ('r', 'p'))
+            ORDER BY s.position LIMIT 1
+            """, [.text(MigrationRunner.historyTable)])
+        guard found.rowCount == 1, let schema = try found.string(row: 0, column: 0) else { return }
+        // Quoted by the server's quote_ident.
+        let setting = "SET LOCAL search_path = \(schema), pg_temp"
+        try runScript(setting)
+        searchPathSetting = "; " + setting
     }
 }

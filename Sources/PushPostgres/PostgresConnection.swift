@@ -16,6 +16,12 @@ public final class PostgresConnection {
     var functionOIDs: [String: UInt32] = [:]
     /// Where `callFunction` lets libpq write results, mapped on first use.
     var functionResultBuffer = FunctionResultBufferState.unmapped
+    let functionCallForm: FunctionCallForm
+    /// `PostgresConfiguration.confinesStatementsToTransactions`.
+    let confinesStatementsToTransactions: Bool
+    /// In a confined session, `; SET LOCAL search_path = …` for the schema holding the migration
+    /// history once it has been found, run in the round trip of every `BEGIN` after that.
+    var searchPathSetting: String?
 
     /// Opens a session; the configured `statement_timeout` and `lock_timeout` apply to each of its
     /// transactions (`withTransaction`).
@@ -45,6 +51,8 @@ public final class PostgresConnection {
         // Without a processor libpq prints NOTICE/WARNING text to stderr, bypassing the logger.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         transactionSettings = Self.transactionSettings(configuration)
+        functionCallForm = configuration.functionCallForm
+        confinesStatementsToTransactions = configuration.confinesStatementsToTransactions
     }
 
     deinit { PQfinish(handle) }
@@ -80,6 +88,7 @@ public final class PostgresConnection {
     public func query(
         _ sql: String, _ parameters: [PostgresParameter] = [], resultFormat: PostgresResultFormat = .text
     ) throws(PostgresError) -> PostgresResult {
+        try requireTransactionWhenConfined()
         let encoded = try EncodedParameters(parameters, encoding: .statement)
         let result = encoded.withStatementParameters { values, lengths, formats in
             PQexecParams(handle, sql, Int32(encoded.count), nil, values, lengths, formats, resultFormat.rawValue)
@@ -90,7 +99,21 @@ public final class PostgresConnection {
     /// Runs a trusted, parameterless SQL script that may hold several statements (a migration
     /// file). Never use it with values: everything with a value goes through `query`.
     public func executeScript(_ sql: String) throws(PostgresError) {
+        try requireTransactionWhenConfined()
+        try runScript(sql)
+    }
+
+    /// `executeScript` without the confinement check: for `withTransaction`'s own `BEGIN`.
+    func runScript(_ sql: String) throws(PostgresError) {
         _ = try check(PQexec(handle, sql))
+    }
+
+    /// In a confined session nothing runs outside `withTransaction`, where the configured timeouts
+    /// bound it (docs/decisions/0341): a statement there is a programming error, refused unsent.
+    func requireTransactionWhenConfined() throws(PostgresError) {
+        guard confinesStatementsToTransactions, !isInTransaction else { return }
+        throw PostgresError(
+            code: .misuse, message: "a statement outside a transaction would run without the statement timeout")
     }
 
     func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {

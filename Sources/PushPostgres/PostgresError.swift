@@ -49,6 +49,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     static let pastDeadlineSQLState = "PGW08"
     /// A transaction with a deadline reached it before it began or before it committed; it was rolled back.
     public var isPastDeadline: Bool { sqlState == Self.pastDeadlineSQLState }
+    /// `42883`: no function has the OID or signature asked for (`callFunction`: a migration
+    /// recreated it since the session resolved it, and the call ran nothing).
+    public var isUndefinedFunction: Bool { sqlState == PostgresConnection.undefinedFunction }
     /// `23514`: a CHECK constraint refused the row.
     public var isCheckViolation: Bool { sqlState == "23514" }
     /// SQLSTATE class 22 (data exception, e.g. `22008` from `to_timestamp` out of range): a value

@@ -1,5 +1,5 @@
 internal import CLibPQ
-import Glibc
+import PushSystem
 
 /// A server function named by its signature as `to_regprocedure` reads it, e.g.
 /// `admit_delivery(uuid, bytea, text, bigint)`: a constant of the caller, never input.
@@ -40,24 +40,30 @@ extension PostgresConnection {
     /// Calls `function` with the protocol's FunctionCall message: no statement is parsed or planned
     /// and nothing is left on the session, so it works through a transaction-mode pooler
     /// (docs/protocol.md §12; docs/decisions/0300). Outside a transaction block the call is a
-    /// transaction of its own that commits when it returns, like a single statement. Returns the
+    /// transaction of its own that commits when it returns, like a single statement; a confined
+    /// session makes it inside `withTransaction` (docs/decisions/0341). Returns the
     /// function's binary result as a record (a function with OUT parameters), nil for NULL. Every
     /// argument travels in binary: `.bytes` as the argument type's binary form (a `uuid`'s 16
     /// bytes, a `bytea`'s bytes), `.text` as UTF-8, `.int64` as a `bigint`, `.bool` as a `boolean`.
     ///
     /// The OID is resolved by signature once per connection, and again when the server no longer
     /// knows it (a migration dropped and recreated the function; the failed call ran nothing).
+    /// Inside a transaction block that failure has aborted the transaction, so the error is thrown
+    /// (`isUndefinedFunction`) with the stale OID forgotten, and the caller runs its transaction
+    /// once more.
     public func callFunction(
         _ function: PostgresFunction, arguments: [PostgresParameter]
     ) throws(PostgresError) -> PostgresRecord? {
+        try requireTransactionWhenConfined()
         try function.check(arguments)
         var encoded = try EncodedParameters(arguments, encoding: .binary)
         guard let buffer = reservedResultBuffer() else { return try callByStatement(function, encoded) }
         let wasCached = functionOIDs[function.signature] != nil
         do throws(PostgresError) {
             return try call(oid: functionOID(function), &encoded, into: buffer)
-        } catch  where wasCached && error.sqlState == Self.undefinedFunction {
+        } catch  where wasCached && error.isUndefinedFunction {
             functionOIDs[function.signature] = nil
+            guard !isInTransaction else { throw error }
             return try call(oid: functionOID(function), &encoded, into: buffer)
         }
     }
@@ -111,8 +117,8 @@ extension PostgresConnection {
         return exact
     }
 
-    /// The connection's result buffer, mapped on first use; a refusal is kept, so a host that
-    /// refuses it pays for one failed mmap per connection, not per call.
+    /// The connection's result buffer, mapped on first use; nil for the statement form. A refusal is
+    /// kept, so a host that refuses it pays for one failed mmap per connection, not per call.
     private func reservedResultBuffer() -> FunctionResultBuffer? {
         switch functionResultBuffer {
         case .mapped(let buffer):
@@ -120,8 +126,11 @@ extension PostgresConnection {
         case .refused:
             return nil
         case .unmapped:
-            let buffer = FunctionResultBuffer()
-            functionResultBuffer = buffer.map { .mapped($0) } ?? .refused
+            guard functionCallForm == .message, let buffer = try? FunctionResultBuffer() else {
+                functionResultBuffer = .refused
+                return nil
+            }
+            functionResultBuffer = .mapped(buffer)
             return buffer
         }
     }
@@ -131,24 +140,23 @@ extension PostgresConnection {
 enum FunctionResultBufferState {
     case unmapped
     case mapped(FunctionResultBuffer)
+    /// The statement form was chosen, or the host refused the mapping.
     case refused
 }
 
 /// Where PQfn writes a function's result. PQfn copies the result into the caller's buffer with no
-/// bound but the length the server states, a non-negative int32, so the buffer is that large: an
-/// anonymous mapping with `MAP_NORESERVE`, whose pages cost memory only once written (one page for
-/// a small record). Unmapped in `deinit`.
-final class FunctionResultBuffer {
+/// bound but the length the server states, a non-negative int32, so the buffer is that large:
+/// address space reserved with `MAP_NORESERVE`, whose pages cost memory only once written (one
+/// page for a small record) where the host does not charge the reservation (`FunctionCallFormChoice`).
+/// Unmapped when the last reference goes.
+struct FunctionResultBuffer {
     static let capacity = Int(Int32.max) + 1
-    let start: UnsafeMutableRawPointer
+    private let mapping: ReservedAddressSpace
 
-    /// Nil when the host refuses the mapping.
-    init?() {
-        let address = mmap(
-            nil, Self.capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let address, address != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
-        start = address
+    var start: UnsafeMutableRawPointer { mapping.start }
+
+    /// Throws when the host refuses the mapping.
+    init() throws(SystemError) {
+        mapping = try ReservedAddressSpace(size: Self.capacity)
     }
-
-    deinit { munmap(start, Self.capacity) }
 }

@@ -3,39 +3,45 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
-/// Migration 0005's set-based `admit_delivery_batch` against 0004's one-by-one body, on random
-/// small states: every item's outcome and the tables afterwards must be the same
-/// (docs/decisions/0310-set-based-batch-admission.md).
-@Suite("migration 0005's batch admission against 0004's")
+/// Each new body of `admit_delivery_batch` against the one it replaced, on random small states:
+/// migration 0005's set-based body against 0004's one-by-one body (every item's outcome and the
+/// tables afterwards the same, docs/decisions/0310-set-based-batch-admission.md), and 0006's body
+/// against 0005's (every item's outcome, the reservations and quotas the same; the event burned
+/// exactly when an item was admitted, docs/decisions/0340-admitting-batch-burns-and-pinned-search-path.md).
+@Suite("each migration's batch admission against the one it replaced")
 struct BatchAdmissionEquivalenceTests {
     static let scenarios: Int64 = 1_500
     /// Fixed, so that a reported scenario comes back on the next run.
     static let seed = 0.31
 
-    /// 0004's `CREATE OR REPLACE FUNCTION admit_delivery_batch(` … `$$;` block from the
-    /// repository's migration, the function renamed to `admit_delivery_batch_v4`.
-    static func version4Body() throws -> String {
-        let path = MigratedTestDatabase.repositoryMigrations + "/0004_cheaper_admission.sql"
+    /// The `CREATE OR REPLACE FUNCTION admit_delivery_batch(` … `$$;` block of the repository's
+    /// migration `file`, the function renamed to `name`.
+    static func body(of file: String, renamedTo name: String) throws -> String {
+        let path = MigratedTestDatabase.repositoryMigrations + "/" + file
         let migration = try String(contentsOfFile: path, encoding: .utf8)
         let head = "CREATE OR REPLACE FUNCTION admit_delivery_batch("
         let start = try #require(migration.range(of: head))
         let end = try #require(migration.range(of: "\n$$;", range: start.upperBound..<migration.endIndex))
-        return "CREATE OR REPLACE FUNCTION admit_delivery_batch_v4("
-            + migration[start.upperBound..<end.upperBound]
+        return "CREATE OR REPLACE FUNCTION \(name)(" + migration[start.upperBound..<end.upperBound]
     }
 
     /// Per scenario, in a subtransaction rolled back afterwards: 1–5 installations with their
     /// delegations, quota windows and reservations drawn at random, a batch of 1–8 items drawn at
-    /// random; `admit_delivery_batch_v4` and `admit_delivery_batch` each run on that state in a
-    /// rolled-back subtransaction, and their results and the reservation, quota and replay tables
-    /// are compared. A difference raises with the scenario; otherwise one row of counts: the
-    /// items by outcome (the same in both), the scenarios 0005 admits as one set
-    /// (no request id twice, room in every quota) or one by one (a request id twice, or an
-    /// endpoint whose quota the batch would exhaust), and the scenarios where 0004 raised.
+    /// random; the functions `p_before` and `p_after` each run on that state in a rolled-back
+    /// subtransaction, and their results and the reservation and quota tables are compared, and
+    /// the replay table: the same in both, or with `p_burn_when_admitted` for `p_after` the event's
+    /// row there exactly when it was burned before or an item was admitted, and no other new row.
+    /// A difference raises with the scenario; otherwise one row of counts: the items by outcome (the
+    /// same in both), the scenarios 0005 admits as one set (no request id twice, room in every
+    /// quota) or one by one (a request id twice, or an endpoint whose quota the batch would
+    /// exhaust), the scenarios where `p_before` raised, and those on a fresh event where `p_after`
+    /// admitted nothing (`unburned`) or something (`burned`).
     static let differential = #"""
-        CREATE FUNCTION batch_admission_differential(p_scenarios integer, p_seed double precision)
+        CREATE FUNCTION batch_admission_differential(p_before text, p_after text, p_burn_when_admitted boolean,
+                                                     p_scenarios integer, p_seed double precision)
         RETURNS TABLE (scenarios integer, admitted integer, dead integer, refused integer, late integer,
-                       set_based integer, repeated_ids integer, quota_bound integer, errors integer)
+                       set_based integer, repeated_ids integer, quota_bound integer, errors integer,
+                       unburned integer, burned integer)
         LANGUAGE plpgsql
         AS $$
         DECLARE
@@ -51,13 +57,21 @@ struct BatchAdmissionEquivalenceTests {
             v_request_expiry bigint[];
             v_maximum bigint;
             v_event bytea;
-            v_bodies text[] := ARRAY['admit_delivery_batch_v4', 'admit_delivery_batch'];
-            -- Per body (0004's, 0005's): the items' results, the tables afterwards.
+            v_bodies text[] := ARRAY[p_before, p_after];
+            -- Per body (before, after): the items' results, the tables afterwards, the replay rows
+            -- and whether the event's is one of them.
             v_results text[];
             v_tables text[];
+            v_replays bigint[];
+            v_burns boolean[];
             v_result text;
             v_table text;
             v_counts integer[];
+            v_replay_count bigint;
+            v_burn boolean;
+            v_replays_before bigint;
+            v_burned_before boolean;
+            v_differ boolean;
             v_fresh boolean;
             v_distinct boolean;
             v_room boolean;
@@ -67,7 +81,6 @@ struct BatchAdmissionEquivalenceTests {
                     || '|' || coalesce((SELECT string_agg(format('%s/%s/%s', endpoint_fingerprint, window_started_at,
                                                                  admitted_count), ',' ORDER BY endpoint_fingerprint)
                                         FROM endpoint_quota_windows), '')
-                    || '|' || (SELECT count(*) FROM nip98_replays)
             $q$;
             v_call text := $q$
                 SELECT string_agg(format('%s:%s:%s:%s:%s', o_item, o_outcome, o_handle, o_encrypted_endpoint,
@@ -79,7 +92,7 @@ struct BatchAdmissionEquivalenceTests {
         BEGIN
             PERFORM setseed(p_seed);
             scenarios := 0; admitted := 0; dead := 0; refused := 0; late := 0;
-            set_based := 0; repeated_ids := 0; quota_bound := 0; errors := 0;
+            set_based := 0; repeated_ids := 0; quota_bound := 0; errors := 0; unburned := 0; burned := 0;
             FOR v_scenario IN 1 .. p_scenarios LOOP
                 BEGIN
                     v_now := extract(epoch FROM clock_timestamp())::bigint;
@@ -161,6 +174,9 @@ struct BatchAdmissionEquivalenceTests {
                     LEFT JOIN endpoint_quota_windows q
                       ON q.endpoint_fingerprint = g.f AND q.window_started_at + interval '10 seconds' > to_timestamp(v_now);
 
+                    SELECT count(*), coalesce(bool_or(auth_event_id = v_event), false)
+                    INTO v_replays_before, v_burned_before FROM nip98_replays;
+
                     -- Each body on the same state, each in a subtransaction rolled back after reading the
                     -- results and the tables; an error is a result too.
                     FOR v_body IN 1 .. 2 LOOP
@@ -170,6 +186,8 @@ struct BatchAdmissionEquivalenceTests {
                             USING v_relay, v_event, v_now, v_ids, v_profiles, v_epochs, v_generations, v_request_ids,
                                   v_request_expiry, v_maximum;
                             EXECUTE v_state INTO v_table;
+                            SELECT count(*), coalesce(bool_or(auth_event_id = v_event), false)
+                            INTO v_replay_count, v_burn FROM nip98_replays;
                             RAISE EXCEPTION 'undo' USING ERRCODE = 'PGX01';
                         EXCEPTION
                             WHEN SQLSTATE 'PGX01' THEN NULL;
@@ -177,16 +195,35 @@ struct BatchAdmissionEquivalenceTests {
                                 v_result := 'error ' || SQLSTATE || ': ' || SQLERRM;
                                 v_table := NULL;
                                 v_counts := NULL;
+                                v_replay_count := NULL;
+                                v_burn := NULL;
                         END;
                         v_results[v_body] := v_result;
                         v_tables[v_body] := v_table;
+                        v_replays[v_body] := v_replay_count;
+                        v_burns[v_body] := v_burn;
                     END LOOP;
-                    IF v_results[1] IS DISTINCT FROM v_results[2] OR v_tables[1] IS DISTINCT FROM v_tables[2] THEN
-                        RAISE EXCEPTION E'0004 and 0005 differ in scenario % (seed %)\ndelegations %\nprofiles %\nepochs %\n'
-                            'generations %\nrequest ids %\nrequest expiry (now %) %\nquota maximum %\n0004: %\n0005: %\n'
-                            '0004 tables: %\n0005 tables: %',
-                            v_scenario, p_seed, v_ids, v_profiles, v_epochs, v_generations, v_request_ids, v_now,
-                            v_request_expiry, v_maximum, v_results[1], v_results[2], v_tables[1], v_tables[2];
+                    v_differ := v_results[1] IS DISTINCT FROM v_results[2] OR v_tables[1] IS DISTINCT FROM v_tables[2]
+                        OR CASE WHEN NOT p_burn_when_admitted THEN v_replays[1] IS DISTINCT FROM v_replays[2]
+                                WHEN v_counts IS NULL THEN false
+                                -- The event's row exactly when it was burned before or an item was admitted,
+                                -- and no other row written.
+                                ELSE v_burns[2] IS DISTINCT FROM (v_burned_before OR v_counts[1] > 0)
+                                     OR v_replays[2] <> v_replays_before + (v_burns[2] AND NOT v_burned_before)::integer
+                           END;
+                    IF v_differ THEN
+                        RAISE EXCEPTION E'% and % differ in scenario % (seed %)\ndelegations %\nprofiles %\nepochs %\n'
+                            'generations %\nrequest ids %\nrequest expiry (now %) %\nquota maximum %\nbefore: %\nafter: %\n'
+                            'tables before: %\ntables after: %\nreplay rows (burned) at the start: % (%), before: % (%), '
+                            'after: % (%)',
+                            p_before, p_after, v_scenario, p_seed, v_ids, v_profiles, v_epochs, v_generations,
+                            v_request_ids, v_now, v_request_expiry, v_maximum, v_results[1], v_results[2], v_tables[1],
+                            v_tables[2], v_replays_before, v_burned_before, v_replays[1], v_burns[1], v_replays[2],
+                            v_burns[2];
+                    END IF;
+                    IF NOT v_burned_before AND v_counts IS NOT NULL AND v_counts[4] = 0 THEN
+                        unburned := unburned + (v_counts[1] = 0)::integer;
+                        burned := burned + (v_counts[1] > 0)::integer;
                     END IF;
                     scenarios := scenarios + 1;
                     admitted := admitted + coalesce(v_counts[1], 0);
@@ -209,34 +246,75 @@ struct BatchAdmissionEquivalenceTests {
         $$;
         """#
 
+    /// Runs the differential of `after` (a migration's body under its own name, or the live
+    /// `admit_delivery_batch`) against `before` and returns its counts by column name.
+    static func differentialCounts(
+        before: (file: String, name: String), after: (file: String, name: String)?, burnWhenAdmitted: Bool
+    ) throws -> [String: Int64] {
+        let migrated = try MigratedTestDatabase()
+        let admin = try PostgresConnection(configuration: migrated.database.configuration(statementTimeout: .zero))
+        try admin.executeScript(try Self.body(of: before.file, renamedTo: before.name))
+        if let after { try admin.executeScript(try Self.body(of: after.file, renamedTo: after.name)) }
+        try admin.executeScript(Self.differential)
+        let counts = try admin.query(
+            """
+            SELECT * FROM batch_admission_differential($1::text, $2::text, $3::boolean, $4::integer,
+                                                       $5::double precision)
+            """,
+            [
+                .text(before.name), .text(after?.name ?? "admit_delivery_batch"), .bool(burnWhenAdmitted),
+                .int64(Self.scenarios), .text(String(Self.seed)),
+            ])
+        let names = [
+            "scenarios", "admitted", "dead", "refused", "late", "set_based", "repeated_ids", "quota_bound", "errors",
+            "unburned", "burned",
+        ]
+        var byName: [String: Int64] = [:]
+        for name in names { byName[name] = try counts.int64(row: 0, column: counts.columnIndex(name)) }
+        return byName
+    }
+
     @Test(
         "migration 0005's batch admission gives every item the outcome and leaves the tables as 0004's did, over 1,500 random states"
     )
-    func sameOutcomesAndTablesAsVersion4() throws {
-        let migrated = try MigratedTestDatabase()
-        let admin = try PostgresConnection(configuration: migrated.database.configuration(statementTimeout: .zero))
-        try admin.executeScript(try Self.version4Body())
-        try admin.executeScript(Self.differential)
-
-        let counts: PostgresResult
+    func version5AgainstVersion4() throws {
+        let counts: [String: Int64]
         do {
-            counts = try admin.query(
-                "SELECT * FROM batch_admission_differential($1::integer, $2::double precision)",
-                [.int64(Self.scenarios), .text(String(Self.seed))])
-        } catch {
+            counts = try Self.differentialCounts(
+                before: ("0004_cheaper_admission.sql", "admit_delivery_batch_v4"),
+                after: ("0005_set_based_batch_admission.sql", "admit_delivery_batch_v5"), burnWhenAdmitted: false)
+        } catch let error as PostgresError {
             Issue.record("\(error.message)")
             return
         }
-        let count = { (name: String) throws -> Int64 in
-            try #require(try counts.int64(row: 0, column: counts.columnIndex(name)))
+        #expect(counts["scenarios"] == Self.scenarios)
+        #expect(counts["errors"] == 0)
+        for name in ["admitted", "dead", "refused", "set_based", "repeated_ids", "quota_bound"] {
+            #expect(counts[name] ?? 0 > 0, "\(name)")
         }
-        #expect(try count("scenarios") == Self.scenarios)
-        #expect(try count("errors") == 0)
-        #expect(try count("admitted") > 0)
-        #expect(try count("dead") > 0)
-        #expect(try count("refused") > 0)
-        #expect(try count("set_based") > 0)
-        #expect(try count("repeated_ids") > 0)
-        #expect(try count("quota_bound") > 0)
+    }
+
+    @Test(
+        "migration 0006's batch admission gives every item 0005's outcome and leaves reservations and quotas as 0005 did, burning the event exactly when an item is admitted, over 1,500 random states"
+    )
+    func version6AgainstVersion5() throws {
+        let counts: [String: Int64]
+        do {
+            counts = try Self.differentialCounts(
+                before: ("0005_set_based_batch_admission.sql", "admit_delivery_batch_v5"), after: nil,
+                burnWhenAdmitted: true)
+        } catch let error as PostgresError {
+            Issue.record("\(error.message)")
+            return
+        }
+        #expect(counts["scenarios"] == Self.scenarios)
+        #expect(counts["errors"] == 0)
+        // Both sides of the rule were met: fresh events that admitted nothing and wrote nothing,
+        // and fresh events burned with their admitted items.
+        #expect(counts["unburned"] ?? 0 > 0)
+        #expect(counts["burned"] ?? 0 > 0)
+        for name in ["admitted", "dead", "refused", "set_based", "repeated_ids", "quota_bound"] {
+            #expect(counts[name] ?? 0 > 0, "\(name)")
+        }
     }
 }

@@ -62,6 +62,8 @@ final class DeliveryTestGateway {
 
     let gateway: TestGateway
     let database: TemporaryDatabase
+    /// The role `serve`'s sessions log in as.
+    let runtimeRole: TemporaryRole
     /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
     let pooler: PgBouncer?
     let sender: ScriptedSender
@@ -74,18 +76,21 @@ final class DeliveryTestGateway {
     init(
         sender: ScriptedSender = ScriptedSender(),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 },
-        requestTimeout: Duration? = nil, serverURL: String? = nil,
+        requestTimeout: Duration? = nil, serverURL: String? = nil, logger: Logger = TestLogs.logger(),
+        overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
         // The shared test server unless the test brings its own (e.g. a PostgresTestServer to stop).
         let migrated = try MigratedTestDatabase(serverURL: serverURL)
         gateway = try TestGateway(
-            database: .migrated(migrated), sender: SenderFactory { _ in sender }, adjust,
+            database: .migrated(migrated), sender: SenderFactory { _ in sender }, logger: logger,
+            overcommitModePath: overcommitModePath, adjust,
             tuning: { configuration in
                 if let requestTimeout { configuration.requestTimeout = requestTimeout }
                 tuning(&configuration)
             })
         database = migrated.database
+        runtimeRole = migrated.role
         pooler = migrated.pooler
         self.sender = sender
         admin = try database.connect()

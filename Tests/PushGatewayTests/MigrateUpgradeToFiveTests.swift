@@ -14,10 +14,11 @@ struct MigrateUpgradeToFiveTests {
     typealias Upgrade = MigrateUpgradeTests
 
     /// One `admit_delivery_batch` call as the gateway makes it, one item per (delegation, request
-    /// id), all signed by the first item's relay; returns the outcomes in item order.
+    /// id), all signed by the first item's relay with `event` (a fresh one unless given); returns
+    /// the outcomes in item order.
     static func admitBatch(
         _ connection: PostgresConnection, _ items: [((String, [UInt8]), String)], now: Int64,
-        quotaMaximum: Int64 = 10
+        quotaMaximum: Int64 = 10, event: [UInt8]? = nil
     ) throws -> [String?] {
         let ones = [Int64](repeating: 1, count: items.count)
         let uuids = { (texts: [String]) throws -> [[UInt8]] in try texts.map { try #require(CanonicalUUID($0)).bytes } }
@@ -29,7 +30,7 @@ struct MigrateUpgradeToFiveTests {
             ORDER BY o_item
             """,
             [
-                .bytes(items[0].0.1), .bytes(try SecureRandom.bytes(32)), .int64(now + 120),
+                .bytes(items[0].0.1), .bytes(try event ?? SecureRandom.bytes(32)), .int64(now + 120),
                 try .uuidArray(uuids(items.map(\.0.0))),
                 try .textArray(Array(repeating: Upgrade.profile, count: items.count)), .int64Array(ones),
                 .int64Array(ones), try .uuidArray(uuids(items.map(\.1))),

@@ -30,16 +30,20 @@ public final class TestGateway {
     public var privatePort: Int { server.privatePort }
 
     /// A gateway for `configuration`. `listening: false` binds both ports without serving, for
-    /// tests that only look at how the gateway was put together.
+    /// tests that only look at how the gateway was put together. `overcommitModePath` stands in for
+    /// `/proc/sys/vm/overcommit_memory`.
     public init(
         configuration: GatewayConfiguration, database: MigratedTestDatabase? = nil,
         sender: any DeliverySender = UnwiredDeliverySender(), clock: any WallClock = SystemWallClock(),
         logger: Logger = TestLogs.logger(), listening: Bool = true,
+        overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
         self.database = database
         server = try GatewayServer(
-            application: GatewayApplication(configuration: configuration, logger: logger, clock: clock, sender: sender),
+            application: GatewayApplication(
+                configuration: configuration, logger: logger, clock: clock, sender: sender,
+                overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
         if listening { try server.start() }
     }
@@ -49,6 +53,7 @@ public final class TestGateway {
     public convenience init(
         database: Database = .unreachable, sender: SenderFactory = .unwired, clock: any WallClock = SystemWallClock(),
         logger: Logger = TestLogs.logger(), listening: Bool = true,
+        overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
         _ adjust: (ConfigurationTestEnvironment) throws -> ConfigurationTestEnvironment = { $0 },
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
@@ -63,7 +68,7 @@ public final class TestGateway {
         let configuration = try GatewayConfiguration(environment: environment.variables)
         try self.init(
             configuration: configuration, database: migrated, sender: try sender.make(configuration), clock: clock,
-            logger: logger, listening: listening, tuning: tuning)
+            logger: logger, listening: listening, overcommitModePath: overcommitModePath, tuning: tuning)
     }
 
     deinit { server.drain() }

@@ -50,6 +50,11 @@ package enum AdmissionDecision: Sendable, Equatable {
     case late
     /// Committed: the send may begin.
     case admitted(AdmittedDelivery)
+
+    var isAdmitted: Bool {
+        if case .admitted = self { return true }
+        return false
+    }
 }
 
 /// An admitted delivery: what the send and the bookkeeping after it need.
@@ -75,29 +80,46 @@ package struct DeliveryLedger: Sendable {
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
 
-    /// docs/protocol.md §4.7 admission in one round trip: the migration's `admit_delivery` function,
-    /// called outside any explicit transaction, is the whole READ COMMITTED transaction. Its row
-    /// locks (installation, then delegation) serialize it against revocations and rotations, which
-    /// lock in the same order; its commit is the instant the send begins (docs/decisions/0191).
-    /// It is called with the protocol's FunctionCall message, so PostgreSQL parses and plans no
-    /// statement for it (docs/decisions/0300). Throws only for storage failures (→ 503).
+    /// docs/protocol.md §4.7 admission: the migration's `admit_delivery` function is the whole READ
+    /// COMMITTED transaction. Its row locks (installation, then delegation) serialize it against
+    /// revocations and rotations, which lock in the same order; its commit is the instant the send
+    /// begins (docs/decisions/0191). It is called with the protocol's FunctionCall message, so
+    /// PostgreSQL parses and plans no statement for it (docs/decisions/0300), inside a transaction
+    /// whose `SET LOCAL` statement timeout bounds it (docs/decisions/0341). Throws only for storage
+    /// failures (→ 503).
     package func admit(_ request: AdmissionRequest) throws -> AdmissionDecision {
+        do {
+            return try admitOnce(request)
+        } catch let failure as PostgresError where failure.isUndefinedFunction {
+            // A migration recreated the function since this session resolved it; the failed call ran
+            // nothing and rolled its transaction back, and the session now resolves it afresh.
+            return try admitOnce(request)
+        }
+    }
+
+    private func admitOnce(_ request: AdmissionRequest) throws -> AdmissionDecision {
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
         let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
-        let record: PostgresRecord?
         do {
-            record = try pool.withConnection { connection in
-                try connection.callFunction(
-                    Self.admitDelivery,
-                    arguments: [
-                        .bytes(request.grant.delegationID.bytes), .bytes(request.relayPublicKey),
-                        .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
-                        .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
-                        .bytes(request.requestID.bytes), .int64(request.requestExpiresAt), .int64(request.now),
-                        .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
-                        .int64(pool.lockTimeoutMilliseconds),
-                    ])
+            return try pool.withConnection { connection in
+                try connection.withTransaction(isolation: .readCommitted) { transaction in
+                    let record = try transaction.callFunction(
+                        Self.admitDelivery,
+                        arguments: [
+                            .bytes(request.grant.delegationID.bytes), .bytes(request.relayPublicKey),
+                            .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
+                            .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
+                            .bytes(request.requestID.bytes), .int64(request.requestExpiresAt), .int64(request.now),
+                            .int64(quotaWindowSeconds), .int64(quotaMaximum),
+                            .int64(request.deadlineUnixMilliseconds), .int64(pool.lockTimeoutMilliseconds),
+                        ])
+                    let decision = try Self.decision(record)
+                    if decision.isAdmitted { try Self.requireTimeToCommit(request.deadlineUnixMilliseconds) }
+                    return decision
+                }
             }
+        } catch is PastDeadlineBeforeCommit {
+            return .late
         } catch let failure as PostgresError
             where failure.isLockTimeout
             && SystemWallClock().unixMilliseconds() >= request.deadlineUnixMilliseconds
@@ -110,7 +132,10 @@ package struct DeliveryLedger: Sendable {
             // rollback undid the others, so this is an ordinary refusal.
             return .refused
         }
-        // OUT parameters o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at.
+    }
+
+    /// `admit_delivery`'s OUT parameters o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at.
+    private static func decision(_ record: PostgresRecord?) throws(PostgresError) -> AdmissionDecision {
         guard let record, record.fields.count == 4, let outcome = try record.string(0) else {
             throw PostgresError(code: .decoding, message: "admit_delivery returned no outcome")
         }
@@ -138,28 +163,43 @@ package struct DeliveryLedger: Sendable {
     /// The SQLSTATE `admit_delivery` raises to roll back a write that a later step refused.
     static let refusedAfterWrite = "PGW01"
 
+    /// Thrown inside an admission transaction to roll it back: the function admitted, but the 408 is
+    /// due before the COMMIT could go out (docs/protocol.md §1: work not begun by the 408 never
+    /// begins; the function's own check came one round trip earlier).
+    struct PastDeadlineBeforeCommit: Error {}
+
+    static func requireTimeToCommit(_ deadlineUnixMilliseconds: Int64) throws(PastDeadlineBeforeCommit) {
+        guard SystemWallClock().unixMilliseconds() < deadlineUnixMilliseconds else { throw PastDeadlineBeforeCommit() }
+    }
+
+    /// One statement in its own transaction, so the configured statement and lock timeouts bound it
+    /// (docs/decisions/0341).
+    private func runBounded(_ sql: String, _ parameters: [PostgresParameter]) throws {
+        try pool.withConnection { connection in
+            try connection.withTransaction(isolation: .readCommitted) { transaction in
+                _ = try transaction.query(sql, parameters)
+            }
+        }
+    }
+
     /// After a transient or configuration outcome: the relay may retry the same request id with a
     /// fresh NIP-98 event (docs/protocol.md §4.7).
     func releaseReservation(relayPublicKey: [UInt8], requestID: CanonicalUUID) throws {
-        _ = try pool.withConnection { connection in
-            try connection.query(
-                "DELETE FROM delivery_reservations WHERE relay_pubkey = $1 AND request_id = $2::uuid",
-                [.bytes(relayPublicKey), .text(requestID.text)])
-        }
+        try runBounded(
+            "DELETE FROM delivery_reservations WHERE relay_pubkey = $1 AND request_id = $2::uuid",
+            [.bytes(relayPublicKey), .text(requestID.text)])
     }
 
     /// After APNs said the token is gone: marks the installation's endpoint of `epoch` dead, so
     /// every later delivery on that epoch answers 410 without a send. A rotation that already moved
     /// the installation to a new epoch is left alone.
     func markEndpointDead(installationHandle: String, epoch: Int64, invalidAtSeconds: Int64?) throws {
-        _ = try pool.withConnection { connection in
-            try connection.query(
-                """
-                UPDATE installations
-                SET dead_endpoint_epoch = $2::bigint, dead_endpoint_invalid_at = to_timestamp($3::bigint)
-                WHERE handle = $1::uuid AND endpoint_epoch = $2::bigint
-                """,
-                [.text(installationHandle), .int64(epoch), invalidAtSeconds.map { .int64($0) } ?? .null])
-        }
+        try runBounded(
+            """
+            UPDATE installations
+            SET dead_endpoint_epoch = $2::bigint, dead_endpoint_invalid_at = to_timestamp($3::bigint)
+            WHERE handle = $1::uuid AND endpoint_epoch = $2::bigint
+            """,
+            [.text(installationHandle), .int64(epoch), invalidAtSeconds.map { .int64($0) } ?? .null])
     }
 }

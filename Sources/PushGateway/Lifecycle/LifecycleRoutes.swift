@@ -153,7 +153,11 @@ struct LifecycleRoutes: Sendable {
         do {
             return try pool.withConnection { connection in
                 let store = InstallationStore(connection: connection)
-                guard let record = try store.installation(request.handle), stage(record),
+                // A read-only transaction of its own, so the statement timeout bounds it (docs/decisions/0341).
+                let unlocked = try connection.withTransaction(isolation: .readCommitted, readOnly: true) { _ in
+                    try store.installation(request.handle)
+                }
+                guard let record = unlocked, stage(record),
                     let profile = configuration.profile(id: record.appProfile)
                 else { throw LifecycleRejection.notAuthorized }
                 let counter: UInt32

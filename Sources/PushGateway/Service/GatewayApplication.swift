@@ -40,19 +40,34 @@ public final class GatewayApplication: Sendable {
     let relayLimiter: KeyedRateLimiter<[UInt8]>
     let ledger: DeliveryLedger
 
-    /// - Parameter sender: sends admitted deliveries; `serve` passes `APNsDeliverySender`. The
-    ///   default, `UnwiredDeliverySender`, sends nothing and answers `configuration_fault`.
+    /// - Parameters:
+    ///   - sender: sends admitted deliveries; `serve` passes `APNsDeliverySender`. The default,
+    ///     `UnwiredDeliverySender`, sends nothing and answers `configuration_fault`.
+    ///   - overcommitModePath: where the kernel's overcommit mode is read, which chooses how database
+    ///     functions are called (docs/decisions/0343); tests name a file of their own.
     public init(
         configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
-        sender: any DeliverySender = UnwiredDeliverySender()
+        sender: any DeliverySender = UnwiredDeliverySender(),
+        overcommitModePath: String = AddressSpaceFacts.overcommitModePath
     ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
         self.sender = sender
         let poolOptions = PostgresPool.Options(maximumConnections: configuration.databasePoolSize)
+        let addressSpace = AddressSpaceFacts.current(overcommitModePath: overcommitModePath)
+        let callForm = FunctionCallFormChoice.choose(for: addressSpace, sessions: poolOptions.maximumConnections)
+        logger.info(
+            "database function calls",
+            [
+                "form": .string(callForm.form.description), "reason": .string(callForm.reason),
+                "overcommit_mode": .string(addressSpace.overcommitMode.map(String.init) ?? "unknown"),
+                "address_space_limit_bytes": .string(addressSpace.addressSpaceLimit.map(String.init) ?? "unlimited"),
+            ])
         self.pool = PostgresPool(
-            configuration: PostgresConfiguration(connectionString: configuration.databaseURL.value),
+            configuration: PostgresConfiguration(
+                connectionString: configuration.databaseURL.value, confinesStatementsToTransactions: true,
+                functionCallForm: callForm.form),
             options: poolOptions)
         let pool = self.pool
         let readiness = ReadinessTracker(logger: logger)

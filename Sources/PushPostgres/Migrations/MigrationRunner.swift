@@ -200,8 +200,8 @@ public struct MigrationRunner {
 
     /// docs/protocol.md §9/§12: CONNECT on the database, USAGE on the schema, exactly SELECT, INSERT,
     /// UPDATE, DELETE on the gateway tables, SELECT on the history table (readiness reads the
-    /// schema version), EXECUTE on the gateway functions and no CREATE on the database or schema.
-    /// Verified before COMMIT.
+    /// schema version), EXECUTE on the gateway functions, no CREATE on the database or schema and
+    /// no TEMPORARY on the database (docs/decisions/0342). Verified before COMMIT.
     private func grantRuntimePrivileges(to role: String) throws {
         try connection.withTransaction(isolation: .readCommitted) { connection in
             let names = try connection.query(
@@ -216,6 +216,10 @@ public struct MigrationRunner {
 
             try connection.query("GRANT CONNECT ON DATABASE \(database) TO \(quotedRole)")
             try connection.query("REVOKE CREATE ON DATABASE \(database) FROM \(quotedRole)")
+            // PUBLIC holds TEMPORARY on every new database; only this database's ACL changes, and
+            // its owner and superusers keep it (migration 0006 revokes PUBLIC's too).
+            try connection.query("REVOKE TEMPORARY ON DATABASE \(database) FROM PUBLIC")
+            try connection.query("REVOKE TEMPORARY ON DATABASE \(database) FROM \(quotedRole)")
             try connection.query("GRANT USAGE ON SCHEMA \(schema) TO \(quotedRole)")
             try connection.query("REVOKE CREATE ON SCHEMA \(schema) FROM \(quotedRole)")
             // Older databases (and PostgreSQL < 15) let PUBLIC create in the schema.
@@ -242,7 +246,7 @@ public struct MigrationRunner {
         }
         report(
             "granted the runtime role CONNECT, USAGE, exactly SELECT, INSERT, UPDATE, DELETE on the gateway tables "
-                + "and EXECUTE on the gateway functions")
+                + "and EXECUTE on the gateway functions; no TEMPORARY on the database")
     }
 
     /// Table names come from our own migration files and pg_class; quoting keeps odd names safe.

@@ -1,7 +1,8 @@
 /// One way a role differs from "exactly DML rights" (docs/protocol.md §9): SELECT, INSERT, UPDATE,
 /// DELETE on every gateway table, SELECT on the migration history, EXECUTE on every gateway
 /// function (docs/decisions/0191), owner of none, CONNECT on the database and USAGE on the schema,
-/// no CREATE on either. Names tables and functions, never values.
+/// no CREATE on either, no TEMPORARY on the database (docs/decisions/0342). Names tables and
+/// functions, never values.
 public enum RuntimePrivilegeProblem: Sendable, Equatable, CustomStringConvertible {
     case missingTablePrivilege(table: String, privilege: String)
     case excessTablePrivilege(table: String, privilege: String)
@@ -12,6 +13,7 @@ public enum RuntimePrivilegeProblem: Sendable, Equatable, CustomStringConvertibl
     case cannotUseSchema
     case canCreateInDatabase
     case canCreateInSchema
+    case canCreateTemporaryTables
     case noGatewayTables
 
     public var description: String {
@@ -25,6 +27,7 @@ public enum RuntimePrivilegeProblem: Sendable, Equatable, CustomStringConvertibl
         case .cannotUseSchema: "lacks USAGE on the schema"
         case .canCreateInDatabase: "has CREATE on the database"
         case .canCreateInSchema: "has CREATE on the schema"
+        case .canCreateTemporaryTables: "has TEMPORARY on the database"
         case .noGatewayTables: "the schema holds no gateway tables"
         }
     }
@@ -72,12 +75,14 @@ public enum RuntimePrivileges {
             SELECT has_database_privilege($1, current_database(), 'CONNECT'),
                    has_database_privilege($1, current_database(), 'CREATE'),
                    has_schema_privilege($1, current_schema(), 'USAGE'),
-                   has_schema_privilege($1, current_schema(), 'CREATE')
+                   has_schema_privilege($1, current_schema(), 'CREATE'),
+                   has_database_privilege($1, current_database(), 'TEMPORARY')
             """, [.text(role)])
         if try scope.bool(row: 0, column: 0) != true { problems.append(.cannotConnect) }
         if try scope.bool(row: 0, column: 1) == true { problems.append(.canCreateInDatabase) }
         if try scope.bool(row: 0, column: 2) != true { problems.append(.cannotUseSchema) }
         if try scope.bool(row: 0, column: 3) == true { problems.append(.canCreateInSchema) }
+        if try scope.bool(row: 0, column: 4) == true { problems.append(.canCreateTemporaryTables) }
 
         let privileges = dataPrivileges + otherTablePrivileges
         let checks = privileges.enumerated().map { "has_table_privilege($1, c.oid, $\($0.offset + 3))" }

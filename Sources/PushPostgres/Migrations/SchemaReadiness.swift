@@ -39,12 +39,15 @@ public enum NotReadyReason: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Checks, on a pooled connection of the runtime role, that the database answers, the schema is
-/// at `expectedVersion` or later and the current role holds exactly DML rights.
+/// at `expectedVersion` or later and the current role holds exactly DML rights. The check is one
+/// read-only transaction, so the configured timeouts bound it (docs/decisions/0341).
 public enum SchemaReadiness {
     public static func check(pool: PostgresPool, expectedVersion: Int) -> DatabaseReadiness {
         do {
             return try pool.withConnection { connection in
-                check(connection: connection, expectedVersion: expectedVersion)
+                try connection.withTransaction(isolation: .readCommitted, readOnly: true) { transaction in
+                    try check(transaction, expectedVersion: expectedVersion)
+                }
             }
         } catch let error as PostgresError {
             return .notReady(reason(for: error))
@@ -53,30 +56,28 @@ public enum SchemaReadiness {
         }
     }
 
-    public static func check(connection: PostgresConnection, expectedVersion: Int) -> DatabaseReadiness {
-        do {
-            let session = try connection.query(
-                """
-                SELECT current_user::text, EXISTS (
-                    SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE n.nspname = current_schema() AND c.relname = $1)
-                """, [.text(MigrationRunner.historyTable)])
-            let role = try session.string(row: 0, column: 0) ?? ""
-            guard try session.bool(row: 0, column: 1) == true else { return .notReady(.schemaNotInstalled) }
-            let version = try connection.query("SELECT coalesce(max(version), 0) FROM \(MigrationRunner.historyTable)")
-            let found = Int(try version.int64(row: 0, column: 0) ?? 0)
-            // Later migrations are additive (expand-then-contract, docs/protocol.md §9), so an old
-            // replica stays ready while a rolling upgrade runs the next binary's migrate.
-            guard found >= expectedVersion else {
-                return .notReady(.schemaVersionMismatch(found: found, expected: expectedVersion))
-            }
-            if let problem = try RuntimePrivileges.problems(of: role, on: connection).first {
-                return .notReady(.privileges(problem))
-            }
-            return .ready
-        } catch {
-            return .notReady(reason(for: error))
+    private static func check(
+        _ connection: PostgresConnection, expectedVersion: Int
+    ) throws(PostgresError) -> DatabaseReadiness {
+        let session = try connection.query(
+            """
+            SELECT current_user::text, EXISTS (
+                SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = current_schema() AND c.relname = $1)
+            """, [.text(MigrationRunner.historyTable)])
+        let role = try session.string(row: 0, column: 0) ?? ""
+        guard try session.bool(row: 0, column: 1) == true else { return .notReady(.schemaNotInstalled) }
+        let version = try connection.query("SELECT coalesce(max(version), 0) FROM \(MigrationRunner.historyTable)")
+        let found = Int(try version.int64(row: 0, column: 0) ?? 0)
+        // Later migrations are additive (expand-then-contract, docs/protocol.md §9), so an old
+        // replica stays ready while a rolling upgrade runs the next binary's migrate.
+        guard found >= expectedVersion else {
+            return .notReady(.schemaVersionMismatch(found: found, expected: expectedVersion))
         }
+        if let problem = try RuntimePrivileges.problems(of: role, on: connection).first {
+            return .notReady(.privileges(problem))
+        }
+        return .ready
     }
 
     private static func reason(for error: PostgresError) -> NotReadyReason {
