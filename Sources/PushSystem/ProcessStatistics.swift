@@ -53,8 +53,12 @@ public struct ProcessStatistics: Sendable, Equatable {
         guard let directory = opendir("/proc/self/fd") else { return nil }
         defer { closedir(directory) }
         var count = 0
+        // `d_name` is declared 256 bytes but glibc's buffer holds only the entry's own name, so the
+        // entry is never copied whole (`entry.pointee` would read past the buffer): only the name's
+        // first byte is read, in place (docs/reliability.md, "C pointer lifetimes").
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in name.first == UInt8(ascii: ".") }
+            let isDot = UnsafeRawPointer(entry).load(fromByteOffset: nameOffset, as: UInt8.self) == UInt8(ascii: ".")
             if !isDot { count += 1 }
         }
         // The directory stream itself holds one descriptor while it is being read.
