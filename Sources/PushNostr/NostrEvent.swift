@@ -57,19 +57,8 @@ public struct NostrEvent: Sendable, Equatable {
 
     /// The event as compact JSON in NIP-01 member order, strings escaped as in the id preimage.
     public var json: [UInt8] {
-        var output: [UInt8] = []
-        output.append(contentsOf: #"{"id":""#.utf8)
-        output.append(contentsOf: Hex.encode(id).utf8)
-        output.append(contentsOf: #"","pubkey":""#.utf8)
-        output.append(contentsOf: publicKey.hex.utf8)
-        output.append(contentsOf: #"","created_at":"#.utf8)
-        output.append(contentsOf: String(createdAt).utf8)
-        output.append(contentsOf: #","kind":"#.utf8)
-        output.append(contentsOf: String(kind).utf8)
-        output.append(contentsOf: #","tags":"#.utf8)
-        NostrEventSerialization.appendTags(tags, to: &output)
-        output.append(contentsOf: #","content":"#.utf8)
-        NostrEventSerialization.appendString(content, to: &output)
+        var output = NostrEventSerialization.unsignedMembersJSON(
+            id: id, publicKey: publicKey, createdAt: createdAt, kind: kind, tags: tags, content: content)
         output.append(contentsOf: #","sig":""#.utf8)
         output.append(contentsOf: Hex.encode(signature).utf8)
         output.append(contentsOf: #""}"#.utf8)

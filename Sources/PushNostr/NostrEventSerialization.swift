@@ -28,6 +28,27 @@ public enum NostrEventSerialization {
         return output
     }
 
+    /// Compact JSON in NIP-01 member order from `{"id"` through the content, unclosed: an event
+    /// appends its `sig` and the closing brace, a rumor only the brace.
+    static func unsignedMembersJSON(
+        id: [UInt8], publicKey: XOnlyPublicKey, createdAt: Int64, kind: Int64, tags: [[String]], content: String
+    ) -> [UInt8] {
+        var output: [UInt8] = []
+        output.append(contentsOf: #"{"id":""#.utf8)
+        output.append(contentsOf: Hex.encode(id).utf8)
+        output.append(contentsOf: #"","pubkey":""#.utf8)
+        output.append(contentsOf: publicKey.hex.utf8)
+        output.append(contentsOf: #"","created_at":"#.utf8)
+        output.append(contentsOf: String(createdAt).utf8)
+        output.append(contentsOf: #","kind":"#.utf8)
+        output.append(contentsOf: String(kind).utf8)
+        output.append(contentsOf: #","tags":"#.utf8)
+        appendTags(tags, to: &output)
+        output.append(contentsOf: #","content":"#.utf8)
+        appendString(content, to: &output)
+        return output
+    }
+
     static func appendTags(_ tags: [[String]], to output: inout [UInt8]) {
         output.append(UInt8(ascii: "["))
         for (tagIndex, tag) in tags.enumerated() {

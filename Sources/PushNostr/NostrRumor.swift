@@ -62,19 +62,8 @@ public struct NostrRumor: Sendable, Equatable {
 
     /// Compact JSON in NIP-01 member order, without `sig`.
     public var json: [UInt8] {
-        var output: [UInt8] = []
-        output.append(contentsOf: #"{"id":""#.utf8)
-        output.append(contentsOf: Hex.encode(id).utf8)
-        output.append(contentsOf: #"","pubkey":""#.utf8)
-        output.append(contentsOf: publicKey.hex.utf8)
-        output.append(contentsOf: #"","created_at":"#.utf8)
-        output.append(contentsOf: String(createdAt).utf8)
-        output.append(contentsOf: #","kind":"#.utf8)
-        output.append(contentsOf: String(kind).utf8)
-        output.append(contentsOf: #","tags":"#.utf8)
-        NostrEventSerialization.appendTags(tags, to: &output)
-        output.append(contentsOf: #","content":"#.utf8)
-        NostrEventSerialization.appendString(content, to: &output)
+        var output = NostrEventSerialization.unsignedMembersJSON(
+            id: id, publicKey: publicKey, createdAt: createdAt, kind: kind, tags: tags, content: content)
         output.append(UInt8(ascii: "}"))
         return output
     }
