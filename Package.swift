@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a); not yet wired into delivery.
+        .target(name: "PushFCM", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
@@ -128,6 +130,8 @@ let package = Package(
         .testTarget(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
+        .testTarget(
+            name: "PushFCMTests", dependencies: ["PushFCM", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
