@@ -19,7 +19,7 @@ extension AccessToken: CustomStringConvertible, CustomDebugStringConvertible, Cu
 }
 
 /// How a renewal at Google's token endpoint failed (docs/protocol.md §8a).
-public enum TokenRenewalFailure: String, Sendable, Equatable {
+public enum TokenRenewalFailure: String, Error, Sendable, Equatable {
     /// 400/401, or a reply that is not a usable token: the credential is wrong (a configuration fault).
     case rejected
     /// A transport failure, a timeout or a 5xx: try again later (transient).
