@@ -51,6 +51,9 @@ let package = Package(
         .target(name: "PushFCM", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
+        // never linked into push-gateway.
+        .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
         .target(
             name: "PushGateway",
@@ -131,7 +134,10 @@ let package = Package(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
         .testTarget(
-            name: "PushFCMTests", dependencies: ["PushFCM", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+            name: "PushFCMTests",
+            dependencies: [
+                "PushFCM", "FCMMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+            ]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
