@@ -34,6 +34,9 @@ final class AccessTokenSource: Sendable {
         self.clock = clock
     }
 
+    /// The token a send would use now, if any (tests wait on it).
+    var cachedToken: AccessToken? { state.withLock { $0.machine.token } }
+
     /// The token for a send; `completion` runs at once or when the renewal in flight ends.
     func token(_ completion: @escaping Completion) {
         let now = clock()

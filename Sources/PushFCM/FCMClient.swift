@@ -48,6 +48,11 @@ public final class FCMClient: Sendable {
         tokenSources.withLock { $0[profile.credentialID] }?.renewalCount.load(ordering: .relaxed) ?? 0
     }
 
+    /// The access token cached for `profile`'s credential (tests wait for a background renewal).
+    func cachedToken(for profile: FCMProfile) -> AccessToken? {
+        tokenSources.withLock { $0[profile.credentialID] }?.cachedToken
+    }
+
     /// Sends one message and blocks the calling (worker) thread until its outcome is known.
     public func send(_ message: FCMMessage, profile: FCMProfile) -> FCMSendResult {
         let box = Mutex<FCMSendResult?>(nil)

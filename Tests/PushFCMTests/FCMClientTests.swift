@@ -1,4 +1,5 @@
 import FCMMock
+import Glibc
 import PushCrypto
 import PushHTTP2
 import PushTestSupport
@@ -11,6 +12,13 @@ import Testing
 /// `FCMClient` that trusts its test CA, on a fixed clock.
 struct MockFCMHarness {
     static let now: Int64 = 1_800_000_000
+    /// The client's Unix clock; tests move it.
+    final class Clock: Sendable {
+        let seconds = Atomic<Int64>(MockFCMHarness.now)
+        func advance(_ delta: Int64) { seconds.add(delta, ordering: .relaxed) }
+    }
+
+    let clock = Clock()
     let server: FCMMockServer
     let client: FCMClient
     let profile: FCMProfile
@@ -27,7 +35,7 @@ struct MockFCMHarness {
         client = try FCMClient(
             configuration: HTTP2ClientConfiguration(
                 maximumConnectionsPerPool: 2, requestTimeout: requestTimeout, connectTimeout: .seconds(5)),
-            clock: { MockFCMHarness.now })
+            clock: { [clock] in clock.seconds.load(ordering: .relaxed) })
         let local = FCMServer(host: "127.0.0.1", port: server.port)
         profile = FCMProfile(
             projectID: TestServiceAccount.projectID, account: TestServiceAccount.account, server: local,
@@ -225,5 +233,44 @@ struct FCMClientTests {
         #expect(harness.send().outcome == .accepted)
         #expect(harness.kinds() == [.token, .send, .send])
         #expect(harness.server.connectionCount >= 2)
+    }
+
+    @Test("inside the last 60 s a send uses the old token while one renewal runs; the next send gets the new one")
+    func renewsBeforeExpiry() throws {
+        let harness = try MockFCMHarness()
+        defer { harness.stop() }
+        #expect(harness.send().outcome == .accepted)
+        harness.clock.advance(3600 - 59)
+        #expect(harness.send().outcome == .accepted)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while harness.client.cachedToken(for: harness.profile)?.value != "mock-access-2", ContinuousClock.now < deadline
+        {
+            usleep(10_000)
+        }
+        #expect(harness.client.tokenRequestCount(for: harness.profile) == 2)
+        #expect(harness.send().outcome == .accepted)
+        let authorizations = harness.server.records.filter { $0.kind == .send }.map { $0.header("authorization") }
+        #expect(authorizations == ["Bearer mock-access-1", "Bearer mock-access-1", "Bearer mock-access-2"])
+    }
+
+    @Test("sends that arrive together share one token request")
+    func oneRenewalForConcurrentSends() async throws {
+        let harness = try MockFCMHarness()
+        defer { harness.stop() }
+        let outcomes = await withTaskGroup(of: FCMOutcome.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        harness.client.send(MockFCMHarness.message, profile: harness.profile) {
+                            continuation.resume(returning: $0.outcome)
+                        }
+                    }
+                }
+            }
+            return await group.reduce(into: [FCMOutcome]()) { $0.append($1) }
+        }
+        #expect(outcomes == Array(repeating: .accepted, count: 50))
+        #expect(harness.client.tokenRequestCount(for: harness.profile) == 1)
+        #expect(harness.kinds().filter { $0 == .token }.count == 1)
     }
 }
