@@ -20,8 +20,8 @@ final class AccessTokenSource: Sendable {
     private let renewals: BoundedBlockingQueue<@Sendable () -> Void>
     private let clock: @Sendable () -> Int64
     private let state = Mutex(State())
-    /// How many renewals reached the token endpoint and how they ended, for tests and metrics.
-    let renewalCount = Atomic<Int>(0)
+    /// How the renewals ended, for `push_gateway_fcm_token_refreshes_total` and the tests.
+    let refreshResults = Mutex<[TokenRefreshResult: Int]>([:])
 
     init(
         profile: FCMProfile, target: HTTP2Target, http: HTTP2Client,
@@ -81,7 +81,6 @@ final class AccessTokenSource: Sendable {
                 finish(.failure(.rejected))
                 return
             }
-            renewalCount.add(1, ordering: .relaxed)
             let request = HTTP2Request(
                 method: "POST", path: profile.tokenPath,
                 headers: [HTTPHeader("content-type", "application/x-www-form-urlencoded")], body: body)
@@ -101,6 +100,13 @@ final class AccessTokenSource: Sendable {
 
     private func finish(_ result: Result<(token: String, expiresIn: Int64), TokenRenewalFailure>) {
         let now = clock()
+        let label: TokenRefreshResult =
+            switch result {
+            case .success: .success
+            case .failure(.rejected): .rejected
+            case .failure(.transient): .transient
+            }
+        refreshResults.withLock { $0[label, default: 0] += 1 }
         let (outcome, waiters) = state.withLock { state -> (Result<AccessToken, TokenRenewalFailure>, [Completion]) in
             let outcome: Result<AccessToken, TokenRenewalFailure>
             switch result {

@@ -43,9 +43,9 @@ public final class FCMClient: Sendable {
         http.shutdown()
     }
 
-    /// How many token-endpoint requests this client made for `profile`'s credential.
-    public func tokenRequestCount(for profile: FCMProfile) -> Int {
-        tokenSources.withLock { $0[profile.credentialID] }?.renewalCount.load(ordering: .relaxed) ?? 0
+    /// How this client's token renewals for `profile`'s credential ended, by result.
+    public func tokenRefreshes(for profile: FCMProfile) -> [TokenRefreshResult: Int] {
+        tokenSources.withLock { $0[profile.credentialID] }?.refreshResults.withLock { $0 } ?? [:]
     }
 
     /// The access token cached for `profile`'s credential (tests wait for a background renewal).

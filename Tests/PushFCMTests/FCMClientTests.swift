@@ -88,7 +88,7 @@ struct FCMClientTests {
         let harness = try MockFCMHarness()
         defer { harness.stop() }
         for _ in 0..<5 { #expect(harness.send().outcome == .accepted) }
-        #expect(harness.client.tokenRequestCount(for: harness.profile) == 1)
+        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.success: 1])
         let sends = harness.server.records.filter { $0.kind == .send }
         #expect(sends.count == 5)
         #expect(sends.allSatisfy { $0.header("authorization") == "Bearer mock-access-1" })
@@ -189,6 +189,7 @@ struct FCMClientTests {
         #expect(harness.send() == FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: 0))
         #expect(harness.send().outcome == .configurationFault)
         #expect(harness.kinds() == [.token])
+        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.rejected: 1])
     }
 
     @Test("a token endpoint 500 is transient: retry, no FCM request")
@@ -200,6 +201,7 @@ struct FCMClientTests {
                 == FCMSendResult(
                     outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .accessToken))
         #expect(harness.kinds() == [.token])
+        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.transient: 1])
     }
 
     @Test("an assertion signed with another key is refused by the token endpoint: configuration fault")
@@ -247,7 +249,7 @@ struct FCMClientTests {
         {
             usleep(10_000)
         }
-        #expect(harness.client.tokenRequestCount(for: harness.profile) == 2)
+        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.success: 2])
         #expect(harness.send().outcome == .accepted)
         let authorizations = harness.server.records.filter { $0.kind == .send }.map { $0.header("authorization") }
         #expect(authorizations == ["Bearer mock-access-1", "Bearer mock-access-1", "Bearer mock-access-2"])
@@ -270,7 +272,7 @@ struct FCMClientTests {
             return await group.reduce(into: [FCMOutcome]()) { $0.append($1) }
         }
         #expect(outcomes == Array(repeating: .accepted, count: 50))
-        #expect(harness.client.tokenRequestCount(for: harness.profile) == 1)
+        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.success: 1])
         #expect(harness.kinds().filter { $0 == .token }.count == 1)
     }
 }

@@ -152,3 +152,39 @@ struct GoogleTokenReplyTests {
         }
     }
 }
+
+@Suite("FCM metric labels, docs/protocol.md §9")
+struct FCMMetricLabelTests {
+    @Test("each send result has one of the closed request-outcome labels")
+    func requestOutcomeLabels() {
+        let cases: [(FCMSendResult, String)] = [
+            (FCMSendResult(outcome: .accepted, status: 200, requestsSent: 1), "accepted"),
+            (FCMSendResult(outcome: .invalidEndpoint, status: 404, requestsSent: 1), "invalid_endpoint"),
+            (FCMSendResult(outcome: .retry(retryAfterSeconds: 5), status: 503, requestsSent: 1), "transient"),
+            (
+                FCMSendResult(outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 1, failure: .timeout),
+                "timeout"
+            ),
+            (
+                FCMSendResult(
+                    outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 1, failure: .transportFailure),
+                "transport_failure"
+            ),
+            (FCMSendResult(outcome: .configurationFault, status: 403, requestsSent: 1), "configuration_fault"),
+            (FCMSendResult(outcome: .permanentRequestFault, status: 400, requestsSent: 1), "rejected"),
+        ]
+        for (result, label) in cases {
+            #expect(result.requestOutcomeLabel == label)
+            #expect(FCMMetricNames.requestOutcomes.contains(label))
+        }
+    }
+
+    @Test("the error_code label set is FCM's eight ErrorCode values plus none and other")
+    func errorCodeLabels() {
+        #expect(
+            Set(FCMErrorCode.allCases.map(\.rawValue)) == [
+                "none", "UNSPECIFIED_ERROR", "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED",
+                "UNAVAILABLE", "INTERNAL", "THIRD_PARTY_AUTH_ERROR", "other",
+            ])
+    }
+}
