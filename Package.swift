@@ -47,8 +47,13 @@ let package = Package(
         .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a); not yet wired into delivery.
+        .target(name: "PushFCM", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
+        // never linked into push-gateway.
+        .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
         .target(
             name: "PushGateway",
@@ -66,6 +71,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
+        // Test-only stand-in for FCM and Google's token endpoint (docs/decisions/0412); never shipped.
+        .executableTarget(name: "fcm-mock", dependencies: ["FCMMock", "PushFCM", "PushSystem"]),
         .executableTarget(name: "apns-mock", dependencies: ["APNsMock", "PushCrypto", "PushSystem"]),
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(
@@ -128,7 +135,12 @@ let package = Package(
         .testTarget(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
-        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
+        .testTarget(
+            name: "PushFCMTests",
+            dependencies: [
+                "PushFCM", "FCMMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+            ]),
+                .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
             dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),

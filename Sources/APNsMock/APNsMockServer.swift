@@ -29,13 +29,16 @@ public final class APNsMockServer: Sendable {
         /// How long each accepted connection waits before its TLS handshake (a slow path to
         /// Apple, for the client's connection-wait bound, docs/decisions/0170).
         public var handshakeDelay: Duration
+        /// When set, answers every request in place of the APNs validator and script: another
+        /// service's stand-in served by this TLS + HTTP/2 server (FCMMock, docs/decisions/0412).
+        public var responder: MockResponder?
 
         public init(
             host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, keyFile: String,
             alpnProtocols: [String] = ["h2"], maximumConcurrentStreams: UInt32 = 1000,
             script: APNsMockScript = APNsMockScript(), validator: APNsMockValidator = APNsMockValidator(),
             recordFile: String? = nil, clientTrustAnchorsFile: String? = nil, answerPings: Bool = true,
-            handshakeDelay: Duration = .zero
+            handshakeDelay: Duration = .zero, responder: MockResponder? = nil
         ) {
             self.host = host
             self.port = port
@@ -49,6 +52,7 @@ public final class APNsMockServer: Sendable {
             self.clientTrustAnchorsFile = clientTrustAnchorsFile
             self.answerPings = answerPings
             self.handshakeDelay = handshakeDelay
+            self.responder = responder
         }
     }
 
@@ -282,26 +286,10 @@ public final class APNsMockServer: Sendable {
             record(request, state, disposition: .unprocessed, status: nil)
             return true
         }
-        let apnsID = request.regularHeaders.first { $0.name == "apns-id" }?.value ?? Self.freshMessageID()
-        if let rejection = configuration.validator.validate(
-            method: request.method, path: request.path, headers: request.regularHeaders, body: request.body)
-        {
-            record(request, state, disposition: .answered, status: rejection.status)
-            var body = JSONWriter()
-            body.beginObject()
-            body.member("reason", rejection.reason)
-            body.endObject()
-            state.scheduled.append(
-                Scheduled(
-                    due: .now(), streamID: request.streamID, status: rejection.status,
-                    headers: [HTTPHeader("apns-id", apnsID)], body: body.bytes))
-            return true
+        let (answer, goAwayAfter, goAwayConnections) = cursor.withLock { cursor in
+            (self.decide(request, cursor: &cursor), cursor.goAwayAfterStreams, cursor.goAwayConnections)
         }
-        let token = String(request.path.dropFirst("/3/device/".count)).lowercased()
-        let (reply, goAwayAfter, goAwayConnections) = cursor.withLock { cursor in
-            (cursor.nextReply(forToken: token), cursor.goAwayAfterStreams, cursor.goAwayConnections)
-        }
-        switch reply.action {
+        switch answer.action {
         case .stall:
             state.stalledStreams += 1
             record(request, state, disposition: .stalled, status: nil)
@@ -316,19 +304,45 @@ public final class APNsMockServer: Sendable {
         case .respond, .goAway:
             break
         }
-        record(request, state, disposition: .answered, status: reply.status)
-        state.processed += 1
+        record(request, state, disposition: .answered, status: answer.status)
+        if answer.countsAsProcessed { state.processed += 1 }
         state.scheduled.append(
             Scheduled(
-                due: MonotonicInstant.now().advanced(by: .milliseconds(reply.delayMilliseconds)),
-                streamID: request.streamID, status: reply.status,
-                headers: Self.responseHeaders(apnsID: apnsID, reply: reply), body: Self.responseBody(reply)))
+                due: MonotonicInstant.now().advanced(by: .milliseconds(answer.delayMilliseconds)),
+                streamID: request.streamID, status: answer.status, headers: answer.headers, body: answer.body))
         let scriptedGoAway = goAwayAfter.map { state.processed >= $0 && state.number <= goAwayConnections } ?? false
-        if state.goAwayLastStreamID == nil, reply.action == .goAway || scriptedGoAway {
+        if state.goAwayLastStreamID == nil, answer.action == .goAway || scriptedGoAway {
             state.goAwayLastStreamID = request.streamID
             connection.goAway(lastStreamID: request.streamID)
         }
         return true
+    }
+
+    /// The responder's answer, else the validator's rejection (at once, not counted toward a
+    /// scripted GOAWAY), else the script's next reply.
+    private func decide(_ request: HTTP2ServerConnection.Request, cursor: inout APNsMockScriptCursor) -> MockAnswer {
+        if let responder = configuration.responder {
+            return responder(
+                MockRequest(
+                    method: request.method, path: request.path, headers: request.regularHeaders, body: request.body))
+        }
+        let apnsID = request.regularHeaders.first { $0.name == "apns-id" }?.value ?? Self.freshMessageID()
+        if let rejection = configuration.validator.validate(
+            method: request.method, path: request.path, headers: request.regularHeaders, body: request.body)
+        {
+            var body = JSONWriter()
+            body.beginObject()
+            body.member("reason", rejection.reason)
+            body.endObject()
+            return MockAnswer(
+                status: rejection.status, headers: [HTTPHeader("apns-id", apnsID)], body: body.bytes,
+                countsAsProcessed: false)
+        }
+        let token = String(request.path.dropFirst("/3/device/".count)).lowercased()
+        let reply = cursor.nextReply(forToken: token)
+        return MockAnswer(
+            action: reply.action, status: reply.status, headers: Self.responseHeaders(apnsID: apnsID, reply: reply),
+            body: Self.responseBody(reply), delayMilliseconds: reply.delayMilliseconds)
     }
 
     private static func responseHeaders(apnsID: String, reply: APNsMockReply) -> [HTTPHeader] {

@@ -1,3 +1,5 @@
+import PushHTTP2
+
 /// Maps an APNs answer to the outcome table of docs/protocol.md §4.7. Pure: no I/O, no clock.
 public enum APNsResponseClassifier {
     // Reasons that mean "try again later" whatever status carries them (§4.7, retry row).
@@ -15,7 +17,7 @@ public enum APNsResponseClassifier {
     {
         if status == 200 { return .accepted }
         if let reason, transientReasons.contains(reason) {
-            return .retry(retryAfterSeconds: retryAfterSeconds(retryAfter))
+            return .retry(retryAfterSeconds: RetryAfter.wholeSeconds(retryAfter))
         }
         switch (status, reason) {
         case (410, "Unregistered"), (410, "ExpiredToken"):
@@ -23,7 +25,7 @@ public enum APNsResponseClassifier {
         case (429, "TooManyProviderTokenUpdates"):
             return .configurationFault
         case (429, _), (500, _), (503, _):
-            return .retry(retryAfterSeconds: retryAfterSeconds(retryAfter))
+            return .retry(retryAfterSeconds: RetryAfter.wholeSeconds(retryAfter))
         case (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (403, _):
             return .configurationFault
         default:
@@ -37,19 +39,5 @@ public enum APNsResponseClassifier {
         return classify(
             status: status, reason: error.reason, timestampMilliseconds: error.timestampMilliseconds,
             retryAfter: retryAfter)
-    }
-
-    /// `Retry-After` as delta-seconds (RFC 9110 §10.2.3) clamped to 1...3600; nil when absent or
-    /// not a plain non-negative integer (an HTTP date or a fraction), as §4.7 says.
-    public static func retryAfterSeconds(_ value: String?) -> Int? {
-        guard let value else { return nil }
-        let digits = value.utf8.drop(while: { $0 == 0x20 || $0 == 0x09 })
-        let trimmed = digits.reversed().drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed()
-        guard !trimmed.isEmpty, trimmed.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        // Without leading zeros, more than 4 digits is at least 10000 s: clamp without overflow.
-        let significant = trimmed.drop(while: { $0 == 0x30 })
-        guard significant.count <= 4 else { return 3600 }
-        let seconds = significant.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        return min(max(seconds, 1), 3600)
     }
 }

@@ -26,6 +26,42 @@ final class OwnedKey {
 
     deinit { EVP_PKEY_free(pointer) }
 
+    /// Signs `message` hashed with `digest` under the key's own scheme (ECDSA gives a DER
+    /// `Ecdsa-Sig-Value`, RSA a PKCS#1 v1.5 block, OpenSSL's default RSA padding).
+    func sign(_ message: [UInt8], digest: OpaquePointer?) throws(CryptoError) -> [UInt8] {
+        let context = try DigestContext()
+        guard EVP_DigestSignInit(context.pointer, nil, digest, nil, pointer) == 1 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
+        var length = 0
+        guard EVP_DigestSign(context.pointer, nil, &length, message, message.count) == 1, length > 0 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context.pointer, &signature, &length, message, message.count) == 1 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
+        return Array(signature.prefix(length))
+    }
+
+    /// PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), unencrypted.
+    func pkcs8PEM() throws(CryptoError) -> String {
+        let bio = try OwnedMemoryBIO()
+        guard PEM_write_bio_PKCS8PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil) == 1 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
+        return String(decoding: bio.contents(), as: UTF8.self)
+    }
+
+    /// Reads an unencrypted PEM private key (PKCS#8 or the type's own structure).
+    convenience init(privateKeyPEM pem: String) throws(CryptoError) {
+        let bio = try OwnedMemoryBIO(copying: Array(pem.utf8))
+        guard let pointer = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil) else {
+            throw CryptoError.capturing(.invalidKey)
+        }
+        self.init(pointer)
+    }
+
     /// Whether `signature` verifies over `message` hashed with `digest` (the key's own scheme:
     /// ECDSA with a DER `Ecdsa-Sig-Value`, or RSA PKCS#1 v1.5, OpenSSL's default RSA padding).
     func verifies(_ signature: [UInt8], for message: [UInt8], digest: OpaquePointer?) -> Bool {

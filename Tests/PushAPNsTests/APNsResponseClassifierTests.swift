@@ -1,3 +1,4 @@
+import PushHTTP2
 import Testing
 
 @testable import PushAPNs
@@ -94,12 +95,12 @@ struct APNsResponseClassifierTests {
             ("1.5", nil), ("-3", nil), ("", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("1e3", nil), ("+5", nil),
         ] as [(String, Int?)])
     func retryAfter(_ value: String, _ expected: Int?) {
-        #expect(APNsResponseClassifier.retryAfterSeconds(value) == expected)
+        #expect(RetryAfter.wholeSeconds(value) == expected)
     }
 
     @Test("an absent Retry-After is nil")
     func absentRetryAfter() {
-        #expect(APNsResponseClassifier.retryAfterSeconds(nil) == nil)
+        #expect(RetryAfter.wholeSeconds(nil) == nil)
     }
 
     @Test("the raw-body form reads reason and timestamp from Apple's JSON")

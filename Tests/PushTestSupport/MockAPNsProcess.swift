@@ -1,7 +1,8 @@
 import Foundation
 import PushSystem
 
-/// Runs the `apns-mock` executable built next to the test bundle and reads the port it prints.
+/// Runs the `apns-mock` (or another mock's) executable built next to the test bundle and reads the
+/// port it prints.
 public final class MockAPNsProcess {
     public let port: UInt16
     private let process: Process
@@ -11,19 +12,25 @@ public final class MockAPNsProcess {
     }
 
     /// Where SwiftPM put `apns-mock` (the same directory as the test runner).
-    public static var executablePath: String {
+    public static var executablePath: String { path(of: "apns-mock") }
+
+    /// Where SwiftPM put the executable `name` (the same directory as the test runner).
+    public static func path(of name: String) -> String {
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = runner.deletingLastPathComponent()
         // The runner may sit inside `<name>.xctest/...`; walk up to the build products directory.
         while directory.path.contains(".xctest") { directory = directory.deletingLastPathComponent() }
-        return directory.appendingPathComponent("apns-mock").path
+        return directory.appendingPathComponent(name).path
     }
 
-    /// Starts `apns-mock --listen 127.0.0.1:0 <arguments>` and waits for its port line.
-    public init(arguments: [String]) throws {
+    /// Starts `<executable> <listen> <arguments>` (by default `apns-mock --listen 127.0.0.1:0`) and
+    /// waits for its port line.
+    public init(
+        executable: String = "apns-mock", listen: [String] = ["--listen", "127.0.0.1:0"], arguments: [String]
+    ) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executablePath)
-        process.arguments = ["--listen", "127.0.0.1:0"] + arguments
+        process.executableURL = URL(fileURLWithPath: Self.path(of: executable))
+        process.arguments = listen + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -34,7 +41,7 @@ public final class MockAPNsProcess {
         }
         guard let port = UInt16(String(decoding: line, as: UTF8.self)) else {
             process.terminate()
-            throw LaunchError(description: "apns-mock printed no port")
+            throw LaunchError(description: "\(executable) printed no port")
         }
         self.port = port
     }

@@ -1,0 +1,207 @@
+import Glibc
+import PushCrypto
+import PushHTTP2
+import PushJSON
+import PushSystem
+import Synchronization
+
+/// Sends FCM HTTP v1 wake-ups (docs/protocol.md §8a) over pooled HTTP/2 connections with the OAuth
+/// access token of each profile's service account, and classifies each answer (§4.7). Thread-safe;
+/// create one per process and call `shutdown()` at exit.
+public final class FCMClient: Sendable {
+    /// The most `ttl` FCM accepts: 28 days.
+    public static let maximumTTLSeconds: Int64 = 2_419_200
+    /// The system's Unix time in seconds.
+    public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
+
+    private let http: HTTP2Client
+    private let configuration: HTTP2ClientConfiguration
+    private let clock: @Sendable () -> Int64
+    private let renewals = BoundedBlockingQueue<@Sendable () -> Void>(capacity: 1024)
+    private let renewalThread: PosixThread
+    private let tokenSources = Mutex<[String: AccessTokenSource]>([:])
+    private let tlsContexts = Mutex<[String: TLSContext]>([:])
+
+    /// Starts the I/O thread and the renewal thread. `clock` (Unix seconds) exists so tests can move time.
+    public init(
+        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
+        clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
+    ) throws {
+        self.configuration = configuration
+        self.clock = clock
+        self.http = try HTTP2Client(configuration: configuration)
+        let queue = renewals
+        renewalThread = try PosixThread.spawn {
+            while let renewal = queue.dequeue() { renewal() }
+        }
+    }
+
+    /// Stops both threads; requests still in flight are answered `.retry`.
+    public func shutdown() {
+        renewals.close()
+        renewalThread.join()
+        http.shutdown()
+    }
+
+    /// How this client's token renewals for `profile`'s credential ended, by result.
+    public func tokenRefreshes(for profile: FCMProfile) -> [TokenRefreshResult: Int] {
+        tokenSources.withLock { $0[profile.credentialID] }?.refreshResults.withLock { $0 } ?? [:]
+    }
+
+    /// The access token cached for `profile`'s credential (tests wait for a background renewal).
+    func cachedToken(for profile: FCMProfile) -> AccessToken? {
+        tokenSources.withLock { $0[profile.credentialID] }?.cachedToken
+    }
+
+    /// Sends one message and blocks the calling (worker) thread until its outcome is known.
+    public func send(_ message: FCMMessage, profile: FCMProfile) -> FCMSendResult {
+        let box = Mutex<FCMSendResult?>(nil)
+        let done = CompletionLatch()
+        send(message, profile: profile) { result in
+            box.withLock { $0 = result }
+            done.open()
+        }
+        // Two renewals and two sends at most; this bound only guards against a bug leaving a worker blocked.
+        let bound = (configuration.connectionWaitTimeout + configuration.requestTimeout) * 4 + .seconds(5)
+        guard done.wait(until: MonotonicInstant.now().advanced(by: bound)) else {
+            return FCMSendResult(
+                outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .timeout)
+        }
+        return box.withLock { $0! }
+    }
+
+    /// Sends one message; `completion` runs exactly once (on the I/O or the renewal thread, or here).
+    public func send(
+        _ message: FCMMessage, profile: FCMProfile, completion: @escaping @Sendable (FCMSendResult) -> Void
+    ) {
+        let source: AccessTokenSource
+        let target: HTTP2Target
+        do {
+            let tls = try tlsContext(for: profile)
+            target = HTTP2Target(
+                host: profile.server.host, port: profile.server.port, credentialID: profile.credentialID, tls: tls)
+            source = tokenSource(for: profile, tls: tls)
+        } catch {
+            completion(FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: 0))
+            return
+        }
+        source.token { [self] result in
+            withToken(result, requestsSent: 0, completion) { token in
+                attempt(message, profile: profile, target: target, source: source, token: token, attempt: 1, completion)
+            }
+        }
+    }
+
+    private func withToken(
+        _ result: Result<AccessToken, TokenRenewalFailure>, requestsSent: Int,
+        _ completion: @escaping @Sendable (FCMSendResult) -> Void, then send: (AccessToken) -> Void
+    ) {
+        switch result {
+        case .success(let token):
+            send(token)
+        case .failure(.rejected):
+            completion(FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: requestsSent))
+        case .failure(.transient):
+            completion(
+                FCMSendResult(
+                    outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: requestsSent,
+                    failure: .accessToken))
+        }
+    }
+
+    private func attempt(
+        _ message: FCMMessage, profile: FCMProfile, target: HTTP2Target, source: AccessTokenSource,
+        token: AccessToken, attempt: Int, _ completion: @escaping @Sendable (FCMSendResult) -> Void
+    ) {
+        let request = Self.request(for: message, projectID: profile.projectID, token: token, now: clock())
+        http.submit(request, to: target) { [self] result in
+            switch result {
+            case .failure(.tlsConfiguration):
+                completion(FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: attempt - 1))
+            case .failure(let failure):
+                completion(
+                    FCMSendResult(
+                        outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: attempt,
+                        failure: failure == .timedOut ? .timeout : .transportFailure))
+            case .success(let response):
+                let error = FCMErrorBody.parse(response.body)
+                // §8a: a 401 renews the token once (unless already replaced) and retries once.
+                if response.status == 401, error.errorCode != .thirdPartyAuthError, attempt == 1 {
+                    source.unauthorized(token) { [self] renewed in
+                        withToken(renewed, requestsSent: 1, completion) { token in
+                            self.attempt(
+                                message, profile: profile, target: target, source: source, token: token, attempt: 2,
+                                completion)
+                        }
+                    }
+                    return
+                }
+                completion(
+                    FCMSendResult(
+                        outcome: FCMResponseClassifier.classify(
+                            status: response.status, error: error, retryAfter: response.header("retry-after")),
+                        status: response.status, errorCode: error.errorCode ?? .none, requestsSent: attempt))
+            }
+        }
+    }
+
+    /// The exact body of docs/protocol.md §8a: members in that order, compact; `ttlSeconds` clamped
+    /// to 0...2419200.
+    public static func body(registrationToken: String, ttlSeconds: Int64) -> [UInt8] {
+        let ttl = min(max(ttlSeconds, 0), maximumTTLSeconds)
+        var writer = JSONWriter(reservingCapacity: 160 + registrationToken.utf8.count)
+        writer.beginObject()
+        writer.name("message")
+        writer.beginObject()
+        writer.member("token", registrationToken)
+        writer.name("android")
+        writer.beginObject()
+        writer.member("priority", "high")
+        writer.member("ttl", "\(ttl)s")
+        writer.member("collapse_key", "reconnect")
+        writer.endObject()
+        writer.name("data")
+        writer.beginObject()
+        writer.member("reconnect", "1")
+        writer.endObject()
+        writer.endObject()
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// The exact request of docs/protocol.md §8a.
+    public static func request(
+        for message: FCMMessage, projectID: String, token: AccessToken, now: Int64
+    ) -> HTTP2Request {
+        HTTP2Request(
+            method: "POST", path: "/v1/projects/\(projectID)/messages:send",
+            headers: [
+                HTTPHeader("authorization", token.authorization), HTTPHeader("content-type", "application/json"),
+            ],
+            body: body(registrationToken: message.registrationToken, ttlSeconds: message.expiresAt - now))
+    }
+
+    private func tokenSource(for profile: FCMProfile, tls: TLSContext) -> AccessTokenSource {
+        tokenSources.withLock { sources in
+            if let source = sources[profile.credentialID] { return source }
+            let target = HTTP2Target(
+                host: profile.tokenEndpoint.host, port: profile.tokenEndpoint.port,
+                credentialID: "token|" + profile.credentialID, tls: tls)
+            let source = AccessTokenSource(
+                profile: profile, target: target, http: http, renewals: renewals, clock: clock)
+            sources[profile.credentialID] = source
+            return source
+        }
+    }
+
+    private func tlsContext(for profile: FCMProfile) throws(TLSError) -> TLSContext {
+        let key = profile.extraTrustAnchorsFile ?? ""
+        if let context = tlsContexts.withLock({ $0[key] }) { return context }
+        let context = try TLSContext.client(extraTrustAnchorsFile: profile.extraTrustAnchorsFile)
+        return tlsContexts.withLock { contexts in
+            if let existing = contexts[key] { return existing }
+            contexts[key] = context
+            return context
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// The outcome of one FCM delivery attempt, in the five classes docs/protocol.md §4.7 maps to the
+/// relay's response.
+public enum FCMOutcome: Sendable, Equatable {
+    /// FCM 200.
+    case accepted
+    /// `UNREGISTERED`, or `INVALID_ARGUMENT` naming `message.token`: the endpoint is dead.
+    case invalidEndpoint
+    /// Transient: `retryAfterSeconds` is `Retry-After` as whole seconds in 1...3600, or nil (absent,
+    /// an HTTP date or a fraction).
+    case retry(retryAfterSeconds: Int?)
+    /// The operator's setup is wrong (credentials, project, sender id, no usable access token).
+    case configurationFault
+    /// FCM refused the request itself.
+    case permanentRequestFault
+}
+
+/// Why a transient outcome got no answer (for metrics: `timeout` vs `transport_failure`).
+public enum FCMFailureKind: String, Sendable, Equatable {
+    case timeout
+    case transportFailure = "transport_failure"
+    /// No access token: the token endpoint failed or is backing off (docs/decisions/0410).
+    case accessToken = "access_token"
+}
+
+/// An outcome with what FCM answered (closed vocabulary only, never device data).
+public struct FCMSendResult: Sendable, Equatable {
+    public let outcome: FCMOutcome
+    /// The HTTP status of the last answer, nil when none came.
+    public let status: Int?
+    /// FCM's `errorCode` of the last answer: `.none` for a success or an answer without one.
+    public let errorCode: FCMErrorCode
+    /// How many requests FCM processed for this delivery (at most 2: the one retry after a renewal).
+    public let requestsSent: Int
+    public let failure: FCMFailureKind?
+
+    public init(
+        outcome: FCMOutcome, status: Int?, errorCode: FCMErrorCode = .none, requestsSent: Int,
+        failure: FCMFailureKind? = nil
+    ) {
+        self.outcome = outcome
+        self.status = status
+        self.errorCode = errorCode
+        self.requestsSent = requestsSent
+        self.failure = failure
+    }
+}

@@ -1,0 +1,40 @@
+import PushHTTP2
+import Testing
+
+@testable import PushFCM
+
+@Suite("FCM request and body, docs/protocol.md §8a")
+struct FCMRequestTests {
+    @Test("the body is §8a's exact bytes with the token and the TTL")
+    func exactBody() {
+        #expect(
+            FCMClient.body(registrationToken: "abc:DEF_1-2.3", ttlSeconds: 300)
+                == Array(
+                    #"{"message":{"token":"abc:DEF_1-2.3","android":{"priority":"high","ttl":"300s","collapse_key":"reconnect"},"data":{"reconnect":"1"}}}"#
+                        .utf8))
+    }
+
+    @Test(
+        "the TTL is expires_at − now, at least 0 and at most 2419200",
+        arguments: [
+            (Int64(-5), "0s"), (0, "0s"), (1, "1s"), (2_419_200, "2419200s"), (9_999_999, "2419200s"),
+        ])
+    func ttlClamped(ttl: Int64, expected: String) {
+        let body = String(decoding: FCMClient.body(registrationToken: "t", ttlSeconds: ttl), as: UTF8.self)
+        #expect(body.contains(#""ttl":"\#(expected)""#))
+    }
+
+    @Test("the request posts to the project's messages:send with the bearer token and JSON content type")
+    func exactRequest() {
+        let request = FCMClient.request(
+            for: FCMMessage(registrationToken: "tok", expiresAt: 1060), projectID: "wake-test-1",
+            token: AccessToken(value: "ya29.x", expiresAt: 5000), now: 1000)
+        #expect(request.method == "POST")
+        #expect(request.path == "/v1/projects/wake-test-1/messages:send")
+        #expect(
+            request.headers == [
+                HTTPHeader("authorization", "Bearer ya29.x"), HTTPHeader("content-type", "application/json"),
+            ])
+        #expect(request.body == FCMClient.body(registrationToken: "tok", ttlSeconds: 60))
+    }
+}
