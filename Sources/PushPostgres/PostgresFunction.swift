@@ -1,5 +1,6 @@
 internal import CLibPQ
 import Glibc
+import PushSystem
 
 /// A server function named by its signature as `to_regprocedure` reads it, e.g.
 /// `admit_delivery(uuid, bytea, text, bigint)`: a constant of the caller, never input.
@@ -135,20 +136,16 @@ enum FunctionResultBufferState {
 }
 
 /// Where PQfn writes a function's result. PQfn copies the result into the caller's buffer with no
-/// bound but the length the server states, a non-negative int32, so the buffer is that large: an
-/// anonymous mapping with `MAP_NORESERVE`, whose pages cost memory only once written (one page for
-/// a small record). Unmapped in `deinit`.
+/// bound but the length the server states, a non-negative int32, so the buffer is that large: a
+/// `ReservedMapping`, whose pages cost memory only once written (one page for a small record).
 final class FunctionResultBuffer {
     static let capacity = Int(Int32.max) + 1
-    let start: UnsafeMutableRawPointer
+    private let mapping: ReservedMapping
+    var start: UnsafeMutableRawPointer { mapping.start }
 
     /// Nil when the host refuses the mapping.
     init?() {
-        let address = mmap(
-            nil, Self.capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let address, address != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
-        start = address
+        guard let mapping = ReservedMapping(byteCount: Self.capacity) else { return nil }
+        self.mapping = mapping
     }
-
-    deinit { munmap(start, Self.capacity) }
 }
