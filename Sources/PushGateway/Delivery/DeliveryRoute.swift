@@ -1,4 +1,3 @@
-import Glibc
 import PushHTTP
 import PushJSON
 import PushNostr
