@@ -31,6 +31,8 @@ final class ConnectionLoop: @unchecked Sendable {
     private var now = MonotonicInstant.now()
     private var nextSweep: MonotonicInstant
     private var draining = false
+    /// The loop was told to end (drained, or the listener could not be watched).
+    private var finished = false
     private var drainDeadline: MonotonicInstant? = nil
     private var acceptPausedUntil: MonotonicInstant? = nil
     private var admission: ConnectionAdmission
@@ -109,8 +111,6 @@ final class ConnectionLoop: @unchecked Sendable {
             if !finished { scheduleSweep() }
         }
     }
-
-    private var finished = false
 
     private func finishIfDrained() {
         if draining && connections.isEmpty && !finished { finish() }
