@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static inline uint32_t CPushSystem_EPOLLIN(void) { return EPOLLIN; }
 static inline uint32_t CPushSystem_EPOLLOUT(void) { return EPOLLOUT; }
@@ -38,4 +40,15 @@ static inline uint64_t CPushSystem_epoll_event_data(const struct epoll_event *ev
     return events[index].data.u64;
 }
 static inline size_t CPushSystem_epoll_event_size(void) { return sizeof(struct epoll_event); }
+
+// The CPUs this process may run on (its affinity mask), through the raw system call so that
+// cpu_set_t and its macros stay out of Swift; -1 if the call fails.
+static inline int CPushSystem_usable_cpu_count(void) {
+    unsigned long mask[64] = {0};
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (bytes <= 0) return -1;
+    int count = 0;
+    for (long index = 0; index < bytes / (long)sizeof(unsigned long); index++) count += __builtin_popcountl(mask[index]);
+    return count;
+}
 #endif

@@ -11,6 +11,8 @@ final class Connection {
     var parser: HTTPRequestParser
     var machine: HTTPConnectionStateMachine
     var interest: EpollEvents
+    /// The socket's registration with the event loop, set right after accepting.
+    var registration: EventLoop.Registration?
 
     /// Received bytes; those before `inputStart` are consumed.
     var input: [UInt8] = []

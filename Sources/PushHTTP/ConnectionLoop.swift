@@ -1,13 +1,13 @@
 import Glibc
 import PushSystem
 
-/// The event loop of one `HTTPServer`: runs on its own thread and owns every connection. Workers
-/// talk to it only through the server's completion list and wake-up eventfd. What happens to a
-/// connection is decided by its `HTTPConnectionStateMachine`; this loop only carries out the
-/// actions (socket calls, epoll interest, parsing, routing, the access log).
-final class ConnectionLoop {
-    private static let listenerID: UInt64 = 0
-    private static let wakeupID: UInt64 = 1
+/// What one `HTTPServer` runs on its PushSystem `EventLoop`, which owns every connection. Workers
+/// hand responses back with `EventLoop.execute` (docs/decisions/0420). What happens to a
+/// connection is decided by its `HTTPConnectionStateMachine`; this only carries out the actions
+/// (socket calls, epoll interest, parsing, routing, the access log).
+// @unchecked Sendable: created before its loop runs anything for it; from then on only the loop's
+// thread touches it.
+final class ConnectionLoop: @unchecked Sendable {
     private static let readSize = 64 * 1024
     private static let acceptsPerWakeup = 64
     private static let readInterest: EpollEvents = [.readable, .readHangup]
@@ -22,14 +22,17 @@ final class ConnectionLoop {
 
     private let server: HTTPServer
     private let configuration: HTTPServerConfiguration
-    private let epoll: Epoll
+    private let loop: EventLoop
+    private var listenerRegistration: EventLoop.Registration?
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let sweepInterval: Duration
     private var connections: [UInt64: Connection] = [:]
-    private var nextConnectionID: UInt64 = 2
+    private var nextConnectionID: UInt64 = 1
     private var now = MonotonicInstant.now()
     private var nextSweep: MonotonicInstant
     private var draining = false
+    /// The loop was told to end (drained, or the listener could not be watched).
+    private var finished = false
     private var drainDeadline: MonotonicInstant? = nil
     private var acceptPausedUntil: MonotonicInstant? = nil
     private var admission: ConnectionAdmission
@@ -37,10 +40,10 @@ final class ConnectionLoop {
     private let timeouts: HTTPConnectionStateMachine.Timeouts
     private let parserTemplate: HTTPRequestParser
 
-    init(server: HTTPServer) throws(SystemError) {
+    init(server: HTTPServer, loop: EventLoop) {
         self.server = server
+        self.loop = loop
         configuration = server.configuration
-        epoll = try Epoll()
         readBuffer = .allocate(byteCount: ConnectionLoop.readSize, alignment: 16)
         // Timeouts are checked by a periodic sweep; a tenth of the shortest timeout keeps them
         // accurate to ~10 % without a timer per connection.
@@ -61,28 +64,63 @@ final class ConnectionLoop {
 
     deinit { readBuffer.deallocate() }
 
-    func run() throws(SystemError) {
+    /// Starts watching the listener and the sweep timer; on the loop thread.
+    func start() {
+        now = .now()
         if let listening = server.listener.rawDescriptor {
-            try epoll.add(listening, id: ConnectionLoop.listenerID, events: .readable)
-        }
-        try epoll.add(server.wakeup.rawDescriptor, id: ConnectionLoop.wakeupID, events: .readable)
-        while true {
-            let wait = now.duration(to: nextSweep)
-            let milliseconds = Int32(min((wait.nanosecondsClamped + 999_999) / 1_000_000, 1000))
-            let count = try epoll.wait(timeoutMilliseconds: milliseconds)
-            now = MonotonicInstant.now()
-            for index in 0..<count {
-                let (id, events) = epoll.readyEvent(at: index)
-                switch id {
-                case ConnectionLoop.listenerID: acceptConnections()
-                case ConnectionLoop.wakeupID: deliverCompletions()
-                default: handle(id, events)
+            do {
+                listenerRegistration = try loop.register(listening, for: .readable) { [self] _ in
+                    now = .now()
+                    acceptConnections()
                 }
+            } catch {
+                server.logger.error("http event loop failed", ["error": .string("\(error)")])
+                finish()
+                return
             }
-            if !draining && server.drainRequested.load(ordering: .acquiring) { beginDrain() }
-            if now >= nextSweep { sweep() }
-            if draining && connections.isEmpty { return }
         }
+        scheduleSweep()
+    }
+
+    /// A worker's response for `completion.connectionID`; on the loop thread.
+    func deliver(_ completion: WorkCompletion) {
+        // Connection ids are never reused: a closed connection's response is dropped here, a
+        // timed-out request's by its machine (docs/protocol.md §1).
+        guard let connection = connections[completion.connectionID] else { return }
+        now = .now()
+        perform(
+            connection.machine.responseReady(serial: completion.serial, at: now), connection,
+            response: completion.response)
+        advance(connection)
+        finishIfDrained()
+    }
+
+    /// The server asked for a drain; on the loop thread.
+    func drainRequested() {
+        guard !draining else { return }
+        now = .now()
+        beginDrain()
+        finishIfDrained()
+    }
+
+    private func scheduleSweep() {
+        loop.schedule(at: nextSweep) { [self] in
+            now = .now()
+            sweep()
+            finishIfDrained()
+            if !finished { scheduleSweep() }
+        }
+    }
+
+    private func finishIfDrained() {
+        if draining && connections.isEmpty && !finished { finish() }
+    }
+
+    /// Ends the loop: the server closes its listener and queue and reports the drain complete.
+    private func finish() {
+        finished = true
+        server.loopFinished()
+        loop.shutdown()
     }
 
     // MARK: accepting
@@ -115,7 +153,11 @@ final class ConnectionLoop {
                 machine: HTTPConnectionStateMachine(acceptedAt: now, timeouts: timeouts),
                 interest: ConnectionLoop.readInterest)
             do {
-                try epoll.add(raw, id: id, events: ConnectionLoop.readInterest)
+                connection.registration = try loop.register(raw, for: ConnectionLoop.readInterest) { [self] events in
+                    now = .now()
+                    handle(id, events)
+                    finishIfDrained()
+                }
             } catch {
                 admission.release(peer: peerGroup)
                 continue
@@ -172,9 +214,9 @@ final class ConnectionLoop {
     }
 
     private func pauseAccepting() {
-        guard acceptPausedUntil == nil, let listening = server.listener.rawDescriptor else { return }
+        guard acceptPausedUntil == nil, let listenerRegistration else { return }
         acceptPausedUntil = now.advanced(by: .milliseconds(100))
-        try? epoll.modify(listening, id: ConnectionLoop.listenerID, events: [])
+        try? loop.modify(listenerRegistration, for: [])
         server.logger.warning("http accept paused: out of file descriptors")
     }
 
@@ -343,24 +385,6 @@ final class ConnectionLoop {
 
     // MARK: responding
 
-    private func deliverCompletions() {
-        server.wakeup.reset()
-        let batch = server.completions.withLock { pending in
-            let batch = pending
-            pending.removeAll(keepingCapacity: true)
-            return batch
-        }
-        for completion in batch {
-            // Connection ids are never reused: a closed connection's response is dropped here, a
-            // timed-out request's by its machine (docs/protocol.md §1).
-            guard let connection = connections[completion.connectionID] else { continue }
-            perform(
-                connection.machine.responseReady(serial: completion.serial, at: now), connection,
-                response: completion.response)
-            advance(connection)
-        }
-    }
-
     /// Encodes `response`, logs it, and starts writing.
     private func write(_ connection: Connection, _ response: Response, close: Bool) {
         ResponseEncoder.encode(
@@ -405,9 +429,9 @@ final class ConnectionLoop {
 
     private func sweep() {
         nextSweep = now.advanced(by: sweepInterval)
-        if let until = acceptPausedUntil, now >= until, let listening = server.listener.rawDescriptor {
+        if let until = acceptPausedUntil, now >= until, let listenerRegistration {
             acceptPausedUntil = nil
-            try? epoll.modify(listening, id: ConnectionLoop.listenerID, events: .readable)
+            try? loop.modify(listenerRegistration, for: .readable)
         }
         if let deadline = drainDeadline, now >= deadline {
             for connection in connections.values { perform(connection.machine.drainDeadlinePassed(), connection) }
@@ -421,7 +445,8 @@ final class ConnectionLoop {
         // Connections the kernel completed but nobody accepted yet would be reset when the listener
         // closes, losing requests whose first byte has already arrived: take them in first.
         acceptConnections()
-        if let listening = server.listener.rawDescriptor { epoll.remove(listening) }
+        if let listenerRegistration { loop.deregister(listenerRegistration) }
+        listenerRegistration = nil
         server.listener.close()
         let override = server.drainTimeoutOverride.load(ordering: .acquiring)
         let timeout = override >= 0 ? Duration.nanoseconds(override) : configuration.drainTimeout
@@ -437,7 +462,7 @@ final class ConnectionLoop {
     private func setInterest(_ connection: Connection, _ interest: EpollEvents) {
         guard connection.interest != interest else { return }
         do {
-            try epoll.modify(connection.socket.rawValue, id: connection.id, events: interest)
+            if let registration = connection.registration { try loop.modify(registration, for: interest) }
             connection.interest = interest
         } catch {
             perform(connection.machine.peerClosed(), connection)
@@ -445,7 +470,8 @@ final class ConnectionLoop {
     }
 
     private func close(_ connection: Connection) {
-        epoll.remove(connection.socket.rawValue)
+        if let registration = connection.registration { loop.deregister(registration) }
+        connection.registration = nil
         connections[connection.id] = nil
         admission.release(peer: connection.peerGroup)
         server.openConnections.subtract(1, ordering: .relaxed)

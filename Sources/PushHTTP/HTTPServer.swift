@@ -7,7 +7,7 @@ public enum HTTPServerError: Error, Equatable, Sendable {
     case system(SystemError)
 }
 
-/// An HTTP/1.1 server on one listening socket: an epoll event-loop thread accepts, reads and parses;
+/// An HTTP/1.1 server on one listening socket: a PushSystem `EventLoop` accepts, reads and parses;
 /// complete requests go through a bounded queue to a fixed pool of worker threads running the
 /// route handlers. Several servers (public and private listener) can run in one process.
 public final class HTTPServer: Sendable {
@@ -16,9 +16,7 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     let router: Router
     let listener: TCPListener
-    let wakeup: EventNotifier
     let queue: BoundedBlockingQueue<Work>
-    let completions = Mutex<[WorkCompletion]>([])
     /// Work deferred routes handed back to a worker (`Responder.resume`); taken before queued requests.
     private let resumptions = Mutex<[@Sendable () -> Void]>([])
     let accessLog: AccessLog
@@ -33,7 +31,9 @@ public final class HTTPServer: Sendable {
 
     private enum Lifecycle {
         case created
-        case running(loop: PosixThread)
+        case running(EventLoop, ConnectionLoop)
+        /// Drained; the loop's thread is ending and is joined by `waitUntilDrained`.
+        case stopping(EventLoop)
         case finished
     }
 
@@ -51,7 +51,6 @@ public final class HTTPServer: Sendable {
         self.accessLog = accessLog ?? { entry in Self.log(entry, to: logger) }
         do {
             listener = try TCPListener(address: try SocketAddress(parsing: configuration.listen))
-            wakeup = try EventNotifier()
         } catch let error as SocketAddressError {
             throw .invalidListenAddress(error)
         } catch let error as SystemError {
@@ -87,21 +86,16 @@ public final class HTTPServer: Sendable {
                 for _ in 0..<configuration.workerCount {
                     _ = try PosixThread.spawn { [self] in runWorker() }
                 }
-                let loop = try PosixThread.spawn { [self] in
-                    do {
-                        try ConnectionLoop(server: self).run()
-                    } catch {
-                        logger.error("http event loop failed", ["error": .string("\(error)")])
-                    }
-                    finish()
-                }
-                state = .running(loop: loop)
+                let loop = try EventLoop()
+                let connections = ConnectionLoop(server: self, loop: loop)
+                loop.execute { connections.start() }
+                state = .running(loop, connections)
                 return .success(())
             } catch let error as SystemError {
                 queue.close()
                 return .failure(error)
             } catch {
-                preconditionFailure("PosixThread.spawn throws only SystemError")
+                preconditionFailure("PosixThread.spawn and EventLoop throw only SystemError")
             }
         }
         if case .failure(let error) = result { throw .system(error) }
@@ -114,17 +108,21 @@ public final class HTTPServer: Sendable {
     public func beginDrain(timeout: Duration? = nil) {
         if let timeout { drainTimeoutOverride.store(timeout.nanosecondsClamped, ordering: .releasing) }
         guard !drainRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let neverStarted = lifecycle.withLock { state in
-            guard case .created = state else { return false }
-            state = .finished
-            return true
+        let running: (EventLoop, ConnectionLoop)? = lifecycle.withLock { state in
+            switch state {
+            case .created:
+                state = .finished
+                return nil
+            case .running(let loop, let connections):
+                return (loop, connections)
+            case .stopping, .finished:
+                return nil
+            }
         }
-        if neverStarted {
-            listener.close()
-            queue.close()
-            drained.open()
+        if let (loop, connections) = running {
+            loop.execute { connections.drainRequested() }
         } else {
-            wakeup.notify()
+            loopFinished()
         }
     }
 
@@ -141,20 +139,28 @@ public final class HTTPServer: Sendable {
         return true
     }
 
-    /// Called on the loop thread when it exits.
-    private func finish() {
+    /// Called on the loop thread when it ends (or once when a server that never started drains).
+    func loopFinished() {
+        // Dropping the ConnectionLoop here breaks the server ↔ loop reference cycle.
+        lifecycle.withLock { state in
+            if case .running(let loop, _) = state { state = .stopping(loop) }
+        }
         listener.close()
         queue.close()
         drained.open()
     }
 
     private func joinLoop() {
-        let loop: PosixThread? = lifecycle.withLock { state in
-            guard case .running(let loop) = state else { return nil }
-            state = .finished
-            return loop
+        let loop: EventLoop? = lifecycle.withLock { state in
+            switch state {
+            case .running(let loop, _), .stopping(let loop):
+                state = .finished
+                return loop
+            case .created, .finished:
+                return nil
+            }
         }
-        loop?.join()
+        loop?.shutdown()
     }
 
     private func runWorker() {
@@ -185,13 +191,12 @@ public final class HTTPServer: Sendable {
 
     /// Hands a response to the event loop; any thread.
     func post(_ completion: WorkCompletion) {
-        let wasEmpty = completions.withLock { pending in
-            let wasEmpty = pending.isEmpty
-            pending.append(completion)
-            return wasEmpty
+        let running: (EventLoop, ConnectionLoop)? = lifecycle.withLock { state in
+            guard case .running(let loop, let connections) = state else { return nil }
+            return (loop, connections)
         }
-        // One wake-up per batch: the loop drains the whole list each time it is woken.
-        if wasEmpty { wakeup.notify() }
+        // After the drain the loop has ended and refuses the task: the connection is gone anyway.
+        if let (loop, connections) = running { loop.execute { connections.deliver(completion) } }
     }
 
     /// Runs `work` on a worker; any thread, never blocks.

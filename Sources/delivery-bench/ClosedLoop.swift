@@ -1,4 +1,3 @@
-import Glibc
 import PushSystem
 import Synchronization
 
@@ -95,7 +94,7 @@ enum ClosedLoop {
                 }
             }
         }
-        while ready.load(ordering: .acquiring) < concurrency { usleep(1000) }
+        while ready.load(ordering: .acquiring) < concurrency { ThreadSleep.sleep(for: .milliseconds(1)) }
         start.store(MonotonicInstant.now().nanoseconds, ordering: .releasing)
         go.open()
         for thread in threads { thread.join() }

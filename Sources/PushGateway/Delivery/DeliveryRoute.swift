@@ -1,4 +1,3 @@
-import Glibc
 import PushHTTP
 import PushJSON
 import PushNostr
@@ -259,16 +258,9 @@ struct DeliveryRoute: Sendable {
                         ["step": .string(what), "error": .string(String(describing: error))])
                     return
                 }
-                sleep(for: bookkeepingRetryDelay)
+                ThreadSleep.sleep(for: bookkeepingRetryDelay)
             }
         }
-    }
-
-    private func sleep(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        var remaining = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var unslept = timespec()
-        while nanosleep(&remaining, &unslept) == -1 && errno == EINTR { remaining = unslept }
     }
 }
 

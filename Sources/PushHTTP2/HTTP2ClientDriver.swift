@@ -1,10 +1,11 @@
 import PushSystem
 
-/// The event-loop thread of `HTTP2Client`: waits in epoll on every connection's socket and the
-/// client's notifier, reports what happened to each pool's `HTTP2ClientConnectionStateMachine`
-/// and carries out the actions it returns. It makes no decisions of its own.
-// @unchecked Sendable: handed to its thread once at start; from then on only that thread touches it.
-final class HTTP2EventLoop: @unchecked Sendable {
+/// What `HTTP2Client` runs on its `EventLoop`: reports each connection's readiness and each
+/// request to its pool's `HTTP2ClientConnectionStateMachine` and carries out the actions it
+/// returns. It makes no decisions of its own; the loop supplies the waiting, waking and timers.
+// @unchecked Sendable: created before the loop runs anything for it; from then on only the loop's
+// thread touches it.
+final class HTTP2ClientDriver: @unchecked Sendable {
     private final class Pool {
         let index: Int
         let target: HTTP2Target
@@ -18,64 +19,95 @@ final class HTTP2EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Epoll identifier of the client's notifier; connections use pool index and connection ID.
-    private static let notifierID: UInt64 = 0
-    /// The longest epoll wait, so a missed wake-up costs at most this much.
-    private static let maximumWait = Duration.milliseconds(250)
-
-    private let client: HTTP2Client
-    private let epoll: Epoll
+    private let configuration: HTTP2ClientConfiguration
+    private let loop: EventLoop
     private var pools: [HTTP2PoolKey: Pool] = [:]
     private var poolsByIndex: [Pool] = []
     private var pending: [HTTP2RequestID: HTTP2PendingRequest] = [:]
-    private var registered: [UInt64: (descriptor: Int32, events: EpollEvents)] = [:]
+    private var registered: [UInt64: (registration: EventLoop.Registration, descriptor: Int32, events: EpollEvents)] =
+        [:]
     private var needsFlush: [(connection: HTTP2ClientConnection, pool: Pool)] = []
     private var lastRequestID: UInt64 = 0
-    private var running = true
+    private var stopped = false
+    private var settling = false
+    private var tick: (timer: TimerID, deadline: MonotonicInstant)?
 
-    init(client: HTTP2Client) throws(SystemError) {
-        self.client = client
-        epoll = try Epoll()
-        try epoll.add(client.notifier.rawDescriptor, id: Self.notifierID, events: .readable)
+    init(configuration: HTTP2ClientConfiguration, loop: EventLoop) {
+        self.configuration = configuration
+        self.loop = loop
     }
 
-    func run() {
-        while running {
-            for command in client.takeCommands() { handle(command) }
-            guard running else { break }
-            let now = MonotonicInstant.now()
-            for pool in poolsByIndex { perform(pool.machine.tick(now: now), in: pool) }
-            flushPending()
-            waitForEvents()
-            flushPending()
+    // MARK: Entry points (each runs on the loop thread)
+
+    func submit(_ request: HTTP2PendingRequest) {
+        guard !stopped else {
+            request.completion(.failure(.shutdown))
+            return
         }
+        let pool = self.pool(for: request.target)
+        lastRequestID += 1
+        let id = HTTP2RequestID(rawValue: lastRequestID)
+        pending[id] = request
+        perform(pool.machine.submit(id, now: .now()), in: pool)
+        settleBeforeWait()
+    }
+
+    func resolved(
+        _ key: HTTP2PoolKey, _ connectionID: HTTP2ConnectionID, _ result: Result<[SocketAddress], SystemError>
+    ) {
+        guard !stopped, let pool = pools[key], let connection = pool.connections[connectionID] else { return }
+        connection.addressesResolved(result)
+        settle(connection, in: pool)
+        settleBeforeWait()
+    }
+
+    /// Answers every pending request with `.shutdown` and closes every connection.
+    func shutdown() {
+        guard !stopped else { return }
+        stopped = true
         for pool in poolsByIndex { perform(pool.machine.shutdown(), in: pool) }
         needsFlush.removeAll()
-        for command in client.takeCommands() {
-            if case .submit(let request) = command { request.completion(.failure(.shutdown)) }
+        if let tick { loop.cancel(tick.timer) }
+        tick = nil
+    }
+
+    private func readiness(_ events: EpollEvents, of connection: HTTP2ClientConnection, in pool: Pool) {
+        guard pool.connections[connection.id] === connection else { return }
+        connection.handle(events)
+        settle(connection, in: pool)
+        settleBeforeWait()
+    }
+
+    private func tickFired() {
+        tick = nil
+        let now = MonotonicInstant.now()
+        for pool in poolsByIndex { perform(pool.machine.tick(now: now), in: pool) }
+        settleBeforeWait()
+    }
+
+    /// Once per loop iteration, after everything ready: one flush per connection, then the timer
+    /// moved to the machines' earliest deadline.
+    private func settleBeforeWait() {
+        guard !settling, !stopped else { return }
+        settling = true
+        loop.beforeNextWait { [self] in
+            settling = false
+            guard !stopped else { return }
+            flushPending()
+            scheduleTick()
         }
     }
 
-    private func handle(_ command: HTTP2Client.Command) {
-        switch command {
-        case .submit(let request):
-            let pool = self.pool(for: request.target)
-            lastRequestID += 1
-            let id = HTTP2RequestID(rawValue: lastRequestID)
-            pending[id] = request
-            perform(pool.machine.submit(id, now: .now()), in: pool)
-        case .resolved(let key, let connectionID, let result):
-            guard let pool = pools[key], let connection = pool.connections[connectionID] else { return }
-            connection.addressesResolved(result)
-            settle(connection, in: pool)
-        case .shutdown:
-            running = false
-        }
+    private func scheduleTick() {
+        let deadline = poolsByIndex.compactMap(\.machine.nextDeadline).min()
+        guard tick?.deadline != deadline else { return }
+        if let tick { loop.cancel(tick.timer) }
+        tick = deadline.map { deadline in (loop.schedule(at: deadline) { [self] in tickFired() }, deadline) }
     }
 
     private func pool(for target: HTTP2Target) -> Pool {
         if let pool = pools[target.poolKey] { return pool }
-        let pool = Pool(index: poolsByIndex.count, target: target, configuration: client.configuration)
+        let pool = Pool(index: poolsByIndex.count, target: target, configuration: configuration)
         pools[target.poolKey] = pool
         poolsByIndex.append(pool)
         return pool
@@ -137,7 +169,7 @@ final class HTTP2EventLoop: @unchecked Sendable {
 
     private func open(_ id: HTTP2ConnectionID, in pool: Pool) {
         let target = pool.target
-        let connection = HTTP2ClientConnection(id: id, target: target, proxy: client.configuration.proxy)
+        let connection = HTTP2ClientConnection(id: id, target: target, proxy: configuration.proxy)
         pool.connections[id] = connection
         let host = connection.connectHost
         let port = connection.connectPort
@@ -147,7 +179,7 @@ final class HTTP2EventLoop: @unchecked Sendable {
             return
         }
         // getaddrinfo blocks; resolve on a short-lived thread and hand the result back.
-        let client = self.client
+        let loop = self.loop
         let key = target.poolKey
         do {
             _ = try PosixThread.spawn {
@@ -157,7 +189,7 @@ final class HTTP2EventLoop: @unchecked Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                client.post(.resolved(key, id, result))
+                loop.execute { [self] in resolved(key, id, result) }
             }
         } catch {
             connection.addressesResolved(.failure(error))
@@ -197,7 +229,7 @@ final class HTTP2EventLoop: @unchecked Sendable {
         }
     }
 
-    // MARK: Waiting
+    // MARK: Registration
 
     private func epollID(_ connection: HTTP2ClientConnection, in pool: Pool) -> UInt64 {
         UInt64(pool.index + 1) << 32 | UInt64(connection.id.rawValue)
@@ -209,45 +241,33 @@ final class HTTP2EventLoop: @unchecked Sendable {
             unregister(connection, in: pool)
             return
         }
-        // A closed descriptor leaves the epoll set by itself; a new socket (the next address) is added.
-        if let current = registered[key], current.descriptor == connection.descriptor {
-            guard current.events != interest else { return }
-            try? epoll.modify(connection.descriptor, id: key, events: interest)
-        } else {
-            try? epoll.add(connection.descriptor, id: key, events: interest)
+        if let current = registered[key] {
+            guard current.descriptor != connection.descriptor || current.events != interest else { return }
+            if current.descriptor == connection.descriptor,
+                (try? loop.modify(current.registration, for: interest)) != nil
+            {
+                registered[key]?.events = interest
+                return
+            }
+            unregister(connection, in: pool)
         }
-        registered[key] = (connection.descriptor, interest)
+        let descriptor = connection.descriptor
+        guard
+            let registration = try? loop.register(
+                descriptor, for: interest,
+                handler: { [self] events in
+                    readiness(events, of: connection, in: pool)
+                })
+        else { return }
+        registered[key] = (registration, descriptor, interest)
     }
 
     private func unregister(_ connection: HTTP2ClientConnection, in pool: Pool) {
-        let key = epollID(connection, in: pool)
-        guard registered.removeValue(forKey: key) != nil else { return }
-        if connection.descriptor >= 0 { epoll.remove(connection.descriptor) }
-    }
-
-    private func waitForEvents() {
-        let now = MonotonicInstant.now()
-        var wait = Self.maximumWait
-        for pool in poolsByIndex {
-            if let deadline = pool.machine.nextDeadline { wait = min(wait, now.duration(to: deadline)) }
-        }
-        // Round up so the loop never wakes just before a deadline and spins.
-        let milliseconds = Int32((wait.nanosecondsClamped + 999_999) / 1_000_000)
-        guard let count = try? epoll.wait(timeoutMilliseconds: milliseconds) else { return }
-        for index in 0..<count {
-            let (key, events) = epoll.readyEvent(at: index)
-            if key == Self.notifierID {
-                client.notifier.reset()
-                continue
-            }
-            let poolIndex = Int(key >> 32) - 1
-            guard poolIndex >= 0, poolIndex < poolsByIndex.count else { continue }
-            let pool = poolsByIndex[poolIndex]
-            guard let connection = pool.connections[HTTP2ConnectionID(rawValue: Int(key & 0xFFFF_FFFF))] else {
-                continue
-            }
-            connection.handle(events)
-            settle(connection, in: pool)
+        guard let current = registered.removeValue(forKey: epollID(connection, in: pool)) else { return }
+        if connection.descriptor == current.descriptor {
+            loop.deregister(current.registration)
+        } else {
+            loop.forgetClosed(current.registration)
         }
     }
 }
