@@ -79,4 +79,37 @@ struct NeutralDeliveryPathTests {
         }
         #expect(gateway.sender.attempts.isEmpty)
     }
+
+    @Test("a grant whose profile is android is invalid_grant on the /apns paths and passes the neutral paths' check")
+    func androidGrantOnlyOnNeutralPaths() throws {
+        let gateway = try DeliveryTestGateway()
+        let scenario = try gateway.enroll()
+        // Configuration refuses android profiles in this build, so the profile is made here.
+        let ios = try #require(gateway.configuration.profile(id: DeliveryTestGateway.profileID))
+        let android = AppProfile(
+            id: ios.id, variableKey: ios.variableKey, platform: .android, appID: ios.appID, teamID: ios.teamID,
+            apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
+            appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
+        let delivery = try DeliveryRequest(body: Self.singleBody(scenario, requestID: CanonicalUUID.version4()))
+        let relay = scenario.relay.publicKey.bytes
+        for route in GatewayRoute.allCases {
+            for path in route.declaration.paths where path.hasPrefix("/v1/deliveries") {
+                let served = gateway.server.application.deliveryRoute(onPath: path)
+                let withAndroid = DeliveryRoute(
+                    verifier: served.verifier, relayLimiter: served.relayLimiter, grants: served.grants,
+                    tokens: served.tokens, profiles: [android], requiredPlatform: served.requiredPlatform,
+                    ledger: served.ledger, sender: served.sender, clock: served.clock, logger: served.logger,
+                    metrics: served.metrics, faultLog: served.faultLog)
+                for (candidate, platform) in [(served, "ios"), (withAndroid, "android")] {
+                    let refused: Int? =
+                        switch candidate.check(delivery, relay: relay, now: DeliveryTestGateway.now()) {
+                        case .valid: nil
+                        case .refused(let response): response.status
+                        }
+                    let expected: Int? = path.contains("/apns") && platform == "android" ? 404 : nil
+                    #expect(refused == expected, "\(platform) grant on \(path)")
+                }
+            }
+        }
+    }
 }
