@@ -8,9 +8,9 @@ import PushSystem
 
 /// `push-gateway deliver --url URL --relay-key-file F --grant G [--request-id UUID]
 /// [--expires-in SECONDS]` (docs/protocol.md §12): the relay side of one delivery. Signs NIP-98 for the
-/// exact URL and body, posts once, prints the HTTP status on the first line and the body on the
-/// second; exit 0 for a 2xx, 1 for any other answer or a transport failure, 2 for usage errors
-/// (docs/decisions/0084). With `--grants-file F` instead of `--grant`, batches (DeliverCommand+Batch).
+/// exact URL (either path of the delivery route, docs/protocol.md §4.7) and body, posts once, prints
+/// the HTTP status on the first line and the body on the second; exit 0 for a 2xx, 1 for any other
+/// answer or a transport failure, 2 for usage errors (docs/decisions/0084). With `--grants-file F` instead of `--grant`, batches (DeliverCommand+Batch).
 package enum DeliverCommand: InProcessCommand {
     static let usage = """
         usage: push-gateway deliver --url URL --relay-key-file FILE --grant GRANT [--request-id UUID] \

@@ -61,8 +61,8 @@ struct BatchDeliveryCommandTests {
         let grants = try Self.file(scenario.sealedGrant + "\n" + scenario.sealedGrant + "\n")
         let wrongPath = DeliverCommand.execute(
             arguments: [
-                "--url", "http://127.0.0.1:\(gateway.port)/v1/deliveries", "--relay-key-file", keyFile, "--grants-file",
-                grants,
+                "--url", "http://127.0.0.1:\(gateway.port)/v1/deliveries/fcm", "--relay-key-file", keyFile,
+                "--grants-file", grants,
             ],
             environment: [:])
         #expect(wrongPath.exitCode == 1)

@@ -136,6 +136,19 @@ struct CheckConfigCommandTests {
         }
     }
 
+    @Test("an android profile is refused by name as not supported by this build, exit 1")
+    func androidProfileRefused() throws {
+        let variable = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_PLATFORM"
+        let environment = try ConfigurationTestEnvironment().with(variable, "android")
+        let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+        #expect(result.exitCode == 1)
+        #expect(result.standardOutput.isEmpty)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains(variable) == true)
+        #expect(result.standardError.contains("not supported by this build"))
+    }
+
     @Test("any argument is a usage error with exit status 2")
     func usage() throws {
         let environment = try ConfigurationTestEnvironment()

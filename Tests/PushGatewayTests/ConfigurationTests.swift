@@ -20,7 +20,7 @@ struct ConfigurationTests {
         #expect(Set(errors.map(\.variable)) == expected, "\(errors)", sourceLocation: sourceLocation)
         // No message may quote any value of the environment: the marker placed in bad values, nor
         // a key, path, URL or id (closed-set words such as "production" may appear in a hint).
-        let closedSetWords: Set<String> = ["production", "sandbox", "development", "true", "false"]
+        let closedSetWords: Set<String> = ["production", "sandbox", "development", "true", "false", "android"]
         let values = environment.variables.values.filter { $0.count >= 6 && !closedSetWords.contains($0) }
         for error in errors {
             #expect(!error.description.contains(TestEnvironment.marker), "\(error)", sourceLocation: sourceLocation)
@@ -486,6 +486,23 @@ struct ConfigurationTests {
             return
         }
         #expect(pem.bytes == Array((TestEnvironment.certificatePEM + TestEnvironment.privateKeyPEM).utf8))
+    }
+
+    @Test("a profile's PLATFORM is ios unset or set; android is refused as unsupported by this build, other values too")
+    func profilePlatform() throws {
+        let platform = profileVariable + "PLATFORM"
+        let unset = try #require(try TestEnvironment().configuration())
+        #expect(unset.profile(id: "buzz-ios-production")?.platform == .ios)
+        let ios = try #require(try TestEnvironment().with(platform, "ios").configuration())
+        #expect(ios.profile(id: "buzz-ios-production")?.platform == .ios)
+
+        let android = try TestEnvironment().with(platform, "android")
+        // Only the platform is named: the profile's APNs variables are not checked against an android profile.
+        expectErrors(android, named: [platform])
+        #expect(android.errors().map(\.description).contains { $0.contains("android is not supported by this build") })
+        for value in ["IOS", "fcm", " ios", ""] {
+            expectErrors(try TestEnvironment().with(platform, value), named: [platform])
+        }
     }
 
     @Test("PUSH_GATEWAY_PROFILES refuses bad ids, empty items, repeats and ids that share variable names")

@@ -72,6 +72,25 @@ struct DeliverCommandTests {
         #expect(foreign.standardOutput == "404\n{\"error\":\"invalid_grant\"}\n")
     }
 
+    @Test("the platform-neutral URL works too: one grant to /v1/deliveries, a grants file to /v1/deliveries/batch")
+    func neutralURL() throws {
+        let gateway = try DeliveryTestGateway()
+        let relay = try #require(SchnorrSigningKey(secretKey: Self.secretKey))
+        let scenario = try gateway.enroll(relay: relay)
+        let keyFile = try Self.keyFile(Hex.encode(Self.secretKey))
+        let url = "http://127.0.0.1:\(gateway.port)/v1/deliveries"
+        let single = Self.run(["--url", url, "--relay-key-file", keyFile, "--grant", scenario.sealedGrant])
+        #expect(single.exitCode == 0, "\(single.standardError)")
+        #expect(single.standardOutput == "200\n{\"status\":\"accepted\"}\n")
+
+        let grantsFile = try Self.keyFile(scenario.sealedGrant + "\n")
+        let batch = Self.run(["--url", url, "--relay-key-file", keyFile, "--grants-file", grantsFile])
+        #expect(batch.exitCode == 0, "\(batch.standardError)")
+        #expect(batch.standardOutput == #"200 {"status":"accepted"}"# + "\n")
+        // `--grants-file` posts to the URL + `/batch`, which only the neutral batch path answers.
+        #expect(gateway.sender.attempts.count == 2)
+    }
+
     @Test("no answer at all (nothing listening) exits 1 with a message and no output lines")
     func transportFailure() throws {
         let keyFile = try Self.keyFile(Hex.encode(Self.secretKey))

@@ -69,6 +69,10 @@ struct OpenAPITests {
             paths[GatewayRoute.batchDeliveries.path]?["post"] == [
                 "200", "400", "401", "408", "411", "413", "429", "503",
             ])
+        // docs/protocol.md §4.7, §4.8: the two paths of a delivery route answer alike.
+        for route in [GatewayRoute.deliveries, .batchDeliveries] {
+            #expect(Set(route.declaration.paths.map { paths[$0]?["post"] }).count == 1, "\(route)")
+        }
         #expect(paths[GatewayRoute.challenges.path]?["post"] == ["200", "400", "408", "411", "413", "429", "503"])
         // docs/protocol.md §1: the lifecycle bucket.
         for route in [GatewayRoute.enroll, .delegate, .rotateEndpoint, .revokeDelegation, .revokeInstallation] {

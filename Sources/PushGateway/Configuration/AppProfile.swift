@@ -1,6 +1,18 @@
 /// One enabled app profile (docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
 /// how its App Attest data is checked and how APNs is reached for it.
 public struct AppProfile: Sendable {
+    /// docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_PLATFORM`: which device proof and push service
+    /// the profile's installations use.
+    public enum Platform: String, Sendable, Equatable, CaseIterable {
+        case ios, android
+
+        /// docs/protocol.md §4.7, §4.8: the `/apns` delivery paths take grants of `ios` profiles only;
+        /// the platform-neutral paths take any (`required` nil).
+        public static func admits(_ platform: Platform, required: Platform?) -> Bool {
+            required.map { $0 == platform } ?? true
+        }
+    }
+
     public enum APNsEnvironment: String, Sendable, Equatable, CaseIterable {
         case production, sandbox
     }
@@ -23,6 +35,8 @@ public struct AppProfile: Sendable {
     public let id: String
     /// `<P>` in the profile's variable names.
     public let variableKey: String
+    /// Always `ios` in this build: configuration refuses `android` (docs/status.md).
+    public let platform: Platform
     /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (docs/protocol.md §5).
     public let appID: String
     /// The 10-character team id prefix of `appID`.

@@ -17,7 +17,7 @@ extension GatewayConfiguration {
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
     static let profileVariableSuffixes = [
         "APP_ID", "APNS_TOPIC", "APNS_ENVIRONMENT", "APP_ATTEST_ENVIRONMENT", "APNS_KEY_FILE", "APNS_KEY_ID",
-        "APNS_TEAM_ID", "APNS_CERT_FILE",
+        "APNS_TEAM_ID", "APNS_CERT_FILE", "PLATFORM",
     ]
 
     /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no

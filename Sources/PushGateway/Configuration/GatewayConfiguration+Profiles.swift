@@ -33,6 +33,13 @@ extension GatewayConfiguration {
 
     private static func profile(_ reader: inout EnvironmentReader, id: String, key: String) -> AppProfile? {
         func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
+        let platformName = variable("PLATFORM")
+        guard let platform: AppProfile.Platform = reader.choice(platformName, default: .ios) else { return nil }
+        // The profile's other variables are the other platform's, so checking them would only add noise.
+        guard platform == .ios else {
+            reader.fail(platformName, "android is not supported by this build (no Android enrollment or FCM yet)")
+            return nil
+        }
         let appIDName = variable("APP_ID")
         let topicName = variable("APNS_TOPIC")
         var teamID: Substring?
@@ -59,7 +66,7 @@ extension GatewayConfiguration {
             let apnsEnvironment, let appAttestEnvironment, let authentication
         else { return nil }
         return AppProfile(
-            id: id, variableKey: key, appID: appID, teamID: String(teamID), apnsTopic: topic,
+            id: id, variableKey: key, platform: platform, appID: appID, teamID: String(teamID), apnsTopic: topic,
             apnsEnvironment: apnsEnvironment, appAttestEnvironment: appAttestEnvironment,
             apnsAuthentication: authentication)
     }

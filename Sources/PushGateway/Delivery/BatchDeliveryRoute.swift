@@ -1,8 +1,8 @@
 import PushHTTP
 import PushSystem
 
-/// `POST /v1/deliveries/apns/batch` (docs/protocol.md §4.8): up to 100 wakes for one NIP-98 signature
-/// and one admission transaction.
+/// `POST /v1/deliveries/batch` and `POST /v1/deliveries/apns/batch` (docs/protocol.md §4.8): up to
+/// 100 wakes for one NIP-98 signature and one admission transaction.
 ///
 /// Whole-request answers, first failure wins: strict body (400) → NIP-98 over the whole body (401)
 /// → one token per item from the relay's bucket, all or nothing (429) → the admission transaction

@@ -5,7 +5,8 @@ import PushPostgres
 import PushRateLimiting
 import PushSystem
 
-/// `POST /v1/deliveries/apns` (docs/protocol.md §4.7): a relay asks for one wake of one installation.
+/// `POST /v1/deliveries` and `POST /v1/deliveries/apns` (docs/protocol.md §4.7): a relay asks for one
+/// wake of one installation. One value serves one path; only `requiredPlatform` differs between them.
 ///
 /// Order, first failure wins: strict body (400) → NIP-98 (401) → the relay's token bucket (429) →
 /// the grant: opens, names this relay, `now <= expires_at <= grant.expires_at` (404) → the
@@ -24,6 +25,8 @@ struct DeliveryRoute: Sendable {
     let grants: SealedEnvelope
     let tokens: SealedEnvelope
     let profiles: [AppProfile]
+    /// `ios` on the `/apns` paths, nil on the platform-neutral ones (docs/protocol.md §4.7, §4.8).
+    let requiredPlatform: AppProfile.Platform?
     let ledger: DeliveryLedger
     let sender: any DeliverySender
     let clock: any WallClock
@@ -167,7 +170,7 @@ struct DeliveryRoute: Sendable {
     }
 
     /// docs/protocol.md §4.7: the grant opens, names the signing relay, and `now <= expires_at <=
-    /// grant.expires_at`; its profile is enabled.
+    /// grant.expires_at`; its profile is enabled and of the platform this path takes.
     func check(_ delivery: DeliveryRequest, relay: [UInt8], now: Int64) -> GrantCheck {
         guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
             now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
@@ -177,6 +180,10 @@ struct DeliveryRoute: Sendable {
         guard let profile = profiles.first(where: { UTF8Equality.equal($0.id, grant.appProfile) }) else {
             logger.error("delivery for a profile that is not enabled", ["outcome": .string("configuration_fault")])
             return .refused(.error(503, .configurationFault))
+        }
+        // docs/protocol.md §4.7: another platform's grant on an `/apns` path is a grant failure like any other.
+        guard AppProfile.Platform.admits(profile.platform, required: requiredPlatform) else {
+            return .refused(Self.invalidGrant)
         }
         return .valid(grant, profile)
     }

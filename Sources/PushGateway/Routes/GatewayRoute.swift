@@ -5,7 +5,8 @@ import PushMetrics
 /// Every route of the gateway, declared once (docs/protocol.md §1, §4, §9): the router, the request
 /// metrics and the access log all read this table, and its raw value is the route's label in
 /// both. Adding a route is one case here and one handler in `GatewayApplication.route(for:)`;
-/// the compiler asks for both.
+/// the compiler asks for both. A route may answer on several paths (docs/protocol.md §4.7, §4.8: two
+/// paths, one route); it keeps one label on all of them (docs/decisions/0430).
 public enum GatewayRoute: String, MetricLabel {
     case challenges
     case deliveries
@@ -31,7 +32,8 @@ public enum GatewayRoute: String, MetricLabel {
     public struct Declaration: Sendable, Equatable {
         public let listener: HTTPListener
         public let method: String
-        public let path: String
+        /// The first is the route's original path; every path runs the same handler.
+        public let paths: [String]
         /// docs/protocol.md §1: 8192 bytes unless the route says otherwise.
         public let bodyLimit: Int
         /// Requires `Content-Type: application/json`.
@@ -39,12 +41,12 @@ public enum GatewayRoute: String, MetricLabel {
         public let execution: Execution
 
         init(
-            _ listener: HTTPListener, _ method: String, _ path: String, bodyLimit: Int = Router.defaultBodyLimit,
+            _ listener: HTTPListener, _ method: String, _ paths: String..., bodyLimit: Int = Router.defaultBodyLimit,
             execution: Execution = .worker
         ) {
             self.listener = listener
             self.method = method
-            self.path = path
+            self.paths = paths
             self.bodyLimit = bodyLimit
             // Every public route takes a JSON body; the private probes take none.
             self.requiresJSON = listener == .publicListener
@@ -59,10 +61,11 @@ public enum GatewayRoute: String, MetricLabel {
         switch self {
         // Challenge issuance never blocks (HMAC, randomness and an in-memory bucket).
         case .challenges: Declaration(.publicListener, "POST", "/v1/installations/challenges", execution: .eventLoop)
-        case .deliveries: Declaration(.publicListener, "POST", "/v1/deliveries/apns")
+        case .deliveries: Declaration(.publicListener, "POST", Self.apnsDeliveryPath, "/v1/deliveries")
         case .batchDeliveries:
             Declaration(
-                .publicListener, "POST", "/v1/deliveries/apns/batch", bodyLimit: BatchDeliveryRequest.bodyLimit)
+                .publicListener, "POST", Self.apnsBatchDeliveryPath, "/v1/deliveries/batch",
+                bodyLimit: BatchDeliveryRequest.bodyLimit)
         // The App Attest paths are part of the signed transcript, so PushAttest holds them.
         case .enroll:
             Declaration(
@@ -78,26 +81,47 @@ public enum GatewayRoute: String, MetricLabel {
         }
     }
 
-    public var path: String { declaration.path }
+    static let apnsDeliveryPath = "/v1/deliveries/apns"
+    static let apnsBatchDeliveryPath = "/v1/deliveries/apns/batch"
+
+    /// The route's original path (for the delivery routes, the `/apns` one).
+    public var path: String { declaration.paths[0] }
+
+    /// docs/protocol.md §4.7, §4.8: the platform a delivery path requires of a grant's profile; nil
+    /// on the platform-neutral paths.
+    static func requiredPlatform(onPath path: String) -> AppProfile.Platform? {
+        path == apnsDeliveryPath || path == apnsBatchDeliveryPath ? .ios : nil
+    }
 
     /// The routes one listener serves.
     public static func served(by listener: HTTPListener) -> [GatewayRoute] {
         allCases.filter { $0.declaration.listener == listener }
     }
 
-    /// The router's entry for this route with its handler.
-    func route(handler: @escaping @Sendable (Request) -> Response) -> Route {
-        let declaration = declaration
-        return Route(
-            declaration.method, declaration.path, label: rawValue, bodyLimit: declaration.bodyLimit,
-            requiresJSON: declaration.requiresJSON, runsOnEventLoop: declaration.execution == .eventLoop,
-            handler: handler)
+    /// The router's entries for this route, one per path, with its handler.
+    func routes(handler: @escaping @Sendable (Request) -> Response) -> [Route] {
+        routes(handlerOnPath: { _ in handler })
     }
 
-    /// The router's entry for this route with a deferred handler (docs/decisions/0270).
-    func route(deferred handler: @escaping @Sendable (Request, Responder) -> Void) -> Route {
-        Route(
-            declaration.method, declaration.path, label: rawValue, bodyLimit: declaration.bodyLimit,
-            requiresJSON: declaration.requiresJSON, deferred: handler)
+    /// The router's entries for this route, one per path, each with the handler made for its path.
+    func routes(handlerOnPath handler: (String) -> @Sendable (Request) -> Response) -> [Route] {
+        let declaration = declaration
+        return declaration.paths.map { path in
+            Route(
+                declaration.method, path, label: rawValue, bodyLimit: declaration.bodyLimit,
+                requiresJSON: declaration.requiresJSON, runsOnEventLoop: declaration.execution == .eventLoop,
+                handler: handler(path))
+        }
+    }
+
+    /// The router's entries for this route, one per path, each with the deferred handler made for its
+    /// path (docs/decisions/0270).
+    func routes(deferredOnPath handler: (String) -> @Sendable (Request, Responder) -> Void) -> [Route] {
+        let declaration = declaration
+        return declaration.paths.map { path in
+            Route(
+                declaration.method, path, label: rawValue, bodyLimit: declaration.bodyLimit,
+                requiresJSON: declaration.requiresJSON, deferred: handler(path))
+        }
     }
 }

@@ -112,31 +112,33 @@ public final class GatewayApplication: Sendable {
 
     /// The router's table of one listener: every route it serves, with its handler.
     func routes(on listener: HTTPListener) -> [Route] {
-        GatewayRoute.served(by: listener).map(route(for:))
+        GatewayRoute.served(by: listener).flatMap(routes(for:))
     }
 
-    /// Each route with its handler, from the parts built once in `init`.
-    private func route(for route: GatewayRoute) -> Route {
+    /// Each route's entries with its handler, from the parts built once in `init`.
+    private func routes(for route: GatewayRoute) -> [Route] {
         switch route {
         case .challenges:
-            route.route(
+            route.routes(
                 handler: ChallengeRoute(
                     authority: challengeAuthority, limit: challengeLimit, clock: clock, metrics: metrics
                 )
                 .handle)
         // docs/decisions/0271: the worker returns once the attempt is with APNs.
-        case .deliveries: route.route(deferred: deliveryRoute().handle)
+        case .deliveries: route.routes(deferredOnPath: { deliveryRoute(onPath: $0).handle })
         // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket included.
         case .batchDeliveries:
-            route.route(handler: BatchDeliveryRoute(single: deliveryRoute(), metrics: metrics).handle)
-        case .enroll: route.route(handler: lifecycleRoutes().enroll)
-        case .delegate: route.route(handler: lifecycleRoutes().delegate)
-        case .rotateEndpoint: route.route(handler: lifecycleRoutes().rotateEndpoint)
-        case .revokeDelegation: route.route(handler: lifecycleRoutes().revokeDelegation)
-        case .revokeInstallation: route.route(handler: lifecycleRoutes().revokeInstallation)
-        case .liveness: route.route(handler: healthRoutes().liveness)
-        case .readiness: route.route(handler: healthRoutes().readiness)
-        case .metrics: route.route(handler: MetricsRoute(metrics: metrics).handle)
+            route.routes(handlerOnPath: {
+                BatchDeliveryRoute(single: deliveryRoute(onPath: $0), metrics: metrics).handle
+            })
+        case .enroll: route.routes(handler: lifecycleRoutes().enroll)
+        case .delegate: route.routes(handler: lifecycleRoutes().delegate)
+        case .rotateEndpoint: route.routes(handler: lifecycleRoutes().rotateEndpoint)
+        case .revokeDelegation: route.routes(handler: lifecycleRoutes().revokeDelegation)
+        case .revokeInstallation: route.routes(handler: lifecycleRoutes().revokeInstallation)
+        case .liveness: route.routes(handler: healthRoutes().liveness)
+        case .readiness: route.routes(handler: healthRoutes().readiness)
+        case .metrics: route.routes(handler: MetricsRoute(metrics: metrics).handle)
         }
     }
 
