@@ -140,7 +140,7 @@ let package = Package(
             dependencies: [
                 "PushFCM", "FCMMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
             ]),
-                .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
             dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),
