@@ -191,8 +191,8 @@ enum Answers {
     }
 
     static func delegated() -> HTTPResponse { json(201, #"{"endpoint_grant":"grant-\#(UUID().uuidString)"}"#) }
-    static let rotated = json(200, #"{"status":"rotated"}"#)
-    static let revoked = json(200, #"{"status":"revoked"}"#)
+    static func rotated() -> HTTPResponse { json(200, #"{"status":"rotated"}"#) }
+    static func revoked() -> HTTPResponse { json(200, #"{"status":"revoked"}"#) }
 }
 
 /// Waits a retry policy asked for, recorded instead of slept.

@@ -66,8 +66,8 @@ struct ResponseDecodingTests {
         let delegation = try Answers.json(201, #"{"endpoint_grant":"opaque"}"#)
             .decode(DelegationResponse.self, expectedStatus: 201)
         #expect(delegation.endpointGrant == "opaque")
-        #expect(try Answers.rotated.decode(StatusResponse.self, expectedStatus: 200).status == "rotated")
-        #expect(try Answers.revoked.decode(StatusResponse.self, expectedStatus: 200).status == "revoked")
+        #expect(try Answers.rotated().decode(StatusResponse.self, expectedStatus: 200).status == "rotated")
+        #expect(try Answers.revoked().decode(StatusResponse.self, expectedStatus: 200).status == "revoked")
     }
 
     @Test("a 2xx that is not the route's answer is invalidResponse, never a success")

@@ -38,8 +38,8 @@ struct RetryRuleTests {
             case .challenge: return .answer(Answers.challenge())
             case .enroll: return .answer(Answers.enrolled())
             case .delegate: return .answer(Answers.delegated())
-            case .rotateEndpoint: return .answer(Answers.rotated)
-            case .revokeDelegation, .revokeInstallation: return .answer(Answers.revoked)
+            case .rotateEndpoint: return .answer(Answers.rotated())
+            case .revokeDelegation, .revokeInstallation: return .answer(Answers.revoked())
             }
         }
     }
