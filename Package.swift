@@ -46,6 +46,8 @@ let package = Package(
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
         .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
+        // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
+        .target(name: "PushDelivery"),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a); not yet wired into delivery.
         .target(name: "PushFCM", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
