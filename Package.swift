@@ -49,8 +49,8 @@ let package = Package(
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),
         .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
-        // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a); not yet wired into delivery.
-        .target(name: "PushFCM", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a), a PushProvider.
+        .target(name: "PushFCM", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
@@ -82,6 +82,8 @@ let package = Package(
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
+        // Development tool for scripts/bench-fcm; never shipped.
+        .executableTarget(name: "fcm-bench", dependencies: ["PushFCM", "PushDelivery", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "delivery-bench",
@@ -140,7 +142,8 @@ let package = Package(
         .testTarget(
             name: "PushFCMTests",
             dependencies: [
-                "PushFCM", "FCMMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+                "PushFCM", "PushDelivery", "FCMMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem",
+                "PushTestSupport",
             ]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(

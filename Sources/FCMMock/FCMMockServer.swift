@@ -29,12 +29,15 @@ public final class FCMMockServer: Sendable {
         var issued: Set<String> = []
         var tokenCount = 0
         var records: [Record] = []
+        var recordsRequests: Bool
     }
 
     /// Shared with the responder closure (a `Mutex` itself cannot be captured).
     private final class Shared: Sendable {
         let state: Mutex<State>
-        init(_ script: FCMMockScript) { state = Mutex(State(script: script)) }
+        init(_ script: FCMMockScript, recordsRequests: Bool) {
+            state = Mutex(State(script: script, recordsRequests: recordsRequests))
+        }
     }
 
     private let server: APNsMockServer
@@ -46,11 +49,13 @@ public final class FCMMockServer: Sendable {
     public var connectionCount: Int { server.connectionCount }
 
     /// `servicePublicKey` is the service account's key; `projectID` the only project it serves.
+    /// `recordsRequests: false` keeps a long-lived mock (fcm-mock, the benchmark) from growing.
     public init(
         certificateFile: String, keyFile: String, servicePublicKey: X509PublicKey, clientEmail: String,
-        projectID: String, script: FCMMockScript = FCMMockScript(), host: String = "127.0.0.1", port: UInt16 = 0
+        projectID: String, script: FCMMockScript = FCMMockScript(), host: String = "127.0.0.1", port: UInt16 = 0,
+        recordsRequests: Bool = true
     ) throws(APNsMockServer.StartError) {
-        let shared = Shared(script)
+        let shared = Shared(script, recordsRequests: recordsRequests)
         self.shared = shared
         let sendPath = "/v1/projects/\(projectID)/messages:send"
         let responder: MockResponder = { request in
@@ -67,10 +72,12 @@ public final class FCMMockServer: Sendable {
                     kind = .other
                     answer = Self.error(404, rpcStatus: "NOT_FOUND")
                 }
-                state.records.append(
-                    Record(
-                        kind: kind, path: request.path, headers: request.headers, body: request.body,
-                        status: answer.action == .stall ? nil : answer.status))
+                if state.recordsRequests {
+                    state.records.append(
+                        Record(
+                            kind: kind, path: request.path, headers: request.headers, body: request.body,
+                            status: answer.action == .stall ? nil : answer.status))
+                }
                 return answer
             }
         }
@@ -83,6 +90,10 @@ public final class FCMMockServer: Sendable {
 
     /// Replaces the script (tests between phases).
     public func setScript(_ script: FCMMockScript) { shared.state.withLock { $0.script = script } }
+
+    /// Accepts `token` on `messages:send` as if this mock had issued it: for load generators such as
+    /// h2load, which cannot fetch one.
+    public func acceptAccessToken(_ token: String) { shared.state.withLock { _ = $0.issued.insert(token) } }
 
     /// Forgets every issued token, so the next send with one gets 401 (an expired token at Google).
     public func revokeIssuedTokens() { shared.state.withLock { $0.issued.removeAll() } }

@@ -1,5 +1,6 @@
 import Glibc
 import PushCrypto
+import PushDelivery
 import PushHTTP2
 import PushJSON
 import PushSystem
@@ -82,7 +83,7 @@ public final class FCMClient: Sendable {
                 host: profile.server.host, port: profile.server.port, credentialID: profile.credentialID, tls: tls)
             source = tokenSource(for: profile, tls: tls)
         } catch {
-            completion(FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: 0))
+            completion(FCMSendResult(outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: 0))
             return
         }
         source.token { [self] result in
@@ -100,7 +101,9 @@ public final class FCMClient: Sendable {
         case .success(let token):
             send(token)
         case .failure(.rejected):
-            completion(FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: requestsSent))
+            completion(
+                FCMSendResult(
+                    outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: requestsSent))
         case .failure(.transient):
             completion(
                 FCMSendResult(
@@ -117,7 +120,9 @@ public final class FCMClient: Sendable {
         http.submit(request, to: target) { [self] result in
             switch result {
             case .failure(.tlsConfiguration):
-                completion(FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: attempt - 1))
+                completion(
+                    FCMSendResult(
+                        outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: attempt - 1))
             case .failure(let failure):
                 completion(
                     FCMSendResult(
@@ -178,7 +183,7 @@ public final class FCMClient: Sendable {
             headers: [
                 HTTPHeader("authorization", token.authorization), HTTPHeader("content-type", "application/json"),
             ],
-            body: body(registrationToken: message.registrationToken, ttlSeconds: message.expiresAt - now))
+            body: body(registrationToken: message.registrationToken, ttlSeconds: message.timeToLive.seconds(now: now)))
     }
 
     private func tokenSource(for profile: FCMProfile, tls: TLSContext) -> AccessTokenSource {

@@ -1,7 +1,9 @@
+import PushDelivery
+
 /// The FCM series of docs/protocol.md §9 and their closed label values (docs/decisions/0413). The
-/// gateway's registry defines the families when delivery routes to FCM; nothing records them yet.
+/// gateway's registry defines the families and records them from each `PushReport`.
 public enum FCMMetricNames {
-    /// `{outcome}`: every request sent to FCM, by `FCMSendResult.requestOutcomeLabel`.
+    /// `{outcome}`: every request sent to FCM, by `FCMSendResult.requestOutcome`.
     public static let requests = "push_gateway_fcm_requests_total"
     /// `{profile,error_code}`: FCM's last answer, `FCMErrorCode.rawValue` (`none`, `other` included).
     public static let responses = "push_gateway_fcm_responses_total"
@@ -9,9 +11,7 @@ public enum FCMMetricNames {
     public static let tokenRefreshes = "push_gateway_fcm_token_refreshes_total"
 
     /// Every `outcome` value of `requests`.
-    public static let requestOutcomes = [
-        "accepted", "invalid_endpoint", "transient", "transport_failure", "timeout", "configuration_fault", "rejected",
-    ]
+    public static let requestOutcomes = PushRequestOutcome.allCases.map(\.rawValue)
 }
 
 /// How one token-endpoint request ended (the `result` label).
@@ -23,16 +23,18 @@ public enum TokenRefreshResult: String, Sendable, CaseIterable {
 
 extension FCMSendResult {
     /// The `outcome` label of the requests this attempt sent, as APNs' (docs/decisions/0180): an
-    /// answer FCM gave is classified; no answer is `timeout` or `transport_failure`.
-    public var requestOutcomeLabel: String {
+    /// answer FCM gave is classified; no answer is `timeout` or `transport_failure`; nil when no
+    /// request went out (no access token).
+    public var requestOutcome: PushRequestOutcome? {
+        guard requestsSent > 0 else { return nil }
         switch (outcome, failure) {
-        case (_, .timeout): "timeout"
-        case (_, .transportFailure): "transport_failure"
-        case (.accepted, _): "accepted"
-        case (.invalidEndpoint, _): "invalid_endpoint"
-        case (.retry, _): "transient"
-        case (.configurationFault, _): "configuration_fault"
-        case (.permanentRequestFault, _): "rejected"
+        case (_, .timeout): return .timeout
+        case (_, .transportFailure): return .transportFailure
+        case (.accepted, _): return .accepted
+        case (.endpointDead, _): return .invalidEndpoint
+        case (.retry, _): return .transient
+        case (.configurationFault, _): return .configurationFault
+        case (.permanentRequestFault, _): return .rejected
         }
     }
 }

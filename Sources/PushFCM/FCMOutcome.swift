@@ -1,18 +1,4 @@
-/// The outcome of one FCM delivery attempt, in the five classes docs/protocol.md §4.7 maps to the
-/// relay's response.
-public enum FCMOutcome: Sendable, Equatable {
-    /// FCM 200.
-    case accepted
-    /// `UNREGISTERED`, or `INVALID_ARGUMENT` naming `message.token`: the endpoint is dead.
-    case invalidEndpoint
-    /// Transient: `retryAfterSeconds` is `Retry-After` as whole seconds in 1...3600, or nil (absent,
-    /// an HTTP date or a fraction).
-    case retry(retryAfterSeconds: Int?)
-    /// The operator's setup is wrong (credentials, project, sender id, no usable access token).
-    case configurationFault
-    /// FCM refused the request itself.
-    case permanentRequestFault
-}
+import PushDelivery
 
 /// Why a transient outcome got no answer (for metrics: `timeout` vs `transport_failure`).
 public enum FCMFailureKind: String, Sendable, Equatable {
@@ -22,9 +8,10 @@ public enum FCMFailureKind: String, Sendable, Equatable {
     case accessToken = "access_token"
 }
 
-/// An outcome with what FCM answered (closed vocabulary only, never device data).
+/// One delivery attempt's provider-neutral outcome (docs/protocol.md §4.7's Android rows) with what
+/// FCM answered (closed vocabulary only, never device data).
 public struct FCMSendResult: Sendable, Equatable {
-    public let outcome: FCMOutcome
+    public let outcome: PushOutcome
     /// The HTTP status of the last answer, nil when none came.
     public let status: Int?
     /// FCM's `errorCode` of the last answer: `.none` for a success or an answer without one.
@@ -34,7 +21,7 @@ public struct FCMSendResult: Sendable, Equatable {
     public let failure: FCMFailureKind?
 
     public init(
-        outcome: FCMOutcome, status: Int?, errorCode: FCMErrorCode = .none, requestsSent: Int,
+        outcome: PushOutcome, status: Int?, errorCode: FCMErrorCode = .none, requestsSent: Int,
         failure: FCMFailureKind? = nil
     ) {
         self.outcome = outcome

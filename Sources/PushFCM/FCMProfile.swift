@@ -44,13 +44,32 @@ public struct FCMProfile: Sendable {
     }
 }
 
-/// One wake-up: the registration token and the relay's `expires_at` (Unix seconds).
-public struct FCMMessage: Sendable {
+/// One wake-up: the registration token and how long FCM may hold the message.
+public struct FCMMessage: Sendable, Equatable {
+    /// The §8a `ttl` before clamping to 0...2419200.
+    public enum TimeToLive: Sendable, Equatable {
+        /// Until the relay's `expires_at` (Unix seconds): docs/protocol.md §4.7.
+        case until(Int64)
+        /// A fixed lifetime in seconds: a Marmot trigger's 3600 (docs/protocol.md §13 step 7).
+        case fixed(Int64)
+
+        func seconds(now: Int64) -> Int64 {
+            switch self {
+            case .until(let expiresAt): expiresAt - now
+            case .fixed(let seconds): seconds
+            }
+        }
+    }
+
     public let registrationToken: String
-    public let expiresAt: Int64
+    public let timeToLive: TimeToLive
+
+    public init(registrationToken: String, timeToLive: TimeToLive) {
+        self.registrationToken = registrationToken
+        self.timeToLive = timeToLive
+    }
 
     public init(registrationToken: String, expiresAt: Int64) {
-        self.registrationToken = registrationToken
-        self.expiresAt = expiresAt
+        self.init(registrationToken: registrationToken, timeToLive: .until(expiresAt))
     }
 }

@@ -19,10 +19,14 @@ do {
 
 let usage = """
     usage: fcm-mock --cert-file PEM --key-file PEM --service-account FILE [--host IP] [--port N]
+                    [--accept-access-token TOKEN]
 
     --service-account FILE  the service-account JSON the gateway uses: its public key verifies the
                             RS256 assertions, its client_email and project_id are the only ones served
     --host IP, --port N     where to listen (default 127.0.0.1, an ephemeral port)
+    --accept-access-token TOKEN
+                            also accept this bearer token on messages:send (for h2load, which
+                            cannot fetch one from the token endpoint)
 
     """
 
@@ -34,7 +38,11 @@ func fail(_ message: String, status: Int32 = 2) -> Never {
 var options: [String: String] = [:]
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
-    guard ["--cert-file", "--key-file", "--service-account", "--host", "--port"].contains(flag) else {
+    guard
+        [
+            "--cert-file", "--key-file", "--service-account", "--host", "--port", "--accept-access-token",
+        ].contains(flag)
+    else {
         fail("unknown flag \(flag)\n\(usage)")
     }
     guard let value = arguments.popFirst() else { fail("\(flag) needs a value\n\(usage)") }
@@ -57,10 +65,12 @@ do {
     server = try FCMMockServer(
         certificateFile: certificateFile, keyFile: keyFile, servicePublicKey: account.privateKey.publicKey,
         clientEmail: account.clientEmail, projectID: account.projectID, host: options["--host"] ?? "127.0.0.1",
-        port: port)
+        port: port, recordsRequests: false)
 } catch {
     fail("\(error)", status: 1)
 }
+
+if let token = options["--accept-access-token"] { server.acceptAccessToken(token) }
 
 StandardStreams.writeOutput("\(server.port)\n")
 _ = try? signals.waitForSignal()

@@ -1,7 +1,9 @@
 import FCMMock
 import Glibc
 import PushCrypto
+import PushDelivery
 import PushHTTP2
+import PushSystem
 import PushTestSupport
 import Synchronization
 import Testing
@@ -9,9 +11,11 @@ import Testing
 @testable import PushFCM
 
 /// `FCMMockServer` on an ephemeral port over real TLS + HTTP/2 (FCM and the token endpoint), and an
-/// `FCMClient` that trusts its test CA, on a fixed clock.
+/// `FCMPushProvider` whose one android profile trusts its test CA, on a fixed clock.
 struct MockFCMHarness {
     static let now: Int64 = 1_800_000_000
+    static let profileID = "android-test"
+    static let registrationToken = "dGVzdA:APA91b_device-1.x"
     /// The client's Unix clock; tests move it.
     final class Clock: Sendable {
         let seconds = Atomic<Int64>(MockFCMHarness.now)
@@ -20,8 +24,7 @@ struct MockFCMHarness {
 
     let clock = Clock()
     let server: FCMMockServer
-    let client: FCMClient
-    let profile: FCMProfile
+    let provider: FCMPushProvider
 
     init(
         script: FCMMockScript = FCMMockScript(), trusting key: X509PublicKey = TestServiceAccount.key.publicKey,
@@ -32,35 +35,94 @@ struct MockFCMHarness {
             certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
             servicePublicKey: key, clientEmail: TestServiceAccount.clientEmail,
             projectID: TestServiceAccount.projectID, script: script)
-        client = try FCMClient(
+        let local = FCMServer(host: "127.0.0.1", port: server.port)
+        let profile = FCMProfile(
+            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account, server: local,
+            tokenEndpoint: local, extraTrustAnchorsFile: certificates.caFile)
+        provider = try FCMPushProvider(
+            profiles: [Self.profileID: profile],
             configuration: HTTP2ClientConfiguration(
                 maximumConnectionsPerPool: 2, requestTimeout: requestTimeout, connectTimeout: .seconds(5)),
             clock: { [clock] in clock.seconds.load(ordering: .relaxed) })
-        let local = FCMServer(host: "127.0.0.1", port: server.port)
-        profile = FCMProfile(
-            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account, server: local,
-            tokenEndpoint: local, extraTrustAnchorsFile: certificates.caFile)
     }
 
-    static let message = FCMMessage(registrationToken: "dGVzdA:APA91b_device-1.x", expiresAt: now + 300)
+    static func wake(
+        style: WakeStyle = .reconnect, profileID: String = profileID, token: String = registrationToken
+    ) -> PushWake {
+        PushWake(
+            deviceToken: Array(token.utf8), profileID: profileID, style: style, expiresAt: now + 300,
+            requestID: "0d6f8c47-0e8e-4a4c-9a52-5a3c8f1c2b11")
+    }
 
-    func send() -> FCMSendResult { client.send(Self.message, profile: profile) }
+    /// Submits one wake and waits for its report.
+    func send(_ wake: PushWake = MockFCMHarness.wake()) -> PushReport {
+        let report = Mutex<PushReport?>(nil)
+        let done = CompletionLatch()
+        provider.submit(wake) { result in
+            report.withLock { $0 = result }
+            done.open()
+        }
+        _ = done.wait(until: MonotonicInstant.now().advanced(by: .seconds(60)))
+        return report.withLock { $0! }
+    }
+
+    var tokenRefreshes: [TokenRefreshResult: Int] { provider.tokenRefreshes(for: Self.profileID) }
 
     func kinds() -> [FCMMockServer.Record.Kind] { server.records.map(\.kind) }
 
+    /// §8a's body for the harness's token and `ttl`.
+    static func body(ttl: String) -> [UInt8] {
+        Array(
+            #"{"message":{"token":"\#(registrationToken)","android":{"priority":"high","ttl":"\#(ttl)","collapse_key":"reconnect"},"data":{"reconnect":"1"}}}"#
+                .utf8)
+    }
+
     func stop() {
-        client.shutdown()
+        provider.shutdown()
         server.stop()
     }
 }
 
-@Suite("FCM client against fcm-mock over TLS + HTTP/2, docs/protocol.md §8a", .serialized)
+/// The report's fields a row pins, without the measured duration.
+struct ReportShape: Equatable, CustomStringConvertible {
+    let outcome: PushOutcome
+    let requestOutcome: PushRequestOutcome?
+    let requests: Int
+    let status: Int?
+    let reason: String?
+
+    init(
+        _ outcome: PushOutcome, _ requestOutcome: PushRequestOutcome?, requests: Int = 1, status: Int?,
+        reason: String? = nil
+    ) {
+        self.outcome = outcome
+        self.requestOutcome = requestOutcome
+        self.requests = requests
+        self.status = status
+        self.reason = reason
+    }
+
+    init(_ report: PushReport) {
+        self.init(
+            report.outcome, report.requestOutcome, requests: report.requests, status: report.status,
+            reason: report.reason)
+    }
+
+    var description: String {
+        "\(outcome) \(String(describing: requestOutcome)) ×\(requests) \(String(describing: status)) \(reason ?? "-")"
+    }
+}
+
+@Suite("FCMPushProvider against fcm-mock over TLS + HTTP/2, docs/protocol.md §4.7 and §8a", .serialized)
 struct FCMClientTests {
-    @Test("the token endpoint and FCM receive §8a's exact bytes and headers")
+    @Test("the token endpoint and FCM receive §8a's exact bytes and headers; the report says accepted")
     func exactBytesReceived() throws {
         let harness = try MockFCMHarness()
         defer { harness.stop() }
-        #expect(harness.send() == FCMSendResult(outcome: .accepted, status: 200, requestsSent: 1))
+        let report = harness.send()
+        #expect(ReportShape(report) == ReportShape(.accepted, .accepted, status: 200))
+        #expect(report.service == .fcm)
+        #expect(report.sendDuration != nil)
         let records = harness.server.records
         try #require(records.map(\.kind) == [.token, .send])
         let token = records[0]
@@ -76,11 +138,28 @@ struct FCMClientTests {
         #expect(send.path == "/v1/projects/wake-test-1/messages:send")
         #expect(send.header("authorization") == "Bearer mock-access-1")
         #expect(send.header("content-type") == "application/json")
+        #expect(send.body == MockFCMHarness.body(ttl: "300s"))
+    }
+
+    @Test("a background wake (a Marmot trigger) carries a TTL of 3600 s whatever expires_at says")
+    func backgroundTimeToLive() throws {
+        let harness = try MockFCMHarness()
+        defer { harness.stop() }
+        #expect(harness.send(MockFCMHarness.wake(style: .background)).outcome == .accepted)
+        #expect(harness.server.records.last?.body == MockFCMHarness.body(ttl: "3600s"))
+    }
+
+    @Test("an unknown profile or unusable token bytes end without any request to Google")
+    func notSent() throws {
+        let harness = try MockFCMHarness()
+        defer { harness.stop() }
         #expect(
-            send.body
-                == Array(
-                    #"{"message":{"token":"dGVzdA:APA91b_device-1.x","android":{"priority":"high","ttl":"300s","collapse_key":"reconnect"},"data":{"reconnect":"1"}}}"#
-                        .utf8))
+            harness.send(MockFCMHarness.wake(profileID: "ios-main"))
+                == .notSent(.configurationFault(.missingCredentials), service: .fcm))
+        for token in ["", "with space", "caf\u{E9}", String(repeating: "a", count: 4097)] {
+            #expect(harness.send(MockFCMHarness.wake(token: token)) == .notSent(.permanentRequestFault, service: .fcm))
+        }
+        #expect(harness.server.records.isEmpty)
     }
 
     @Test("one access token serves every send until it nears expiry")
@@ -88,7 +167,7 @@ struct FCMClientTests {
         let harness = try MockFCMHarness()
         defer { harness.stop() }
         for _ in 0..<5 { #expect(harness.send().outcome == .accepted) }
-        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.success: 1])
+        #expect(harness.tokenRefreshes == [.success: 1])
         let sends = harness.server.records.filter { $0.kind == .send }
         #expect(sends.count == 5)
         #expect(sends.allSatisfy { $0.header("authorization") == "Bearer mock-access-1" })
@@ -97,99 +176,135 @@ struct FCMClientTests {
     struct Row: Sendable, CustomTestStringConvertible {
         let name: String
         let reply: FCMMockReply
-        let outcome: FCMOutcome
-        let errorCode: FCMErrorCode
+        let outcome: PushOutcome
+        let requestOutcome: PushRequestOutcome
+        let reason: String?
         var testDescription: String { name }
     }
 
     static let rows: [Row] = [
-        Row(name: "200", reply: FCMMockReply(), outcome: .accepted, errorCode: .none),
+        Row(name: "200", reply: FCMMockReply(), outcome: .accepted, requestOutcome: .accepted, reason: nil),
         Row(
             name: "404 UNREGISTERED",
             reply: FCMMockReply(status: 404, errorCode: "UNREGISTERED", rpcStatus: "NOT_FOUND"),
-            outcome: .invalidEndpoint, errorCode: .unregistered),
+            outcome: .endpointDead(invalidAtSeconds: nil), requestOutcome: .invalidEndpoint, reason: "UNREGISTERED"),
         Row(
-            name: "400 INVALID_ARGUMENT message.token",
+            name: "400 INVALID_ARGUMENT naming message.token",
             reply: FCMMockReply(
                 status: 400, errorCode: "INVALID_ARGUMENT", rpcStatus: "INVALID_ARGUMENT",
                 violatedFields: ["message.token"]),
-            outcome: .invalidEndpoint, errorCode: .invalidArgument),
+            outcome: .endpointDead(invalidAtSeconds: nil), requestOutcome: .invalidEndpoint,
+            reason: "INVALID_ARGUMENT"),
         Row(
-            name: "400 INVALID_ARGUMENT elsewhere",
+            name: "400 INVALID_ARGUMENT naming another field",
             reply: FCMMockReply(
                 status: 400, errorCode: "INVALID_ARGUMENT", rpcStatus: "INVALID_ARGUMENT",
                 violatedFields: ["message.data"]),
-            outcome: .permanentRequestFault, errorCode: .invalidArgument),
-        Row(name: "bare 400", reply: FCMMockReply(status: 400), outcome: .permanentRequestFault, errorCode: .none),
-        Row(name: "bare 404", reply: FCMMockReply(status: 404), outcome: .configurationFault, errorCode: .none),
+            outcome: .permanentRequestFault, requestOutcome: .rejected, reason: "INVALID_ARGUMENT"),
+        Row(
+            name: "bare 400", reply: FCMMockReply(status: 400), outcome: .permanentRequestFault,
+            requestOutcome: .rejected, reason: nil),
+        Row(
+            name: "bare 404", reply: FCMMockReply(status: 404), outcome: .configurationFault(.endpointNotForApp),
+            requestOutcome: .configurationFault, reason: nil),
         Row(
             name: "403 SENDER_ID_MISMATCH",
             reply: FCMMockReply(status: 403, errorCode: "SENDER_ID_MISMATCH", rpcStatus: "PERMISSION_DENIED"),
-            outcome: .configurationFault, errorCode: .senderIDMismatch),
+            outcome: .configurationFault(.endpointNotForApp), requestOutcome: .configurationFault,
+            reason: "SENDER_ID_MISMATCH"),
         Row(
-            name: "401 THIRD_PARTY_AUTH_ERROR",
+            name: "401 THIRD_PARTY_AUTH_ERROR, without a renewal",
             reply: FCMMockReply(status: 401, errorCode: "THIRD_PARTY_AUTH_ERROR", rpcStatus: "UNAUTHENTICATED"),
-            outcome: .configurationFault, errorCode: .thirdPartyAuthError),
+            outcome: .configurationFault(.credentialsRejected), requestOutcome: .configurationFault,
+            reason: "THIRD_PARTY_AUTH_ERROR"),
         Row(
-            name: "429 QUOTA_EXCEEDED Retry-After seconds",
+            name: "bare 403", reply: FCMMockReply(status: 403, rpcStatus: "PERMISSION_DENIED"),
+            outcome: .configurationFault(.credentialsRejected), requestOutcome: .configurationFault, reason: nil),
+        Row(
+            name: "429 QUOTA_EXCEEDED, Retry-After in seconds",
             reply: FCMMockReply(status: 429, errorCode: "QUOTA_EXCEEDED", retryAfter: "30"),
-            outcome: .retry(retryAfterSeconds: 30), errorCode: .quotaExceeded),
+            outcome: .retry(retryAfterSeconds: 30), requestOutcome: .transient, reason: "QUOTA_EXCEEDED"),
         Row(
-            name: "503 UNAVAILABLE Retry-After date",
+            name: "429 QUOTA_EXCEEDED, Retry-After as a date",
+            reply: FCMMockReply(status: 429, errorCode: "QUOTA_EXCEEDED", retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT"),
+            outcome: .retry(retryAfterSeconds: nil), requestOutcome: .transient, reason: "QUOTA_EXCEEDED"),
+        Row(
+            name: "503 UNAVAILABLE, Retry-After as a date",
             reply: FCMMockReply(status: 503, errorCode: "UNAVAILABLE", retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT"),
-            outcome: .retry(retryAfterSeconds: nil), errorCode: .unavailable),
+            outcome: .retry(retryAfterSeconds: nil), requestOutcome: .transient, reason: "UNAVAILABLE"),
+        Row(
+            name: "bare 503, Retry-After past the clamp", reply: FCMMockReply(status: 503, retryAfter: "86400"),
+            outcome: .retry(retryAfterSeconds: 3600), requestOutcome: .transient, reason: nil),
         Row(
             name: "500 INTERNAL", reply: FCMMockReply(status: 500, errorCode: "INTERNAL"),
-            outcome: .retry(retryAfterSeconds: nil), errorCode: .internal),
+            outcome: .retry(retryAfterSeconds: nil), requestOutcome: .transient, reason: "INTERNAL"),
+        Row(
+            name: "bare 500", reply: FCMMockReply(status: 500), outcome: .retry(retryAfterSeconds: nil),
+            requestOutcome: .transient, reason: nil),
         Row(
             name: "400 UNSPECIFIED_ERROR", reply: FCMMockReply(status: 400, errorCode: "UNSPECIFIED_ERROR"),
-            outcome: .permanentRequestFault, errorCode: .unspecifiedError),
+            outcome: .permanentRequestFault, requestOutcome: .rejected, reason: "UNSPECIFIED_ERROR"),
         Row(
             name: "an unlisted errorCode", reply: FCMMockReply(status: 400, errorCode: "SOMETHING_NEW"),
-            outcome: .permanentRequestFault, errorCode: .other),
+            outcome: .permanentRequestFault, requestOutcome: .rejected, reason: "other"),
     ]
 
-    @Test("each scripted FCM answer gives its outcome and closed errorCode", arguments: rows)
+    @Test("each scripted FCM answer gives its §4.7 report, after exactly §8a's request", arguments: rows)
     func mapping(row: Row) throws {
         let harness = try MockFCMHarness(script: FCMMockScript(sends: [row.reply]))
         defer { harness.stop() }
-        let result = harness.send()
-        #expect(result.outcome == row.outcome)
-        #expect(result.errorCode == row.errorCode)
-        #expect(result.requestsSent == 1)
+        #expect(
+            ReportShape(harness.send())
+                == ReportShape(row.outcome, row.requestOutcome, status: row.reply.status, reason: row.reason))
+        let records = harness.server.records
+        try #require(records.map(\.kind) == [.token, .send])
+        #expect(records[1].path == "/v1/projects/wake-test-1/messages:send")
+        #expect(records[1].header("authorization") == "Bearer mock-access-1")
+        #expect(records[1].body == MockFCMHarness.body(ttl: "300s"))
+        #expect(records[1].status == row.reply.status)
     }
 
-    @Test("a 401 on the cached token renews once and retries once")
+    @Test("a 401 on the cached token renews once and retries once with the new bearer token")
     func renewOnceOn401() throws {
         let harness = try MockFCMHarness()
         defer { harness.stop() }
         #expect(harness.send().outcome == .accepted)
         harness.server.revokeIssuedTokens()
-        let result = harness.send()
-        #expect(result == FCMSendResult(outcome: .accepted, status: 200, requestsSent: 2))
+        #expect(ReportShape(harness.send()) == ReportShape(.accepted, .accepted, requests: 2, status: 200))
         #expect(harness.kinds() == [.token, .send, .send, .token, .send])
-        #expect(harness.server.records.last?.header("authorization") == "Bearer mock-access-2")
+        let sends = harness.server.records.filter { $0.kind == .send }
+        #expect(
+            sends.map { $0.header("authorization") } == [
+                "Bearer mock-access-1", "Bearer mock-access-1", "Bearer mock-access-2",
+            ])
+        #expect(sends.map(\.status) == [200, 401, 200])
+        #expect(sends.allSatisfy { $0.body == MockFCMHarness.body(ttl: "300s") })
     }
 
-    @Test("a second 401 after the renewal is a configuration fault, without a third request")
+    @Test("a second 401 after the renewal is a configuration fault (credentials rejected), without a third request")
     func secondUnauthorizedIsConfigurationFault() throws {
         let unauthorized = FCMMockReply(status: 401, rpcStatus: "UNAUTHENTICATED")
         let harness = try MockFCMHarness(script: FCMMockScript(sends: [unauthorized, unauthorized]))
         defer { harness.stop() }
-        let result = harness.send()
-        #expect(result.outcome == .configurationFault)
-        #expect(result.requestsSent == 2)
+        #expect(
+            ReportShape(harness.send())
+                == ReportShape(.configurationFault(.credentialsRejected), .configurationFault, requests: 2, status: 401)
+        )
         #expect(harness.kinds() == [.token, .send, .token, .send])
+        let sends = harness.server.records.filter { $0.kind == .send }
+        #expect(sends.map { $0.header("authorization") } == ["Bearer mock-access-1", "Bearer mock-access-2"])
     }
 
     @Test("a token endpoint 400 is a configuration fault, and Google is not asked again within the backoff")
     func tokenEndpointRejects() throws {
         let harness = try MockFCMHarness(script: FCMMockScript(tokens: [.fail(status: 400)]))
         defer { harness.stop() }
-        #expect(harness.send() == FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: 0))
-        #expect(harness.send().outcome == .configurationFault)
+        #expect(
+            ReportShape(harness.send())
+                == ReportShape(.configurationFault(.missingCredentials), nil, requests: 0, status: nil))
+        #expect(harness.send().outcome == .configurationFault(.missingCredentials))
         #expect(harness.kinds() == [.token])
-        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.rejected: 1])
+        #expect(harness.tokenRefreshes == [.rejected: 1])
     }
 
     @Test("a token endpoint 500 is transient: retry, no FCM request")
@@ -197,11 +312,9 @@ struct FCMClientTests {
         let harness = try MockFCMHarness(script: FCMMockScript(tokens: [.fail(status: 500)]))
         defer { harness.stop() }
         #expect(
-            harness.send()
-                == FCMSendResult(
-                    outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .accessToken))
+            ReportShape(harness.send()) == ReportShape(.retry(retryAfterSeconds: nil), nil, requests: 0, status: nil))
         #expect(harness.kinds() == [.token])
-        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.transient: 1])
+        #expect(harness.tokenRefreshes == [.transient: 1])
     }
 
     @Test("an assertion signed with another key is refused by the token endpoint: configuration fault")
@@ -209,7 +322,7 @@ struct FCMClientTests {
         let other = try X509SigningKey.rsa(bits: 2048)
         let harness = try MockFCMHarness(trusting: other.publicKey)
         defer { harness.stop() }
-        #expect(harness.send().outcome == .configurationFault)
+        #expect(harness.send().outcome == .configurationFault(.missingCredentials))
         #expect(harness.server.records.map(\.status) == [400])
     }
 
@@ -219,22 +332,28 @@ struct FCMClientTests {
             script: FCMMockScript(sends: [FCMMockReply(action: .stall)]), requestTimeout: .seconds(1))
         defer { harness.stop() }
         let started = ContinuousClock.now
-        let result = harness.send()
-        #expect(
-            result
-                == FCMSendResult(
-                    outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 1, failure: .timeout))
+        #expect(ReportShape(harness.send()) == ReportShape(.retry(retryAfterSeconds: nil), .timeout, status: nil))
         #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(harness.kinds() == [.token, .send])
     }
 
     @Test("after a GOAWAY the next send goes out on a new connection")
     func goAwayReconnects() throws {
         let harness = try MockFCMHarness(script: FCMMockScript(sends: [FCMMockReply(action: .goAway)]))
         defer { harness.stop() }
-        #expect(harness.send().outcome == .accepted)
-        #expect(harness.send().outcome == .accepted)
+        #expect(ReportShape(harness.send()) == ReportShape(.accepted, .accepted, status: 200))
+        #expect(ReportShape(harness.send()) == ReportShape(.accepted, .accepted, status: 200))
         #expect(harness.kinds() == [.token, .send, .send])
         #expect(harness.server.connectionCount >= 2)
+    }
+
+    @Test("after shutdown a submission completes as a transient failure")
+    func afterShutdown() throws {
+        let harness = try MockFCMHarness()
+        defer { harness.server.stop() }
+        #expect(harness.send().outcome == .accepted)
+        harness.provider.shutdown()
+        #expect(harness.send().outcome == .retry(retryAfterSeconds: nil))
     }
 
     @Test("inside the last 60 s a send uses the old token while one renewal runs; the next send gets the new one")
@@ -245,11 +364,12 @@ struct FCMClientTests {
         harness.clock.advance(3600 - 59)
         #expect(harness.send().outcome == .accepted)
         let deadline = ContinuousClock.now + .seconds(5)
-        while harness.client.cachedToken(for: harness.profile)?.value != "mock-access-2", ContinuousClock.now < deadline
+        while harness.provider.cachedToken(for: MockFCMHarness.profileID)?.value != "mock-access-2",
+            ContinuousClock.now < deadline
         {
             usleep(10_000)
         }
-        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.success: 2])
+        #expect(harness.tokenRefreshes == [.success: 2])
         #expect(harness.send().outcome == .accepted)
         let authorizations = harness.server.records.filter { $0.kind == .send }.map { $0.header("authorization") }
         #expect(authorizations == ["Bearer mock-access-1", "Bearer mock-access-1", "Bearer mock-access-2"])
@@ -259,20 +379,18 @@ struct FCMClientTests {
     func oneRenewalForConcurrentSends() async throws {
         let harness = try MockFCMHarness()
         defer { harness.stop() }
-        let outcomes = await withTaskGroup(of: FCMOutcome.self) { group in
+        let outcomes = await withTaskGroup(of: PushOutcome.self) { group in
             for _ in 0..<50 {
                 group.addTask {
                     await withCheckedContinuation { continuation in
-                        harness.client.send(MockFCMHarness.message, profile: harness.profile) {
-                            continuation.resume(returning: $0.outcome)
-                        }
+                        harness.provider.submit(MockFCMHarness.wake()) { continuation.resume(returning: $0.outcome) }
                     }
                 }
             }
-            return await group.reduce(into: [FCMOutcome]()) { $0.append($1) }
+            return await group.reduce(into: [PushOutcome]()) { $0.append($1) }
         }
         #expect(outcomes == Array(repeating: .accepted, count: 50))
-        #expect(harness.client.tokenRefreshes(for: harness.profile) == [.success: 1])
+        #expect(harness.tokenRefreshes == [.success: 1])
         #expect(harness.kinds().filter { $0 == .token }.count == 1)
     }
 }

@@ -1,14 +1,18 @@
 import Foundation
 import PushCrypto
 import PushHTTP2
+import PushSystem
 import PushTestSupport
+import Synchronization
 import Testing
 
 @testable import PushFCM
 
 @Suite("The fcm-mock executable, docs/decisions/0412")
 struct FCMMockExecutableTests {
-    @Test("fcm-mock issues tokens only for the service account's key and accepts sends with them")
+    @Test(
+        "fcm-mock issues tokens only for the service account's key and accepts sends with them, and with the one --accept-access-token names"
+    )
     func executableVerifiesAssertions() throws {
         let certificates = try APNsTestCertificates.shared()
         let accountFile = "\(certificates.directory)/service-account-\(UUID().uuidString).json"
@@ -17,7 +21,7 @@ struct FCMMockExecutableTests {
             executable: "fcm-mock", listen: [],
             arguments: [
                 "--cert-file", certificates.serverCertificateFile, "--key-file", certificates.serverKeyFile,
-                "--service-account", accountFile,
+                "--service-account", accountFile, "--accept-access-token", "bench-access-token",
             ])
         defer { mock.stop() }
         let client = try FCMClient(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
@@ -34,6 +38,31 @@ struct FCMMockExecutableTests {
             clientEmail: TestServiceAccount.clientEmail, privateKeyID: "other-key",
             projectID: TestServiceAccount.projectID, privateKey: try X509SigningKey.rsa(bits: 2048))
         let refused = client.send(message, profile: profile(impostor))
-        #expect(refused == FCMSendResult(outcome: .configurationFault, status: nil, requestsSent: 0))
+        #expect(
+            refused == FCMSendResult(outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: 0))
+
+        // The token given on the command line stands for one the mock issued; any other does not.
+        let http = try HTTP2Client(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
+        defer { http.shutdown() }
+        let target = HTTP2Target(
+            host: "localhost", port: mock.port, credentialID: "raw",
+            tls: try TLSContext.client(extraTrustAnchorsFile: certificates.caFile))
+        for (token, status) in [("bench-access-token", 200), ("never-issued", 401)] {
+            let request = FCMClient.request(
+                for: message, projectID: TestServiceAccount.projectID,
+                token: AccessToken(value: token, expiresAt: .max), now: FCMClient.systemClock())
+            #expect(try Self.status(of: request, to: target, through: http) == status)
+        }
+    }
+
+    static func status(of request: HTTP2Request, to target: HTTP2Target, through http: HTTP2Client) throws -> Int {
+        let answer = Mutex<Result<HTTP2Response, HTTP2Failure>?>(nil)
+        let done = CompletionLatch()
+        http.submit(request, to: target) { result in
+            answer.withLock { $0 = result }
+            done.open()
+        }
+        _ = done.wait(until: MonotonicInstant.now().advanced(by: .seconds(20)))
+        return try #require(answer.withLock { $0 }).get().status
     }
 }

@@ -37,4 +37,15 @@ struct FCMRequestTests {
             ])
         #expect(request.body == FCMClient.body(registrationToken: "tok", ttlSeconds: 60))
     }
+
+    @Test("a fixed time to live (a Marmot trigger's 3600 s) does not depend on the clock")
+    func fixedTimeToLive() {
+        let message = FCMMessage(registrationToken: "tok", timeToLive: .fixed(3600))
+        let token = AccessToken(value: "ya29.x", expiresAt: 5000)
+        for now: Int64 in [0, 1000, 9_999_999] {
+            #expect(
+                FCMClient.request(for: message, projectID: "p", token: token, now: now).body
+                    == FCMClient.body(registrationToken: "tok", ttlSeconds: 3600))
+        }
+    }
 }

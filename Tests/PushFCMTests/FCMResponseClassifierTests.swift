@@ -1,3 +1,4 @@
+import PushDelivery
 import Testing
 
 @testable import PushFCM
@@ -26,7 +27,7 @@ struct FCMResponseClassifierTests {
         let status: Int
         let body: [UInt8]
         let retryAfter: String?
-        let outcome: FCMOutcome
+        let outcome: PushOutcome
         var testDescription: String { name }
     }
 
@@ -37,31 +38,33 @@ struct FCMResponseClassifierTests {
         Row(
             name: "404 UNREGISTERED", status: 404,
             body: fcmErrorBody(code: 404, status: "NOT_FOUND", errorCode: "UNREGISTERED"), retryAfter: nil,
-            outcome: .invalidEndpoint),
+            outcome: .endpointDead(invalidAtSeconds: nil)),
         Row(
             name: "400 INVALID_ARGUMENT on message.token", status: 400,
             body: fcmErrorBody(
                 code: 400, status: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT", fields: ["message.token"]),
-            retryAfter: nil, outcome: .invalidEndpoint),
+            retryAfter: nil, outcome: .endpointDead(invalidAtSeconds: nil)),
         Row(
             name: "400 INVALID_ARGUMENT on another field", status: 400,
             body: fcmErrorBody(
                 code: 400, status: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT", fields: ["message.android.ttl"]),
             retryAfter: nil, outcome: .permanentRequestFault),
         Row(name: "bare 400", status: 400, body: [], retryAfter: nil, outcome: .permanentRequestFault),
-        Row(name: "bare 404", status: 404, body: [], retryAfter: nil, outcome: .configurationFault),
+        Row(name: "bare 404", status: 404, body: [], retryAfter: nil, outcome: .configurationFault(.endpointNotForApp)),
         Row(
             name: "403 SENDER_ID_MISMATCH", status: 403,
             body: fcmErrorBody(code: 403, status: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH"),
-            retryAfter: nil, outcome: .configurationFault),
+            retryAfter: nil, outcome: .configurationFault(.endpointNotForApp)),
         Row(
             name: "401 THIRD_PARTY_AUTH_ERROR", status: 401,
             body: fcmErrorBody(code: 401, status: "UNAUTHENTICATED", errorCode: "THIRD_PARTY_AUTH_ERROR"),
-            retryAfter: nil, outcome: .configurationFault),
+            retryAfter: nil, outcome: .configurationFault(.credentialsRejected)),
         Row(
             name: "401 after the renewal", status: 401, body: fcmErrorBody(code: 401, status: "UNAUTHENTICATED"),
-            retryAfter: nil, outcome: .configurationFault),
-        Row(name: "bare 403", status: 403, body: [], retryAfter: nil, outcome: .configurationFault),
+            retryAfter: nil, outcome: .configurationFault(.credentialsRejected)),
+        Row(
+            name: "bare 403", status: 403, body: [], retryAfter: nil, outcome: .configurationFault(.credentialsRejected)
+        ),
         Row(
             name: "429 QUOTA_EXCEEDED with Retry-After seconds", status: 429,
             body: fcmErrorBody(code: 429, status: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED"), retryAfter: "120",
@@ -81,7 +84,7 @@ struct FCMResponseClassifierTests {
         Row(name: "413", status: 413, body: [], retryAfter: nil, outcome: .permanentRequestFault),
         Row(
             name: "unreadable body on 404", status: 404, body: Array("UNREGISTERED".utf8), retryAfter: nil,
-            outcome: .configurationFault),
+            outcome: .configurationFault(.endpointNotForApp)),
     ]
 
     @Test("each row of the Android mapping gives its outcome", arguments: rows)
@@ -159,7 +162,10 @@ struct FCMMetricLabelTests {
     func requestOutcomeLabels() {
         let cases: [(FCMSendResult, String)] = [
             (FCMSendResult(outcome: .accepted, status: 200, requestsSent: 1), "accepted"),
-            (FCMSendResult(outcome: .invalidEndpoint, status: 404, requestsSent: 1), "invalid_endpoint"),
+            (
+                FCMSendResult(outcome: .endpointDead(invalidAtSeconds: nil), status: 404, requestsSent: 1),
+                "invalid_endpoint"
+            ),
             (FCMSendResult(outcome: .retry(retryAfterSeconds: 5), status: 503, requestsSent: 1), "transient"),
             (
                 FCMSendResult(outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 1, failure: .timeout),
@@ -170,13 +176,19 @@ struct FCMMetricLabelTests {
                     outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 1, failure: .transportFailure),
                 "transport_failure"
             ),
-            (FCMSendResult(outcome: .configurationFault, status: 403, requestsSent: 1), "configuration_fault"),
+            (
+                FCMSendResult(outcome: .configurationFault(.credentialsRejected), status: 403, requestsSent: 1),
+                "configuration_fault"
+            ),
             (FCMSendResult(outcome: .permanentRequestFault, status: 400, requestsSent: 1), "rejected"),
         ]
         for (result, label) in cases {
-            #expect(result.requestOutcomeLabel == label)
+            #expect(result.requestOutcome?.rawValue == label)
             #expect(FCMMetricNames.requestOutcomes.contains(label))
         }
+        let noRequest = FCMSendResult(
+            outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .accessToken)
+        #expect(noRequest.requestOutcome == nil)
     }
 
     @Test("the error_code label set is FCM's eight ErrorCode values plus none and other")
