@@ -165,6 +165,48 @@ struct HelmChartTests {
     }
 
     @Test(
+        "an android profile renders docs/protocol.md §12's android variables, its service account from the runtime Secret, and the status list from a ConfigMap or a mirror URL"
+    )
+    func androidProfileReachesThePods() throws {
+        let (_, summary) = try Self.validateChart()
+        let kinds = try #require(summary["kinds"] as? [String: [String]])
+        #expect(kinds["with-android"] == kinds["defaults"])
+        let android = try #require(summary["android"] as? [String: Any])
+        let environment = try #require(android["environment"] as? [String: String])
+        let profile = "PUSH_GATEWAY_PROFILE_EXAMPLE_ANDROID_"
+        #expect(environment["PUSH_GATEWAY_PROFILES"] == "example-ios-production,example-android")
+        #expect(
+            environment.filter { $0.key.hasPrefix(profile) } == [
+                profile + "PLATFORM": "android",
+                profile + "ANDROID_PACKAGE": "com.example.app",
+                profile + "ANDROID_SIGNING_CERT_SHA256": String(repeating: "0123456789abcdef", count: 4) + ","
+                    + String(repeating: "fedcba9876543210", count: 4),
+                profile + "ANDROID_MIN_SECURITY_LEVEL": "strongbox",
+                profile + "ANDROID_ALLOW_SELF_SIGNED_BOOT": "false",
+                profile + "FCM_PROJECT_ID": "example-app-1",
+                profile + "FCM_SERVICE_ACCOUNT_FILE": "/etc/push-gateway/secrets/fcm-example-android.json",
+            ])
+        #expect(
+            environment["PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE"]
+                == "/etc/push-gateway/android-status/status.json")
+        #expect(environment["PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL"] == nil)
+        let volumes = try #require(android["volumes"] as? [[String: Any]])
+        let statusVolume = try #require(volumes.first { $0["name"] as? String == "android-status" })
+        #expect((statusVolume["configMap"] as? [String: Any])?["name"] as? String == "android-attestation-status")
+        let mounts = try #require(android["volumeMounts"] as? [[String: Any]])
+        #expect(
+            mounts.contains {
+                $0["name"] as? String == "android-status"
+                    && $0["mountPath"] as? String == "/etc/push-gateway/android-status"
+                    && $0["readOnly"] as? Bool == true
+            })
+        #expect(
+            summary["androidMirror"] as? [String: String] == [
+                "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL": "https://status-mirror.internal/attestation/status"
+            ])
+    }
+
+    @Test(
         "the Docker build context (.dockerignore by Docker's rules) holds the manifest's every target path and the migrations, never .build, .local, .git or docs"
     )
     func dockerContextIsMinimal() throws {

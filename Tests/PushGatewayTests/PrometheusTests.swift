@@ -156,7 +156,13 @@ struct PrometheusTests {
             let rules = try prometheus.api("/api/v1/rules")
             let groups = try #require((rules["data"] as? [String: Any])?["groups"] as? [[String: Any]])
             let alerts = groups.flatMap { ($0["rules"] as? [[String: Any]]) ?? [] }
-            #expect(alerts.count == 14, "every alert of the rules file is loaded")
+            #expect(alerts.count == 16, "every alert of the rules file is loaded")
+            // A query on a metric docs/status.md lists as not built yet must parse; it finds series
+            // once the metric is exported (and leaves docs/status.md).
+            let unbuilt = try DocsConsistencyTests.unbuiltMetrics()
+            func namesUnbuiltMetric(_ query: String) -> Bool {
+                !DocsConsistencyTests.metricNames(in: query, excluding: []).isDisjoint(with: unbuilt)
+            }
             for alert in alerts {
                 let name = alert["name"] as? String ?? "?"
                 #expect(alert["health"] as? String != "err", "\(name): \(alert["lastError"] ?? "")")
@@ -165,7 +171,7 @@ struct PrometheusTests {
                 let live = Self.liveForm(expression)
                 let answer = try prometheus.query(live)
                 #expect(answer.ok, "\(name): \(answer.error ?? "")")
-                #expect(answer.series > 0, "\(name) finds no series: \(live)")
+                #expect(answer.series > 0 || namesUnbuiltMetric(live), "\(name) finds no series: \(live)")
             }
             // The gateway is up: neither the down nor the absent alert's condition holds.
             #expect(try prometheus.query(#"up{job="push-gateway"} == 0"#).series == 0)
@@ -177,7 +183,7 @@ struct PrometheusTests {
                 let live = Self.liveForm(query)
                 let answer = try prometheus.query(live)
                 #expect(answer.ok, "docs/runbooks.md: \(query): \(answer.error ?? "")")
-                #expect(answer.series > 0, "docs/runbooks.md: \(query) finds no series")
+                #expect(answer.series > 0 || namesUnbuiltMetric(query), "docs/runbooks.md: \(query) finds no series")
             }
 
             let dashboard = try #require(
@@ -198,7 +204,9 @@ struct PrometheusTests {
                     "\(title) ignores the job or namespace variable")
                 let answer = try prometheus.query(Self.substitutingVariables(expression))
                 #expect(answer.ok, "\(title): \(answer.error ?? "")")
-                #expect(answer.series > 0, "\(title) finds no series: \(Self.substitutingVariables(expression))")
+                #expect(
+                    answer.series > 0 || namesUnbuiltMetric(expression),
+                    "\(title) finds no series: \(Self.substitutingVariables(expression))")
             }
         }
     }

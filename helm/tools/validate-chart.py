@@ -5,8 +5,8 @@ sets, validates every manifest against the Kubernetes JSON schemas shipped in th
 kubernetes-validate package (strict: unknown fields are errors), and checks the chart's own rules
 (non-root, read-only root FS, no capabilities, the same pod security context for the Deployment and
 the migration Job, probes on the private port, secrets only as files, migration hook). Prints one
-JSON object: the kinds rendered per value set, the Deployment's environment (defaults and
-everything enabled) and rollout strategy, the pod checksums for the defaults and for one change of
+JSON object: the kinds rendered per value set, the Deployment's environment (defaults, everything
+enabled, an android profile with its status list) and rollout strategy, the pod checksums for the defaults and for one change of
 the configuration and of the Secret revision, the optional Ingress with and without TLS, and the
 migration Job's pod. Exit 0 when everything holds, 1 otherwise."""
 
@@ -25,6 +25,12 @@ SECRET_VARIABLES = {
     "DATABASE_URL", "PUSH_GATEWAY_GRANT_KEYS", "PUSH_GATEWAY_TOKEN_KEYS", "PUSH_GATEWAY_CHALLENGE_KEYS",
     "PUSH_GATEWAY_FINGERPRINT_KEY",
 }
+
+# An android profile (docs/protocol.md §12) beside the default iOS one.
+ANDROID_PROFILE = {
+    "id": "example-android", "platform": "android", "androidPackage": "com.example.app",
+    "androidSigningCertSha256": ["0123456789abcdef" * 4, "fedcba9876543210" * 4],
+    "androidMinSecurityLevel": "strongbox", "fcmProjectId": "example-app-1"}
 
 problems = []
 
@@ -146,13 +152,16 @@ def main():
     without_migration["podDisruptionBudget"]["enabled"] = False
     without_migration["serviceAccount"]["create"] = False
     without_migration["spreadAcrossNodes"] = False
+    with_android = copy.deepcopy(defaults)
+    with_android["profiles"].append(ANDROID_PROFILE)
+    with_android["androidAttestationStatus"]["configMap"] = "android-attestation-status"
     with_ingress = copy.deepcopy(defaults)
     with_ingress["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
 
     summary = {"kinds": {}}
     for scenario, values, upgrade in (("defaults", defaults, False), ("everything", everything, True),
                                       ("without-migration", without_migration, False),
-                                      ("with-ingress", with_ingress, True)):
+                                      ("with-ingress", with_ingress, True), ("with-android", with_android, False)):
         summary["kinds"][scenario] = sorted(validate(render(chart, values, upgrade), scenario))
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -166,6 +175,15 @@ def main():
         "jobServiceAccountName": rendered["Job"]["spec"]["template"]["spec"].get("serviceAccountName"),
         "topologySpreadConstraints": pod.get("topologySpreadConstraints"),
         "image": pod["containers"][0]["image"]}
+    android_pod = next(d for d in render(chart, with_android) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    summary["android"] = {
+        "environment": {v["name"]: v["value"] for v in android_pod["containers"][0]["env"]},
+        "volumeMounts": android_pod["containers"][0]["volumeMounts"], "volumes": android_pod["volumes"]}
+    mirrored = copy.deepcopy(with_android)
+    mirrored["androidAttestationStatus"] = {"url": "https://status-mirror.internal/attestation/status", "configMap": ""}
+    pod = next(d for d in render(chart, mirrored) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    summary["androidMirror"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]
+                                if v["name"].startswith("PUSH_GATEWAY_ANDROID_")}
     summary["migrationJob"] = next(d for d in render(chart, defaults) if d["kind"] == "Job")["spec"]["template"]["spec"]
 
     # The pod template's checksums, for the defaults and for one change of each input.
@@ -214,6 +232,19 @@ def main():
     bad_limit = copy.deepcopy(defaults)
     bad_limit["limits"] = {"notALimit": 1}
     must_fail(chart, bad_limit, "unknown limit")
+    both_lists = copy.deepcopy(with_android)
+    both_lists["androidAttestationStatus"]["url"] = "https://status-mirror.internal/attestation/status"
+    must_fail(chart, both_lists, "status list from both a URL and a ConfigMap")
+    for missing in ("androidPackage", "androidSigningCertSha256", "fcmProjectId"):
+        incomplete = copy.deepcopy(with_android)
+        del incomplete["profiles"][1][missing]
+        must_fail(chart, incomplete, f"android profile without {missing}")
+    mixed = copy.deepcopy(with_android)
+    mixed["profiles"][1]["apnsTopic"] = "com.example.app"
+    must_fail(chart, mixed, "android profile with an APNs value")
+    bad_digest = copy.deepcopy(with_android)
+    bad_digest["profiles"][1]["androidSigningCertSha256"] = ["AB:CD"]
+    must_fail(chart, bad_digest, "signing digest that is not 64 lowercase hex")
     no_profiles = copy.deepcopy(defaults)
     no_profiles["profiles"] = []
     must_fail(chart, no_profiles, "no profiles")
