@@ -129,7 +129,8 @@ public final class FCMClient: Sendable {
                         outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: attempt,
                         failure: failure == .timedOut ? .timeout : .transportFailure))
             case .success(let response):
-                let error = FCMErrorBody.parse(response.body)
+                // A success's body (the message name) carries nothing the classification reads.
+                let error = response.status == 200 ? FCMErrorBody.empty : FCMErrorBody.parse(response.body)
                 // §8a: a 401 renews the token once (unless already replaced) and retries once.
                 if response.status == 401, error.errorCode != .thirdPartyAuthError, attempt == 1 {
                     source.unauthorized(token) { [self] renewed in

@@ -35,10 +35,12 @@ public struct FCMErrorBody: Sendable, Equatable {
         self.violatedFields = violatedFields
     }
 
+    /// No status, errorCode or violated field.
+    public static let empty = FCMErrorBody(status: nil, errorCode: nil, violatedFields: [])
+
     /// Tolerant of members Google may add; anything unreadable yields no details, so the status
     /// alone decides (and a bare 400/404 is then never a dead endpoint).
     public static func parse(_ body: [UInt8]) -> FCMErrorBody {
-        let empty = FCMErrorBody(status: nil, errorCode: nil, violatedFields: [])
         guard body.count <= 65_536, let value = try? JSONReader.parse(body), let root = try? JSONObject(value),
             let error = try? root.object("error")
         else { return empty }

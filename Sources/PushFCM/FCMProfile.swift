@@ -15,7 +15,9 @@ public struct FCMServer: Sendable, Hashable {
 }
 
 /// Where and as whom the gateway sends FCM messages for one android profile (docs/protocol.md §8a).
-public struct FCMProfile: Sendable {
+/// A class: each send captures its profile several times, and a reference is one retain where the
+/// struct's dozen strings were a dozen.
+public final class FCMProfile: Sendable {
     public let projectID: String
     public let account: ServiceAccount
     public let server: FCMServer
