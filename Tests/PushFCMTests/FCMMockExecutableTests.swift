@@ -65,4 +65,35 @@ struct FCMMockExecutableTests {
         _ = done.wait(until: MonotonicInstant.now().advanced(by: .seconds(20)))
         return try #require(answer.withLock { $0 }).get().status
     }
+
+    @Test(
+        "fcm-bench drives FCMPushProvider against fcm-mock and reports every wake accepted (the smoke test of scripts/bench-fcm)"
+    )
+    func benchSmoke() throws {
+        let certificates = try APNsTestCertificates.shared()
+        let accountFile = "\(certificates.directory)/service-account-\(UUID().uuidString).json"
+        try Data(TestServiceAccount.fileBytes()).write(to: URL(fileURLWithPath: accountFile))
+        let mock = try MockAPNsProcess(
+            executable: "fcm-mock", listen: [],
+            arguments: [
+                "--cert-file", certificates.serverCertificateFile, "--key-file", certificates.serverKeyFile,
+                "--service-account", accountFile,
+            ])
+        defer { mock.stop() }
+        let bench = try ToolProcess.run(
+            URL(fileURLWithPath: MockAPNsProcess.path(of: "fcm-bench")),
+            [
+                "--port", "\(mock.port)", "--ca-file", certificates.caFile, "--service-account", accountFile,
+                "--streams", "8", "--requests", "200",
+            ])
+        #expect(bench.status == 0, "\(bench.errors)")
+        let fields = Dictionary(
+            uniqueKeysWithValues: bench.outputText.split(whereSeparator: \.isWhitespace).compactMap { field in
+                field.split(separator: "=", maxSplits: 1).count == 2
+                    ? (String(field.split(separator: "=")[0]), String(field.split(separator: "=")[1])) : nil
+            })
+        #expect(fields["streams"] == "8" && fields["requests"] == "200" && fields["failures"] == "0")
+        #expect((fields["pushes_per_second"].flatMap { Int($0) } ?? 0) > 0)
+        #expect(fields["p99_ms"] != nil)
+    }
 }
