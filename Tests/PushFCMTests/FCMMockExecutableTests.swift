@@ -10,10 +10,12 @@ import Testing
 
 @Suite("The fcm-mock executable, docs/decisions/0412")
 struct FCMMockExecutableTests {
-    @Test(
-        "fcm-mock issues tokens only for the service account's key and accepts sends with them, and with the one --accept-access-token names"
-    )
-    func executableVerifiesAssertions() throws {
+    /// The test service account's file, and fcm-mock serving it with the test certificates.
+    static func startMock(
+        _ extraArguments: [String] = []
+    ) throws -> (
+        mock: MockAPNsProcess, accountFile: String, certificates: APNsTestCertificates
+    ) {
         let certificates = try APNsTestCertificates.shared()
         let accountFile = "\(certificates.directory)/service-account-\(UUID().uuidString).json"
         try Data(TestServiceAccount.fileBytes()).write(to: URL(fileURLWithPath: accountFile))
@@ -21,8 +23,16 @@ struct FCMMockExecutableTests {
             executable: "fcm-mock", listen: [],
             arguments: [
                 "--cert-file", certificates.serverCertificateFile, "--key-file", certificates.serverKeyFile,
-                "--service-account", accountFile, "--accept-access-token", "bench-access-token",
-            ])
+                "--service-account", accountFile,
+            ] + extraArguments)
+        return (mock, accountFile, certificates)
+    }
+
+    @Test(
+        "fcm-mock issues tokens only for the service account's key and accepts sends with them, and with the one --accept-access-token names"
+    )
+    func executableVerifiesAssertions() throws {
+        let (mock, _, certificates) = try Self.startMock(["--accept-access-token", "bench-access-token"])
         defer { mock.stop() }
         let client = try FCMClient(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
         defer { client.shutdown() }
@@ -70,15 +80,7 @@ struct FCMMockExecutableTests {
         "fcm-bench drives FCMPushProvider against fcm-mock and reports every wake accepted (the smoke test of scripts/bench-fcm)"
     )
     func benchSmoke() throws {
-        let certificates = try APNsTestCertificates.shared()
-        let accountFile = "\(certificates.directory)/service-account-\(UUID().uuidString).json"
-        try Data(TestServiceAccount.fileBytes()).write(to: URL(fileURLWithPath: accountFile))
-        let mock = try MockAPNsProcess(
-            executable: "fcm-mock", listen: [],
-            arguments: [
-                "--cert-file", certificates.serverCertificateFile, "--key-file", certificates.serverKeyFile,
-                "--service-account", accountFile,
-            ])
+        let (mock, accountFile, certificates) = try Self.startMock()
         defer { mock.stop() }
         let bench = try ToolProcess.run(
             URL(fileURLWithPath: MockAPNsProcess.path(of: "fcm-bench")),
