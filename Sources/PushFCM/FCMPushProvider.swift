@@ -7,7 +7,7 @@ import PushSystem
 public final class FCMPushProvider: PushProvider {
     /// FCM's lifetime for a Marmot trigger's background wake (docs/protocol.md §13 step 7).
     public static let backgroundTimeToLiveSeconds: Int64 = 3600
-    /// The longest registration token sent (docs/decisions/0460); Google's are about 160 bytes.
+    /// The longest registration token docs/protocol.md §1 admits; Google's are about 160 bytes.
     static let maximumRegistrationTokenBytes = 4096
 
     public var service: PushService { .fcm }
@@ -65,11 +65,22 @@ public final class FCMPushProvider: PushProvider {
             reason: result.errorCode == .none ? nil : result.errorCode.rawValue, sendDuration: sendDuration)
     }
 
-    /// The stored token bytes as FCM's registration token: printable ASCII without spaces, else nil.
+    /// The stored token bytes as FCM's registration token when they have docs/protocol.md §1's
+    /// format (1...4096 of `[A-Za-z0-9_:.-]`, checked at enrollment and rotation), else nil.
     static func registrationToken(_ bytes: [UInt8]) -> String? {
-        guard !bytes.isEmpty, bytes.count <= maximumRegistrationTokenBytes,
-            bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        else { return nil }
+        guard !bytes.isEmpty, bytes.count <= maximumRegistrationTokenBytes, bytes.allSatisfy(isTokenByte) else {
+            return nil
+        }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "."),
+            UInt8(ascii: "-"):
+            true
+        default: false
+        }
     }
 }

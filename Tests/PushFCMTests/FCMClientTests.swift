@@ -156,7 +156,7 @@ struct FCMClientTests {
         #expect(
             harness.send(MockFCMHarness.wake(profileID: "ios-main"))
                 == .notSent(.configurationFault(.missingCredentials), service: .fcm))
-        for token in ["", "with space", "caf\u{E9}", String(repeating: "a", count: 4097)] {
+        for token in ["", "with space", "caf\u{E9}", #"quo"te"#, "slash/", String(repeating: "a", count: 4097)] {
             #expect(harness.send(MockFCMHarness.wake(token: token)) == .notSent(.permanentRequestFault, service: .fcm))
         }
         #expect(harness.server.records.isEmpty)
