@@ -37,17 +37,28 @@ enum CheckConfigCommand: InProcessCommand {
         warnings.map { "push-gateway check-config: warning: \($0)\n" }.joined()
     }
 
+    /// What an operator checks of a profile: environments and the kind of credential, never a value
+    /// they did not choose to publish.
+    private static func describe(_ profile: AppProfile) -> String {
+        if let android = profile.android {
+            let boot = android.allowsSelfSignedBoot ? "verified or self-signed boot" : "verified boot"
+            return "android, key attestation \(android.minimumSecurityLevel.rawValue) minimum, \(boot), "
+                + "\(android.signingCertificateDigests.count) signing certificate digest(s), fcm service account"
+        }
+        let authentication =
+            switch profile.apnsAuthentication {
+            case .token: "token"
+            case .certificate: "certificate"
+            case nil: "no"
+            }
+        return "apns \(profile.apnsEnvironment.rawValue), app attest \(profile.appAttestEnvironment.rawValue), "
+            + "\(authentication) auth"
+    }
+
     private static func summary(_ configuration: GatewayConfiguration) -> String {
         var text = "configuration ok\n"
         for profile in configuration.profiles {
-            let authentication: String
-            switch profile.apnsAuthentication {
-            case .token: authentication = "token"
-            case .certificate: authentication = "certificate"
-            }
-            text +=
-                "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), app attest "
-                + "\(profile.appAttestEnvironment.rawValue), \(authentication) auth\n"
+            text += "profile \(profile.id): " + describe(profile) + "\n"
         }
         text += "capacity: \(configuration.databasePoolSize) database sessions, \(configuration.workerCount) workers\n"
         let insecure = configuration.insecureSettings
