@@ -147,6 +147,15 @@ struct CheckConfigCommandTests {
                 "profile buzz-android: android, key attestation tee minimum, verified boot, 1 signing certificate "
                     + "digest(s), fcm service account\n"))
         #expect(!accepted.standardOutput.contains(ConfigurationTestEnvironment.fcmProjectID))
+        #expect(!accepted.standardError.contains("does not fetch"))
+        // Without a status file the Android profile cannot enroll in this build: a warning says so.
+        let unfetched = CheckConfigCommand.execute(
+            arguments: [],
+            environment: environment.with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", nil).variables)
+        #expect(unfetched.exitCode == 0)
+        #expect(
+            unfetched.standardError.contains(
+                "warning: PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL: this build does not fetch"))
 
         let variable = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_FCM_SERVICE_ACCOUNT_FILE"
         let broken = environment.with(variable, try environment.write("broken.json", #"{"type":"service_account"}"#))

@@ -140,6 +140,11 @@ struct AndroidEnrollment: Sendable {
         if verifier == nil {
             logger.error("no usable Key Attestation roots; Android enrollment answers 503")
         }
+        if configuration.androidStatusListUnfetched {
+            logger.warning(
+                "the Key Attestation status list URL is not fetched by this build; Android enrollment answers 503 "
+                    + "until PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE names a mirror of it")
+        }
         self.verifier = verifier
         statusList = KeyAttestationStatusSource(
             source: configuration.android.statusListSource, now: now, logger: logger)
