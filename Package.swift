@@ -61,7 +61,7 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting",
+                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting", "PushKeyAttestation", "PushFCM",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).

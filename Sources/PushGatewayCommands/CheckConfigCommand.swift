@@ -21,11 +21,22 @@ enum CheckConfigCommand: InProcessCommand {
                     + warningLines(UnknownVariables.warnings(in: environment)))
         }
         let problems = StartupChecks.problems(configuration)
-        let warnings = warningLines(StartupChecks.warnings(configuration, environment: environment))
+        let warnings = warningLines(
+            StartupChecks.warnings(configuration, environment: environment) + androidWarnings(configuration))
         guard problems.isEmpty else { return .failure(errorLines(problems, command: "check-config") + warnings) }
         var result = CommandResult.success(summary(configuration))
         result.standardError = warnings
         return result
+    }
+
+    /// docs/decisions/0452: this build does not fetch the status list, so Android profiles without a
+    /// status file cannot enroll.
+    static func androidWarnings(_ configuration: GatewayConfiguration) -> [String] {
+        guard configuration.androidStatusListUnfetched else { return [] }
+        return [
+            "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL: this build does not fetch the Key Attestation status list; "
+                + "Android enrollment answers 503 until PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE names a mirror of it"
+        ]
     }
 
     /// One `push-gateway <command>: configuration error: …` line per problem.
@@ -37,17 +48,28 @@ enum CheckConfigCommand: InProcessCommand {
         warnings.map { "push-gateway check-config: warning: \($0)\n" }.joined()
     }
 
+    /// What an operator checks of a profile: environments and the kind of credential, never a value
+    /// they did not choose to publish.
+    private static func describe(_ profile: AppProfile) -> String {
+        if let android = profile.android {
+            let boot = android.allowsSelfSignedBoot ? "verified or self-signed boot" : "verified boot"
+            return "android, key attestation \(android.minimumSecurityLevel.rawValue) minimum, \(boot), "
+                + "\(android.signingCertificateDigests.count) signing certificate digest(s), fcm service account"
+        }
+        let authentication =
+            switch profile.apnsAuthentication {
+            case .token: "token"
+            case .certificate: "certificate"
+            case nil: "no"
+            }
+        return "apns \(profile.apnsEnvironment.rawValue), app attest \(profile.appAttestEnvironment.rawValue), "
+            + "\(authentication) auth"
+    }
+
     private static func summary(_ configuration: GatewayConfiguration) -> String {
         var text = "configuration ok\n"
         for profile in configuration.profiles {
-            let authentication: String
-            switch profile.apnsAuthentication {
-            case .token: authentication = "token"
-            case .certificate: authentication = "certificate"
-            }
-            text +=
-                "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), app attest "
-                + "\(profile.appAttestEnvironment.rawValue), \(authentication) auth\n"
+            text += "profile \(profile.id): " + describe(profile) + "\n"
         }
         text += "capacity: \(configuration.databasePoolSize) database sessions, \(configuration.workerCount) workers\n"
         let insecure = configuration.insecureSettings

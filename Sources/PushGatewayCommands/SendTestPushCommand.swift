@@ -104,6 +104,7 @@ enum SendTestPushCommand: InProcessCommand {
             switch profile.apnsAuthentication {
             case .token: "token"
             case .certificate: "certificate"
+            case nil: "no APNs"
             }
         let route = configuration.apnsProxy.map { " through the proxy \($0.host):\($0.port)" } ?? ""
         return "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), \(authentication) auth\(route)\n"

@@ -136,17 +136,36 @@ struct CheckConfigCommandTests {
         }
     }
 
-    @Test("an android profile is refused by name as not supported by this build, exit 1")
-    func androidProfileRefused() throws {
-        let variable = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_PLATFORM"
-        let environment = try ConfigurationTestEnvironment().with(variable, "android")
-        let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+    @Test("an android profile is accepted and summarized; a broken service-account file is named, exit 1")
+    func androidProfile() throws {
+        let environment = try ConfigurationTestEnvironment().withAndroidProfile(
+            authority: try SyntheticKeyAttestationAuthority())
+        let accepted = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+        #expect(accepted.exitCode == 0, "\(accepted.standardError)")
+        #expect(
+            accepted.standardOutput.contains(
+                "profile buzz-android: android, key attestation tee minimum, verified boot, 1 signing certificate "
+                    + "digest(s), fcm service account\n"))
+        #expect(!accepted.standardOutput.contains(ConfigurationTestEnvironment.fcmProjectID))
+        #expect(!accepted.standardError.contains("does not fetch"))
+        // Without a status file the Android profile cannot enroll in this build: a warning says so.
+        let unfetched = CheckConfigCommand.execute(
+            arguments: [],
+            environment: environment.with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", nil).variables)
+        #expect(unfetched.exitCode == 0)
+        #expect(
+            unfetched.standardError.contains(
+                "warning: PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL: this build does not fetch"))
+
+        let variable = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_FCM_SERVICE_ACCOUNT_FILE"
+        let broken = environment.with(variable, try environment.write("broken.json", #"{"type":"service_account"}"#))
+        let result = CheckConfigCommand.execute(arguments: [], environment: broken.variables)
         #expect(result.exitCode == 1)
         #expect(result.standardOutput.isEmpty)
-        let lines = result.standardError.split(separator: "\n")
+        let lines = result.standardError.split(separator: "\n").filter { $0.contains("configuration error") }
         #expect(lines.count == 1)
         #expect(lines.first?.contains(variable) == true)
-        #expect(result.standardError.contains("not supported by this build"))
+        #expect(lines.first?.contains("service-account") == true)
     }
 
     @Test("any argument is a usage error with exit status 2")

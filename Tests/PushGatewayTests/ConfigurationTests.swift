@@ -488,21 +488,129 @@ struct ConfigurationTests {
         #expect(pem.bytes == Array((TestEnvironment.certificatePEM + TestEnvironment.privateKeyPEM).utf8))
     }
 
-    @Test("a profile's PLATFORM is ios unset or set; android is refused as unsupported by this build, other values too")
+    @Test("a profile's PLATFORM is ios unset or set, or android; other values are refused")
     func profilePlatform() throws {
         let platform = profileVariable + "PLATFORM"
         let unset = try #require(try TestEnvironment().configuration())
         #expect(unset.profile(id: "buzz-ios-production")?.platform == .ios)
         let ios = try #require(try TestEnvironment().with(platform, "ios").configuration())
         #expect(ios.profile(id: "buzz-ios-production")?.platform == .ios)
-
-        let android = try TestEnvironment().with(platform, "android")
-        // Only the platform is named: the profile's APNs variables are not checked against an android profile.
-        expectErrors(android, named: [platform])
-        #expect(android.errors().map(\.description).contains { $0.contains("android is not supported by this build") })
         for value in ["IOS", "fcm", " ios", ""] {
             expectErrors(try TestEnvironment().with(platform, value), named: [platform])
         }
+    }
+
+    @Test("an android profile: its six variables with their defaults, and the test root as an insecure setting")
+    func androidProfile() throws {
+        let authority = try SyntheticKeyAttestationAuthority()
+        let environment = try TestEnvironment().withAndroidProfile(authority: authority)
+        let configuration = try #require(try environment.configuration())
+        let profile = try #require(configuration.profile(id: TestEnvironment.androidProfile))
+        #expect(profile.platform == .android)
+        #expect(profile.apnsAuthentication == nil && profile.appID.isEmpty)
+        let android = try #require(profile.android)
+        #expect(android.packageName == TestEnvironment.androidPackage)
+        #expect(android.signingCertificateDigests == [TestEnvironment.androidSigningDigest])
+        #expect(android.minimumSecurityLevel == .tee && !android.allowsSelfSignedBoot)
+        let fcm = try #require(profile.fcm)
+        #expect(fcm.projectID == TestEnvironment.fcmProjectID)
+        #expect(fcm.serviceAccountJSON.bytes == Array(TestEnvironment.serviceAccountJSON().utf8))
+        #expect(configuration.profile(id: "buzz-ios-production")?.android == nil)
+        #expect(configuration.android.extraRootDER == authority.root.derEncoded)
+        #expect(
+            configuration.insecureSettings == [
+                "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE", "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT",
+            ])
+
+        let key = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_"
+        let strict = try #require(
+            try environment.with(key + "ANDROID_MIN_SECURITY_LEVEL", "strongbox")
+                .with(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT", "true")
+                .with(
+                    key + "ANDROID_SIGNING_CERT_SHA256",
+                    Hex.encode([UInt8](repeating: 0xAB, count: 32)).uppercased()
+                        + "," + Hex.encode([UInt8](repeating: 0x01, count: 32))
+                )
+                .configuration()?.profile(id: TestEnvironment.androidProfile)?.android)
+        #expect(strict.minimumSecurityLevel == .strongbox && strict.allowsSelfSignedBoot)
+        #expect(strict.signingCertificateDigests.count == 2)
+
+        // Without the test root: Google's URL by default, no insecure setting.
+        let plain = try #require(
+            try environment.with("PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE", nil)
+                .with("PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT", nil)
+                .with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", nil).configuration())
+        #expect(plain.android.statusListSource == .url("https://android.googleapis.com/attestation/status"))
+        #expect(plain.insecureSettings.isEmpty && plain.android.extraRootDER == nil)
+    }
+
+    @Test("an android profile refuses each bad or missing variable by name, and the other platform's variables")
+    func androidProfileRefused() throws {
+        let m = TestEnvironment.marker
+        let environment = try TestEnvironment().withAndroidProfile(authority: try SyntheticKeyAttestationAuthority())
+        let key = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_"
+        for suffix in ["ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256", "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE"] {
+            expectErrors(environment.with(key + suffix, nil), named: [key + suffix])
+        }
+        let bad: [(String, String)] = [
+            ("ANDROID_PACKAGE", m), ("ANDROID_PACKAGE", "xyz"), ("ANDROID_PACKAGE", "xyz.1app"),
+            ("ANDROID_SIGNING_CERT_SHA256", m), ("ANDROID_SIGNING_CERT_SHA256", String(repeating: "a", count: 63)),
+            ("ANDROID_MIN_SECURITY_LEVEL", "software"), ("ANDROID_ALLOW_SELF_SIGNED_BOOT", "yes"),
+            ("FCM_PROJECT_ID", "Buzz-\(m)"), ("FCM_PROJECT_ID", "abc"),
+            ("FCM_SERVICE_ACCOUNT_FILE", environment.missingPath),
+            ("FCM_SERVICE_ACCOUNT_FILE", try environment.write("account-\(m).json", #"{"type":"\#(m)"}"#)),
+        ]
+        for (suffix, value) in bad {
+            expectErrors(environment.with(key + suffix, value), named: [key + suffix])
+        }
+        // The other platform's variables, both ways.
+        expectErrors(environment.with(key + "APNS_TOPIC", "xyz.buzz.app"), named: [key + "APNS_TOPIC"])
+        expectErrors(
+            environment.with(profileVariable + "FCM_PROJECT_ID", "buzz-wake-1"),
+            named: [profileVariable + "FCM_PROJECT_ID"])
+        // An ios profile switched to android names its APNs variables and the missing android ones.
+        let switched = try TestEnvironment().with(profileVariable + "PLATFORM", "android")
+        expectErrors(
+            switched,
+            named: Set(
+                (["APP_ID", "APNS_TOPIC", "APNS_ENVIRONMENT", "APNS_KEY_FILE", "APNS_KEY_ID", "APNS_TEAM_ID"]
+                    + ["ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256", "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE"])
+                    .map { profileVariable + $0 }))
+    }
+
+    @Test("the gateway-wide Android variables: one status source, a root only with the allow flag, https test URLs")
+    func androidGlobalsRefused() throws {
+        let m = TestEnvironment.marker
+        let environment = try TestEnvironment().withAndroidProfile(authority: try SyntheticKeyAttestationAuthority())
+        let file = "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE"
+        let url = "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL"
+        let root = "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE"
+        let allow = "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT"
+        expectErrors(environment.with(url, "https://mirror.example/status"), named: [file])
+        expectErrors(environment.with(file, nil).with(url, "http://\(m).example/status"), named: [url])
+        expectErrors(environment.with(file, environment.missingPath), named: [file])
+        expectErrors(environment.with(file, try environment.write("status-\(m).json", #"{"\#(m)":1}"#)), named: [file])
+        expectErrors(environment.with(allow, nil), named: [root])
+        expectErrors(environment.with(allow, "false"), named: [root])
+        expectErrors(environment.with(allow, "yes"), named: [allow, root])
+        expectErrors(environment.with(root, nil), named: [allow])
+        expectErrors(
+            environment.with(root, try environment.write("root-\(m).pem", TestEnvironment.certificatePEM)),
+            named: [root])
+        for (name, value) in [
+            ("PUSH_GATEWAY_FCM_URL", "https://127.0.0.1:9443/v1"), ("PUSH_GATEWAY_FCM_URL", "http://127.0.0.1:9443"),
+            ("PUSH_GATEWAY_GOOGLE_TOKEN_URL", "https://\(m) /token"),
+            ("PUSH_GATEWAY_FCM_CA_FILE", environment.missingPath),
+        ] {
+            expectErrors(environment.with(name, value), named: [name])
+        }
+        let overrides = try #require(
+            try environment.with("PUSH_GATEWAY_FCM_URL", "https://127.0.0.1:9443")
+                .with("PUSH_GATEWAY_GOOGLE_TOKEN_URL", "https://127.0.0.1:9444/oauth/token").configuration())
+        #expect(overrides.android.fcmServer == .init(host: "127.0.0.1", port: 9443, path: "/"))
+        #expect(overrides.android.googleTokenEndpoint == .init(host: "127.0.0.1", port: 9444, path: "/oauth/token"))
+        #expect(overrides.insecureSettings.contains("PUSH_GATEWAY_FCM_URL"))
+        #expect(overrides.insecureSettings.contains("PUSH_GATEWAY_GOOGLE_TOKEN_URL"))
     }
 
     @Test("PUSH_GATEWAY_PROFILES refuses bad ids, empty items, repeats and ids that share variable names")

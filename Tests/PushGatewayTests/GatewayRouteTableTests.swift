@@ -89,14 +89,15 @@ struct GatewayRouteTableTests {
     }
 
     @Test(
-        "only the challenge and liveness routes run on the event loop; only enrollment and batches take a larger body"
+        "only the challenge and liveness routes run on the event loop; only the enrollments and batches take a larger body"
     )
     func executionAndLimits() {
         #expect(GatewayRoute.allCases.filter { $0.declaration.execution == .eventLoop } == [.challenges, .liveness])
         #expect(GatewayRoute.enroll.declaration.bodyLimit == 23896)
+        #expect(GatewayRoute.enrollAndroid.declaration.bodyLimit == 32768)
         #expect(GatewayRoute.batchDeliveries.declaration.bodyLimit == 65536)
         #expect(
             GatewayRoute.allCases.filter { $0.declaration.bodyLimit != Router.defaultBodyLimit }
-                == [.batchDeliveries, .enroll])
+                == [.batchDeliveries, .enroll, .enrollAndroid])
     }
 }

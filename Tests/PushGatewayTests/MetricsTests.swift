@@ -215,12 +215,14 @@ struct MetricsLiveTests {
                 "push_gateway_db_pool_connections": "gauge",
                 "push_gateway_challenge_rate_limited_total": "counter",
                 "push_gateway_lifecycle_rate_limited_total": "counter",
+                "push_gateway_android_attestations_total": "counter",
                 "push_gateway_delivery_admissions_total": "counter",
                 "push_gateway_apns_requests_total": "counter",
                 "push_gateway_stage_duration_seconds": "histogram",
                 "push_gateway_reaper_runs_total": "counter",
                 "push_gateway_reaper_deleted_rows_total": "counter",
                 "push_gateway_insecure_settings": "gauge",
+                "push_gateway_android_status_list_age_seconds": "gauge",
             ]
             #expect(scraped.types == expectedTypes)
             let requests = "push_gateway_http_requests_total"
@@ -253,6 +255,7 @@ struct MetricsLiveTests {
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
                 .union(APNsRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))
+                .union(AndroidAttestationResult.allCases.map(\.rawValue))
                 .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(APNsReasonLabel.allValues)
                 .union(ReadinessTracker.states).union(gateway.server.application.configuration.profiles.map(\.id))
                 .union(

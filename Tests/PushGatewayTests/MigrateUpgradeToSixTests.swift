@@ -20,6 +20,8 @@ struct MigrateUpgradeToSixTests {
         "admit_delivery(uuid,bytea,text,bigint,bigint,bytea,bigint,uuid,bigint,bigint,bigint,bigint,bigint,bigint)",
         "admit_delivery_batch(bytea,bytea,bigint,uuid[],text[],bigint[],bigint[],uuid[],bigint[],bigint,bigint,bigint,"
             + "bigint,bigint)",
+        // Migration 0007's trigger function (docs/decisions/0450).
+        "installations_ios_proof_key()",
     ]
 
     /// Each function of the current schema, as `name(types)` without spaces, with its settings.

@@ -75,7 +75,9 @@ struct OpenAPITests {
         }
         #expect(paths[GatewayRoute.challenges.path]?["post"] == ["200", "400", "408", "411", "413", "429", "503"])
         // docs/protocol.md §1: the lifecycle bucket.
-        for route in [GatewayRoute.enroll, .delegate, .rotateEndpoint, .revokeDelegation, .revokeInstallation] {
+        for route in [
+            GatewayRoute.enroll, .enrollAndroid, .delegate, .rotateEndpoint, .revokeDelegation, .revokeInstallation,
+        ] {
             #expect(paths[route.path]?["post"]?.contains("429") == true, "\(route.path)")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PushCrypto
 import PushPostgres
 import PushTestSupport
 import Testing
@@ -54,5 +55,48 @@ struct RollingUpgradeReadinessTests {
             // The next release itself, which expects exactly the later version, is ready on it too.
             #expect(SchemaReadiness.check(pool: pool, expectedVersion: Self.laterVersion) == .ready)
         }
+    }
+
+    @Test(
+        "on version 7 this release serves an installation the previous release enrolled, with the counter that release advanced"
+    )
+    func servesThePreviousReleasesRows() throws {
+        typealias PreviousRelease = MigrateUpgradeToSevenTests.PreviousRelease
+        let gateway = try LifecycleGateway()
+        let device = try gateway.makeDevice()
+        let now = gateway.clock.unixSeconds()
+        // The previous release's enrollment and two of its assertions (counter 5), by its own statements.
+        let handle = try CanonicalUUID.version4()
+        let token = try #require(Hex.decode(device.endpoint, lowercaseOnly: true))
+        try gateway.query(
+            PreviousRelease.insert,
+            [
+                .text(handle.text), .bytes(device.device.keyID), .bytes(device.device.key.publicKey.uncompressedPoint),
+                .text(LifecycleGateway.profile), .null,
+                .bytes(
+                    Array(
+                        try SealedEnvelope(purpose: .tokenCustody, keyring: gateway.configuration.tokenKeys)
+                            .seal(token).utf8)),
+                .bytes(LifecycleFlowTests.expectedFingerprint(gateway, token: token)), .int64(now + 86_400),
+            ])
+        try gateway.query(PreviousRelease.advanceCounter, [.text(handle.text), .int64(5)])
+        device.handle = handle.text
+
+        // This release refuses the counter the previous release already accepted, and takes the next.
+        let relay = lifecycleRelayKey()
+        let replay = try gateway.post(
+            "/v1/delegations",
+            try device.delegateBody(
+                challenge: try gateway.challenge(), epoch: 1, generation: 1, relay: relay, notBefore: now,
+                expiresAt: now + 3600, counter: 5))
+        #expect(replay.status == 401)
+        let next = try gateway.post(
+            "/v1/delegations",
+            try device.delegateBody(
+                challenge: try gateway.challenge(), epoch: 1, generation: 1, relay: relay, notBefore: now,
+                expiresAt: now + 3600, counter: 6))
+        #expect(next.status == 201, "\(next.bodyText)")
+        // The previous release reads the counter this release stored.
+        #expect(try gateway.query(PreviousRelease.select, [.text(handle.text)]).int64(row: 0, column: 3) == 6)
     }
 }

@@ -1,5 +1,7 @@
 /// One enabled app profile (docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
-/// how its App Attest data is checked and how APNs is reached for it.
+/// how its device proof is checked and how its push service is reached. An `ios` profile has the
+/// App Attest and APNs members; an `android` profile has `android` and `fcm` instead, and its App
+/// Attest and APNs members are empty (docs/decisions/0451).
 public struct AppProfile: Sendable {
     /// docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_PLATFORM`: which device proof and push service
     /// the profile's installations use.
@@ -31,21 +33,51 @@ public struct AppProfile: Sendable {
         case certificate(pem: SecretBytes, path: String)
     }
 
+    /// An Android profile's Key Attestation requirements (docs/protocol.md §5a steps 4–6).
+    public struct Android: Sendable, Equatable {
+        /// `…_ANDROID_PACKAGE`.
+        public let packageName: String
+        /// `…_ANDROID_SIGNING_CERT_SHA256`: 32-byte digests.
+        public let signingCertificateDigests: [[UInt8]]
+        /// `…_ANDROID_MIN_SECURITY_LEVEL`: `tee` (TrustedEnvironment) or `strongbox`.
+        public let minimumSecurityLevel: MinimumSecurityLevel
+        /// `…_ANDROID_ALLOW_SELF_SIGNED_BOOT`.
+        public let allowsSelfSignedBoot: Bool
+
+        public enum MinimumSecurityLevel: String, Sendable, Equatable, CaseIterable {
+            case tee, strongbox
+        }
+    }
+
+    /// An Android profile's FCM settings (docs/protocol.md §8a), as plain data: the FCM provider
+    /// parses the service account from `serviceAccountJSON`.
+    public struct FCM: Sendable {
+        /// `…_FCM_PROJECT_ID`.
+        public let projectID: String
+        /// `…_FCM_SERVICE_ACCOUNT_FILE`, read at start (a secret).
+        public let serviceAccountJSON: SecretBytes
+        public let serviceAccountFile: String
+    }
+
     /// The profile id as enabled in `PUSH_GATEWAY_PROFILES` and sent as `app_profile`.
     public let id: String
     /// `<P>` in the profile's variable names.
     public let variableKey: String
-    /// Always `ios` in this build: configuration refuses `android` (docs/status.md).
     public let platform: Platform
-    /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (docs/protocol.md §5).
+    /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (docs/protocol.md §5). Empty for android.
     public let appID: String
-    /// The 10-character team id prefix of `appID`.
+    /// The 10-character team id prefix of `appID`. Empty for android.
     public let teamID: String
-    /// The bundle id; equal to the `apns-topic`.
+    /// The bundle id; equal to the `apns-topic`. Empty for android.
     public let apnsTopic: String
     public let apnsEnvironment: APNsEnvironment
     public let appAttestEnvironment: AppAttestEnvironment
-    public let apnsAuthentication: APNsAuthentication
+    /// nil for android.
+    public let apnsAuthentication: APNsAuthentication?
+    /// The Key Attestation requirements; nil for ios.
+    public var android: Android? = nil
+    /// The FCM settings; nil for ios.
+    public var fcm: FCM? = nil
 
     /// Profile ids: 1..64 of lowercase letters, digits, `-` and `_`, starting with a letter or
     /// digit (docs/decisions/0014).
@@ -87,5 +119,15 @@ public struct AppProfile: Sendable {
 
     private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}
+
+extension AppProfile {
+    /// An Android profile: no App Attest, no APNs.
+    init(id: String, variableKey: String, android: Android, fcm: FCM) {
+        self.init(
+            id: id, variableKey: variableKey, platform: .android, appID: "", teamID: "", apnsTopic: "",
+            apnsEnvironment: .production, appAttestEnvironment: .production, apnsAuthentication: nil,
+            android: android, fcm: fcm)
     }
 }

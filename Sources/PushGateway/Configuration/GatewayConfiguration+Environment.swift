@@ -15,10 +15,7 @@ extension GatewayConfiguration {
         "is not a libpq connection string (a postgresql:// URI or key=value pairs; percent-encode special characters)"
 
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
-    static let profileVariableSuffixes = [
-        "APP_ID", "APNS_TOPIC", "APNS_ENVIRONMENT", "APP_ATTEST_ENVIRONMENT", "APNS_KEY_FILE", "APNS_KEY_ID",
-        "APNS_TEAM_ID", "APNS_CERT_FILE", "PLATFORM",
-    ]
+    static let profileVariableSuffixes = iosProfileVariableSuffixes + androidProfileVariableSuffixes + ["PLATFORM"]
 
     /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no
     /// database). Throws every problem found, not just the first.
@@ -46,9 +43,10 @@ extension GatewayConfiguration {
         let migrationsDirectory = reader.optional("PUSH_GATEWAY_MIGRATIONS_DIR")
         let testing = Self.testingOverrides(&reader)
         let apnsProxy = Self.apnsProxy(&reader)
+        let android = Self.androidSettings(&reader)
 
         guard reader.errors.isEmpty, let databaseURL, let origin, let listen, let healthListen,
-            let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing
+            let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing, let android
         else { throw ConfigurationErrors(reader.errors) }
         self.init(
             databaseURL: SecretText(databaseURL), origin: origin, publicOrigins: publicOrigins, listen: listen,
@@ -56,6 +54,7 @@ extension GatewayConfiguration {
             challengeKeys: keys.challenge, fingerprintKey: keys.fingerprint, limits: limits, profiles: profiles,
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, testing: testing)
         self.apnsProxy = apnsProxy
+        self.android = android
     }
 
     private static func origin(_ reader: inout EnvironmentReader) -> GatewayOrigin? {

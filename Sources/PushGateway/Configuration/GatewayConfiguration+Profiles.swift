@@ -35,11 +35,8 @@ extension GatewayConfiguration {
         func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
         let platformName = variable("PLATFORM")
         guard let platform: AppProfile.Platform = reader.choice(platformName, default: .ios) else { return nil }
-        // The profile's other variables are the other platform's, so checking them would only add noise.
-        guard platform == .ios else {
-            reader.fail(platformName, "android is not supported by this build (no Android enrollment or FCM yet)")
-            return nil
-        }
+        refuseOtherPlatformVariables(&reader, key: key, platform: platform)
+        guard platform == .ios else { return androidProfile(&reader, id: id, key: key) }
         let appIDName = variable("APP_ID")
         let topicName = variable("APNS_TOPIC")
         var teamID: Substring?
@@ -150,7 +147,11 @@ extension GatewayConfiguration {
 
     /// The test/development-only variables and the list of those in use.
     static func testingOverrides(_ reader: inout EnvironmentReader) -> TestingOverrides? {
-        var insecure = insecureVariables.filter { reader.environment[$0] != nil }
+        var insecure = (insecureVariables + androidInsecureVariables).filter { reader.environment[$0] != nil }
+        // An allow flag set to false allows nothing.
+        if reader.environment["PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT"] == "false" {
+            insecure.removeAll { $0 == "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT" }
+        }
         let production = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_PRODUCTION")
         let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
         let ca = reader.pemFile(

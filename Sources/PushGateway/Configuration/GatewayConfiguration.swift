@@ -38,6 +38,8 @@ public struct GatewayConfiguration: Sendable {
 
     /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
     public internal(set) var apnsProxy: HTTP2Proxy?
+    /// The gateway-wide Android settings (docs/protocol.md §5a, §12).
+    public internal(set) var android = AndroidSettings.defaults
     /// The test and development settings, read as `configuration.insecureSettings` and so on.
     public let testing: TestingOverrides
 

@@ -20,7 +20,7 @@ public final class APNsDeliverySender: DeliverySender {
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot sign.
     public init(configuration: GatewayConfiguration) throws {
         var profiles: [String: APNsProfile] = [:]
-        for profile in configuration.profiles {
+        for profile in configuration.profiles where profile.platform == .ios {
             profiles[profile.id] = APNsProfile(
                 server: Self.server(for: profile.apnsEnvironment, configuration: configuration),
                 topic: profile.apnsTopic, credential: try Self.credential(for: profile),
@@ -126,6 +126,8 @@ public final class APNsDeliverySender: DeliverySender {
         case .certificate(_, let path):
             // One PEM file holds the certificate and its unencrypted key (§12).
             return .certificate(certificateFile: path, keyFile: path)
+        case nil:
+            throw CredentialError(profileID: profile.id)
         }
     }
 }

@@ -4,9 +4,13 @@ import PushPostgres
 /// One `installations` row as the lifecycle routes need it.
 struct InstallationRecord: Equatable {
     let handle: CanonicalUUID
+    let platform: AppProfile.Platform
+    /// The proof key (docs/protocol.md §3): the App Attest key of an iOS installation, the attested
+    /// Keystore key of an Android one.
     let keyID: [UInt8]
     let publicKey: P256PublicKey
-    let assertionCounter: UInt32
+    /// The App Attest assertion counter; nil for an Android installation, whose proofs have none.
+    let proofCounter: UInt32?
     let appProfile: String
     let endpointFingerprint: [UInt8]
     let endpointEpoch: Int64
@@ -18,9 +22,10 @@ struct InstallationRecord: Equatable {
     func isLive(at now: Int64) -> Bool { !isRevoked && now < expiresAt }
 }
 
-/// A new installation as enrollment stores it (docs/protocol.md §4.2): never the plaintext token.
+/// A new installation as enrollment stores it (docs/protocol.md §4.2, §4.2a): never the plaintext token.
 struct NewInstallation {
     let handle: CanonicalUUID
+    let platform: AppProfile.Platform
     let keyID: [UInt8]
     let publicKey: P256PublicKey
     let appProfile: String
@@ -51,7 +56,7 @@ struct InstallationStore {
 
     enum SQL {
         static let installationColumns = """
-            handle::text, app_attest_key_id, app_attest_public_key, assertion_counter, app_profile, \
+            handle::text, platform, proof_key_id, proof_public_key, proof_counter, app_profile, \
             endpoint_fingerprint, endpoint_epoch, revoked_at IS NOT NULL, floor(extract(epoch FROM expires_at))::bigint
             """
         /// §4.1: consuming a challenge; the primary key makes a second use fail with 23505.
@@ -72,15 +77,21 @@ struct InstallationStore {
             AND expires_at > to_timestamp($4::bigint) \
             AND (app_attest_key_id = $1 OR (app_profile = $2 AND endpoint_fingerprint = $3)) FOR UPDATE
             """
+        /// Migration 0007 (docs/decisions/0450): the App Attest columns are written for both platforms
+        /// while replicas of the previous release may read them; an iOS row's proof columns follow
+        /// them by the migration's trigger, an Android row's are written here, without a counter.
         static let insertInstallation = """
-            INSERT INTO installations (handle, app_attest_key_id, app_attest_public_key, assertion_counter, \
-            app_profile, attestation_receipt, encrypted_endpoint, endpoint_fingerprint, endpoint_epoch, expires_at) \
-            VALUES ($1::uuid, $2, $3, 0, $4, $5, $6, $7, 1, to_timestamp($8::bigint))
+            INSERT INTO installations (handle, platform, app_attest_key_id, app_attest_public_key, assertion_counter, \
+            proof_key_id, proof_public_key, proof_counter, app_profile, attestation_receipt, encrypted_endpoint, \
+            endpoint_fingerprint, endpoint_epoch, expires_at) \
+            VALUES ($1::uuid, $9, $2, $3, 0, $2, $3, CASE WHEN $9 = 'ios' THEN 0 END, $4, $5, $6, $7, 1, \
+            to_timestamp($8::bigint))
             """
-        /// §5 assertion step 4: compare-and-advance; the row is already locked, the condition guards
-        /// it once more.
+        /// §5 assertion step 4: compare-and-advance (iOS only); the row is already locked, the
+        /// condition guards it once more. The App Attest column is the one the previous release reads.
         static let advanceCounter = """
-            UPDATE installations SET assertion_counter = $2::bigint WHERE handle = $1::uuid AND assertion_counter < $2::bigint
+            UPDATE installations SET assertion_counter = $2::bigint, proof_counter = $2::bigint \
+            WHERE handle = $1::uuid AND platform = 'ios' AND proof_counter < $2::bigint
             """
         static let lockDelegationGeneration = """
             SELECT generation FROM delegations WHERE installation_handle = $1::uuid AND relay_pubkey = $2 FOR UPDATE
@@ -162,7 +173,7 @@ struct InstallationStore {
                 .bytes(installation.publicKey.uncompressedPoint), .text(installation.appProfile),
                 installation.receipt.isEmpty ? .null : .bytes(installation.receipt),
                 .bytes(Array(installation.encryptedEndpoint.utf8)), .bytes(installation.endpointFingerprint),
-                .int64(installation.expiresAt),
+                .int64(installation.expiresAt), .text(installation.platform.rawValue),
             ])
     }
 
@@ -217,21 +228,25 @@ struct InstallationStore {
     private static func records(_ result: PostgresResult) throws(PostgresError) -> [InstallationRecord] {
         var records: [InstallationRecord] = []
         for row in 0..<result.rowCount {
+            let counter = try result.int64(row: row, column: 4)
+            let proofCounter = counter.flatMap(UInt32.init(exactly:))
             guard let handle = try result.string(row: row, column: 0).flatMap(CanonicalUUID.init),
-                let keyID = try result.bytes(row: row, column: 1),
-                let point = try result.bytes(row: row, column: 2),
+                let platform = try result.string(row: row, column: 1).flatMap(AppProfile.Platform.init(rawValue:)),
+                let keyID = try result.bytes(row: row, column: 2),
+                let point = try result.bytes(row: row, column: 3),
                 let publicKey = try? P256PublicKey(uncompressedPoint: point),
-                let counter = try result.int64(row: row, column: 3).flatMap(UInt32.init(exactly:)),
-                let profile = try result.string(row: row, column: 4),
-                let fingerprint = try result.bytes(row: row, column: 5),
-                let epoch = try result.int64(row: row, column: 6),
-                let revoked = try result.bool(row: row, column: 7),
-                let expiresAt = try result.int64(row: row, column: 8)
+                (proofCounter == nil) == (platform == .android), counter == nil || proofCounter != nil,
+                let profile = try result.string(row: row, column: 5),
+                let fingerprint = try result.bytes(row: row, column: 6),
+                let epoch = try result.int64(row: row, column: 7),
+                let revoked = try result.bool(row: row, column: 8),
+                let expiresAt = try result.int64(row: row, column: 9)
             else { throw PostgresError(code: .decoding, message: "an installations row does not decode") }
             records.append(
                 InstallationRecord(
-                    handle: handle, keyID: keyID, publicKey: publicKey, assertionCounter: counter, appProfile: profile,
-                    endpointFingerprint: fingerprint, endpointEpoch: epoch, isRevoked: revoked, expiresAt: expiresAt))
+                    handle: handle, platform: platform, keyID: keyID, publicKey: publicKey, proofCounter: proofCounter,
+                    appProfile: profile, endpointFingerprint: fingerprint, endpointEpoch: epoch, isRevoked: revoked,
+                    expiresAt: expiresAt))
         }
         return records
     }

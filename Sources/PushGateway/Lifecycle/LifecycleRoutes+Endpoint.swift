@@ -2,7 +2,7 @@ import PushAttest
 import PushHTTP
 
 extension LifecycleRoutes {
-    /// `POST /v1/installations/endpoint` (docs/protocol.md §4.4): a new APNs token and the next epoch.
+    /// `POST /v1/installations/endpoint` (docs/protocol.md §4.4): a new APNs or FCM token and the next epoch.
     func rotateEndpoint(_ request: Request) -> Response {
         respond { () throws(LifecycleRejection) in try rotation(request) }
     }
@@ -12,9 +12,14 @@ extension LifecycleRoutes {
         let (rotate, asserted): (RotateEndpointRequest, AssertedRequest) = try parseAsserted(request)
         try performAsserted(asserted, now: now) { installation in
             installation.isLive(at: now.seconds) && installation.endpointEpoch == rotate.endpointEpoch
+        } accepts: { installation in
+            // §1: the installation's platform decides the token format; the other one is a 400.
+            EndpointFormat.token(rotate.endpoint, platform: installation.platform) != nil
         } apply: { store, installation in
-            let fingerprint = fingerprinter.fingerprint(
-                profileID: installation.appProfile, token: rotate.endpoint.value)
+            guard let token = EndpointFormat.token(rotate.endpoint, platform: installation.platform) else {
+                throw LifecycleRejection.invalidRequest
+            }
+            let fingerprint = fingerprinter.fingerprint(profileID: installation.appProfile, token: token)
             // §4.4: the token of another live installation of the profile is refused with the same
             // 404 as any authority failure.
             if try store.endpointHeldByAnother(
@@ -25,7 +30,7 @@ extension LifecycleRoutes {
             }
             // The epoch moves on, so every grant sealed to the old epoch stops opening a delivery.
             try store.rotateEndpoint(
-                installation.handle, encryptedEndpoint: try tokenEnvelope.seal(rotate.endpoint.value),
+                installation.handle, encryptedEndpoint: try tokenEnvelope.seal(token),
                 fingerprint: fingerprint, epoch: rotate.newEndpointEpoch)
         }
         return .json(status: 200, #"{"status":"rotated"}"#)
@@ -37,6 +42,6 @@ extension RotateEndpointRequest: AssertedRouteBody {
         .rotateEndpoint(
             origin: origin, challengeID: proof.challengeID.text, challenge: proof.challenge.text,
             installationHandle: proof.installationHandle.text, endpointEpoch: endpointEpoch,
-            newEndpointEpoch: newEndpointEpoch, endpoint: endpoint.text)
+            newEndpointEpoch: newEndpointEpoch, endpoint: endpoint)
     }
 }

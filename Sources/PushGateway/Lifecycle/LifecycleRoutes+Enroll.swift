@@ -13,8 +13,10 @@ extension LifecycleRoutes {
 
     private func enrollment(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
+        // §4.2: an iOS profile only.
         guard let enroll = try? EnrollRequest(body: request.body),
-            let profile = configuration.profile(id: enroll.appProfile), now.seconds < enroll.expiresAt,
+            let profile = configuration.profile(id: enroll.appProfile), profile.platform == .ios,
+            now.seconds < enroll.expiresAt,
             enroll.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
         else { throw .invalidRequest }
         try takeLifecycleToken(request)
@@ -42,7 +44,8 @@ extension LifecycleRoutes {
         let installation: NewInstallation
         do {
             installation = NewInstallation(
-                handle: try CanonicalUUID.version4(), keyID: attested.keyID, publicKey: attested.publicKey,
+                handle: try CanonicalUUID.version4(), platform: .ios, keyID: attested.keyID,
+                publicKey: attested.publicKey,
                 appProfile: profile.id, receipt: attested.receipt,
                 encryptedEndpoint: try tokenEnvelope.seal(enroll.endpoint.value),
                 endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: enroll.endpoint.value),
@@ -51,13 +54,18 @@ extension LifecycleRoutes {
             throw .unavailable
         }
         let handle = try storeEnrollment(
-            installation, challengeID: enroll.challengeID.value, now: now, deadline: request.deadline)
+            installation, challengeID: enroll.challengeID.value, now: now, deadline: request.deadline,
+            route: AppAttestTranscript.Route.enroll.rawValue)
+        return Self.enrolled(handle: handle, expiresAt: installation.expiresAt)
+    }
 
+    /// The `201` of both enrollment routes (docs/protocol.md §4.2, §4.2a).
+    static func enrolled(handle: CanonicalUUID, expiresAt: Int64) -> Response {
         var writer = JSONWriter(reservingCapacity: 96)
         writer.beginObject()
         writer.member("installation_handle", handle.text)
         writer.member("endpoint_epoch", 1)
-        writer.member("expires_at", installation.expiresAt)
+        writer.member("expires_at", expiresAt)
         writer.endObject()
         return .json(status: 201, writer.bytes)
     }
@@ -66,8 +74,9 @@ extension LifecycleRoutes {
     /// unless it is this very enrollment again (the idempotent retry of §4.2), insert. A concurrent
     /// enrollment that wins a live-uniqueness index makes the insert fail; the transaction then runs
     /// once more, so an identical retry finds the winner and answers with its handle.
-    private func storeEnrollment(
-        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now, deadline: MonotonicInstant
+    func storeEnrollment(
+        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now, deadline: MonotonicInstant,
+        route: String
     ) throws(LifecycleRejection) -> CanonicalUUID {
         var attempt = 0
         while true {
@@ -96,14 +105,15 @@ extension LifecycleRoutes {
             {
                 continue
             } catch {
-                throw rejection(for: error, route: AppAttestTranscript.Route.enroll.rawValue)
+                throw rejection(for: error, route: route)
             }
         }
     }
 
-    /// §4.2 idempotent retry: same key id, public key, profile, fingerprint, epoch 1 and `expires_at`.
+    /// §4.2, §4.2a idempotent retry: same platform, key id, public key, profile, fingerprint, epoch 1 and `expires_at`.
     static func isRetry(of existing: InstallationRecord, _ installation: NewInstallation) -> Bool {
-        existing.keyID == installation.keyID && existing.publicKey == installation.publicKey
+        existing.platform == installation.platform && existing.keyID == installation.keyID
+            && existing.publicKey == installation.publicKey
             && existing.appProfile == installation.appProfile
             && existing.endpointFingerprint == installation.endpointFingerprint && existing.endpointEpoch == 1
             && existing.expiresAt == installation.expiresAt

@@ -13,11 +13,11 @@ protocol AssertedRouteBody {
     func transcript(origin: String) -> AppAttestTranscript
 }
 
-/// The five App Attest routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
+/// The six lifecycle routes of docs/protocol.md §4.2–§4.6. Every handler checks in the order of §1:
 /// body shape (400) → the source's lifecycle bucket (429) → challenge tag and age (404) →
-/// installation stage (404) → attestation or assertion (401) → one transaction that consumes the
-/// challenge, advances the counter and applies the change (404 when any of it fails, and then
-/// nothing is written). The transaction neither begins nor commits once the request's 408 has
+/// installation stage (404) → attestation or device proof (401) → one transaction that consumes the
+/// challenge, advances an App Attest counter and applies the change (404 when any of it fails, and
+/// then nothing is written). The transaction neither begins nor commits once the request's 408 has
 /// fired (§1). `GatewayApplication` hands them its shared parts.
 struct LifecycleRoutes: Sendable {
     let configuration: GatewayConfiguration
@@ -34,6 +34,8 @@ struct LifecycleRoutes: Sendable {
     let fingerprinter: EndpointFingerprinter
     /// nil when the configured App Attest root is refused; enrollment then answers 503.
     let attestationVerifier: AttestationVerifier?
+    /// Android enrollment's roots and status list (docs/protocol.md §4.2a).
+    let android: AndroidEnrollment
 
     /// One instant for the whole request: milliseconds for the challenge age, seconds for the rest.
     struct Now {
@@ -87,6 +89,16 @@ struct LifecycleRoutes: Sendable {
         }
     }
 
+    /// §5 assertion step 4 for an App Attest proof: the counter moves above the stored one (false when
+    /// it does not, a lost race or a replay). A proof without a counter has nothing to advance.
+    private static func advance(
+        _ counter: UInt32?, of installation: InstallationRecord, in store: InstallationStore
+    ) throws -> Bool {
+        guard let counter else { return installation.proofCounter == nil }
+        guard let stored = installation.proofCounter, stored < counter else { return false }
+        return try store.advanceCounter(installation.handle, to: counter)
+    }
+
     /// The `expires_at` of a consumed challenge: its issue time plus the 300 s validity, rounded up.
     static func consumedChallengeExpiry(_ id: CanonicalUUID) -> Int64 {
         (Int64(id.unixMilliseconds) + ChallengeAuthority.lifetimeMilliseconds + 999) / 1000
@@ -138,13 +150,16 @@ struct LifecycleRoutes: Sendable {
         var handle: CanonicalUUID { proof.installationHandle.value }
     }
 
-    /// The shared part of every assertion route (docs/protocol.md §1, §4.3–§4.6, §5), called once the
-    /// body passed every 400 check: the lifecycle bucket, the challenge, then the installation stage (`stage` on the unlocked row), then the assertion against the stored
-    /// key and counter, then one transaction that consumes the challenge, locks the installation,
-    /// re-checks `stage` on the locked row, advances the counter and runs `apply`. Any failure in the
-    /// transaction rolls all of it back.
+    /// The shared part of every assertion route (docs/protocol.md §1, §3, §4.3–§4.6, §5), called once
+    /// the body passed every 400 check: the lifecycle bucket, the challenge, then the installation
+    /// stage (`stage` on the unlocked row), then `accepts` (a 400 that needs the installation's
+    /// platform), then the device proof of the installation's platform against the stored key, then
+    /// one transaction that consumes the challenge, locks the installation, re-checks `stage` on the
+    /// locked row, advances an App Attest counter and runs `apply`. Any failure in the transaction
+    /// rolls all of it back.
     func performAsserted<Value>(
         _ request: AssertedRequest, now: Now, stage: (InstallationRecord) -> Bool,
+        accepts: (InstallationRecord) -> Bool = { _ in true },
         apply: (InstallationStore, InstallationRecord) throws -> Value
     ) throws(LifecycleRejection) -> Value {
         try takeLifecycleToken(request.request)
@@ -157,15 +172,17 @@ struct LifecycleRoutes: Sendable {
                 let unlocked = try connection.withTransaction(isolation: .readCommitted, readOnly: true) { _ in
                     try store.installation(request.handle)
                 }
+                // A profile whose platform changed since the enrollment no longer speaks for it.
                 guard let record = unlocked, stage(record),
-                    let profile = configuration.profile(id: record.appProfile)
+                    let profile = configuration.profile(id: record.appProfile), profile.platform == record.platform
                 else { throw LifecycleRejection.notAuthorized }
-                let counter: UInt32
+                guard accepts(record) else { throw LifecycleRejection.invalidRequest }
+                let counter: UInt32?
                 do {
                     counter = try stages.time(.appAttestVerification) {
-                        try AssertionVerifier.verify(
-                            assertion: request.proof.assertion, clientDataHash: request.transcript.clientDataHash,
-                            appID: profile.appID, publicKey: record.publicKey, previousCounter: record.assertionCounter)
+                        try DeviceProofs.proof(for: record.platform).verify(
+                            assertion: request.proof.assertion, transcript: request.transcript, installation: record,
+                            profile: profile)
                     }
                 } catch {
                     throw LifecycleRejection.invalidAttestation
@@ -174,8 +191,7 @@ struct LifecycleRoutes: Sendable {
                     try store.consumeChallenge(
                         request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
                     guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
-                        stage(locked), locked.assertionCounter < counter,
-                        try store.advanceCounter(request.handle, to: counter)
+                        stage(locked), try Self.advance(counter, of: locked, in: store)
                     else { throw LifecycleRejection.notAuthorized }
                     return try apply(store, locked)
                 }

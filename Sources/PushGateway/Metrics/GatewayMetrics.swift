@@ -28,6 +28,8 @@ public final class GatewayMetrics: Sendable {
     public let stageDurations: LabeledHistogram<RequestStage>
     let challengeRateLimited: CounterFamily
     let lifecycleRateLimited: CounterFamily
+    /// Android enrollment chains verified, by `ok` or the §5a failure class (docs/protocol.md §9).
+    let androidAttestations: LabeledCounter<AndroidAttestationResult>
     /// Reaper passes by result (§10).
     public let reaperRuns: LabeledCounter<ReaperRunResult>
     /// Rows the reaper deleted, by table (rows removed through a foreign-key cascade not included).
@@ -93,6 +95,10 @@ public final class GatewayMetrics: Sendable {
             help:
                 "Enrollment, delegation, rotation and revocation requests refused by the per-source lifecycle bucket (429).",
             labelNames: [], series: [[]])
+        androidAttestations = LabeledCounter(
+            name: "push_gateway_android_attestations_total",
+            help: "Android Key Attestation chains verified at enrollment, by ok or the failure class.",
+            labelName: "result")
         reaperRuns = LabeledCounter(
             name: "push_gateway_reaper_runs_total", help: "Reaper passes, by result.", labelName: "result")
         reaperDeletedRows = LabeledCounter(
@@ -119,6 +125,7 @@ public final class GatewayMetrics: Sendable {
             })
         registry.register(challengeRateLimited)
         registry.register(lifecycleRateLimited)
+        registry.register(androidAttestations.family)
         registry.register(deliveryAdmissions.family)
         registry.register(apnsOutcomes.family)
         registry.register(apnsResponses)
@@ -140,6 +147,16 @@ public final class GatewayMetrics: Sendable {
         // Requests that matched no route (404s, unparsable requests, over capacity).
         registerRoutes(listener: .publicListener, labels: [Router.unknownLabel])
         registerRoutes(listener: .privateListener, labels: [Router.unknownLabel])
+    }
+
+    /// `push_gateway_android_status_list_age_seconds`, read at each scrape; no sample while there is
+    /// no list.
+    func registerAndroidStatusListAge(_ age: @escaping @Sendable () -> Int64?) {
+        registry.register(
+            SampledGaugeFamily(
+                name: "push_gateway_android_status_list_age_seconds",
+                help: "Seconds since the Key Attestation status list in use was read or fetched."
+            ) { age().map { [([], Double($0))] } ?? [] })
     }
 
     private func registerListenerGauges() {

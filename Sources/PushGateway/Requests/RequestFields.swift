@@ -92,12 +92,79 @@ struct RequestFields {
         return Received(text: text, value: key)
     }
 
-    /// An APNs device token: non-empty, even-length lowercase hex, at most 1024 characters.
+    /// An APNs device token (docs/protocol.md §1).
     func endpoint(_ name: String) throws(InvalidRequest) -> Received<[UInt8]> {
         let text = try string(name)
-        guard !text.isEmpty, text.utf8.count <= 1024, let bytes = Hex.decode(text, lowercaseOnly: true) else {
+        guard let bytes = EndpointFormat.apnsToken(text) else { throw InvalidRequest() }
+        return Received(text: text, value: bytes)
+    }
+
+    /// An FCM registration token (docs/protocol.md §1).
+    func fcmEndpoint(_ name: String) throws(InvalidRequest) -> Received<[UInt8]> {
+        let text = try string(name)
+        guard let bytes = EndpointFormat.fcmToken(text) else { throw InvalidRequest() }
+        return Received(text: text, value: bytes)
+    }
+
+    /// An endpoint of either platform's format, as received; which one applies is decided once the
+    /// installation's profile is known (docs/protocol.md §1, §4.4).
+    func anyEndpoint(_ name: String) throws(InvalidRequest) -> String {
+        let text = try string(name)
+        guard EndpointFormat.apnsToken(text) != nil || EndpointFormat.fcmToken(text) != nil else {
             throw InvalidRequest()
         }
-        return Received(text: text, value: bytes)
+        return text
+    }
+
+    /// A JSON array of `counts` standard base64 strings, each decoding to a size in `sizes`.
+    func base64Array(
+        _ name: String, counts: ClosedRange<Int>, sizes: ClosedRange<Int>
+    ) throws(InvalidRequest) -> [[UInt8]] {
+        let items = try array(name)
+        guard counts.contains(items.count) else { throw InvalidRequest() }
+        var decoded: [[UInt8]] = []
+        for item in items {
+            guard case .string(let text) = item, text.utf8.count <= (sizes.upperBound + 2) / 3 * 4,
+                let bytes = Base64.decode(text), sizes.contains(bytes.count)
+            else { throw InvalidRequest() }
+            decoded.append(bytes)
+        }
+        return decoded
+    }
+}
+
+/// The endpoint formats of docs/protocol.md §1; the profile's platform decides which applies.
+enum EndpointFormat {
+    /// An APNs device token: non-empty, even-length lowercase hex, at most 1024 characters; the
+    /// token's bytes.
+    static func apnsToken(_ text: String) -> [UInt8]? {
+        guard !text.isEmpty, text.utf8.count <= 1024 else { return nil }
+        return Hex.decode(text, lowercaseOnly: true)
+    }
+
+    /// An FCM registration token: 1..4096 characters of `[A-Za-z0-9_:.-]`; its ASCII bytes are the
+    /// token (what custody seals and the fingerprint covers).
+    static func fcmToken(_ text: String) -> [UInt8]? {
+        let bytes = Array(text.utf8)
+        guard (1...4096).contains(bytes.count), bytes.allSatisfy(isFCMTokenByte) else { return nil }
+        return bytes
+    }
+
+    /// The token bytes of `text` in `platform`'s format; nil when it has the other format.
+    static func token(_ text: String, platform: AppProfile.Platform) -> [UInt8]? {
+        switch platform {
+        case .ios: apnsToken(text)
+        case .android: fcmToken(text)
+        }
+    }
+
+    private static func isFCMTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "."),
+            UInt8(ascii: "-"):
+            true
+        default: false
+        }
     }
 }

@@ -39,6 +39,40 @@ public struct EnrollRequest: Sendable, Equatable {
     }
 }
 
+/// `POST /v1/installations/android` (docs/protocol.md §4.2a): the Keystore chain, leaf first, instead
+/// of a key id and an App Attest object, and an FCM registration token.
+public struct AndroidEnrollRequest: Sendable, Equatable {
+    /// docs/protocol.md §1: 2..10 certificates of 1..8192 bytes each.
+    static let chainLengths = 2...10
+    static let certificateSizes = 1...8192
+
+    public let challengeID: Received<CanonicalUUID>
+    public let challenge: Received<[UInt8]>
+    public let attestation: [[UInt8]]
+    public let appProfile: String
+    public let endpoint: Received<[UInt8]>
+    public let endpointEpoch: Int64
+    public let expiresAt: Int64
+
+    public init(body: [UInt8]) throws(InvalidRequest) {
+        let fields = try RequestFields(
+            body: body,
+            names: [
+                "v", "challenge_id", "challenge", "attestation", "app_profile", "endpoint", "endpoint_epoch",
+                "expires_at",
+            ])
+        challengeID = try fields.uuid("challenge_id")
+        challenge = try fields.challenge("challenge")
+        attestation = try fields.base64Array(
+            "attestation", counts: Self.chainLengths, sizes: Self.certificateSizes)
+        appProfile = try fields.string("app_profile")
+        endpoint = try fields.fcmEndpoint("endpoint")
+        endpointEpoch = try fields.integer("endpoint_epoch")
+        expiresAt = try fields.unixTime("expires_at")
+        guard endpointEpoch == 1 else { throw InvalidRequest() }
+    }
+}
+
 /// The members every App Attest assertion route carries (docs/protocol.md §4.3–§4.6): the challenge,
 /// the installation it speaks for and the assertion over the route's transcript.
 public struct AssertionProof: Sendable, Equatable {
@@ -86,14 +120,16 @@ public struct RotateEndpointRequest: Sendable, Equatable {
     public let proof: AssertionProof
     public let endpointEpoch: Int64
     public let newEndpointEpoch: Int64
-    public let endpoint: Received<[UInt8]>
+    /// The new token as received, in either platform's format: the installation's platform decides
+    /// which one it must have (docs/protocol.md §1).
+    public let endpoint: String
 
     public init(body: [UInt8]) throws(InvalidRequest) {
         let (proof, fields) = try AssertionProof.fields(
             body: body, names: ["endpoint_epoch", "new_endpoint_epoch", "endpoint"])
         self.proof = proof
         (endpointEpoch, newEndpointEpoch) = try Self.epochs(fields)
-        endpoint = try fields.endpoint("endpoint")
+        endpoint = try fields.anyEndpoint("endpoint")
     }
 
     /// `endpoint_epoch` and `new_endpoint_epoch` (§4.4, §4.6): the new one is the next, without

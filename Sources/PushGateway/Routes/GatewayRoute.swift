@@ -12,6 +12,7 @@ public enum GatewayRoute: String, MetricLabel {
     case deliveries
     case batchDeliveries = "batch_deliveries"
     case enroll
+    case enrollAndroid = "enroll_android"
     case delegate
     case rotateEndpoint = "rotate_endpoint"
     case revokeDelegation = "revoke_delegation"
@@ -56,6 +57,8 @@ public enum GatewayRoute: String, MetricLabel {
 
     /// docs/protocol.md §1: the enrollment body carries an attestation of up to 16 KiB.
     static let enrollBodyLimit = 23896
+    /// docs/protocol.md §1: the Android enrollment body carries a chain of up to ten certificates.
+    static let enrollAndroidBodyLimit = 32768
 
     public var declaration: Declaration {
         switch self {
@@ -70,6 +73,9 @@ public enum GatewayRoute: String, MetricLabel {
         case .enroll:
             Declaration(
                 .publicListener, "POST", AppAttestTranscript.Route.enroll.path, bodyLimit: Self.enrollBodyLimit)
+        case .enrollAndroid:
+            Declaration(
+                .publicListener, "POST", AndroidEnrollmentTranscript.path, bodyLimit: Self.enrollAndroidBodyLimit)
         case .delegate: Declaration(.publicListener, "POST", AppAttestTranscript.Route.delegate.path)
         case .rotateEndpoint: Declaration(.publicListener, "POST", AppAttestTranscript.Route.rotateEndpoint.path)
         case .revokeDelegation: Declaration(.publicListener, "POST", AppAttestTranscript.Route.revokeDelegation.path)

@@ -35,6 +35,8 @@ public final class GatewayApplication: Sendable {
     let fingerprinter: EndpointFingerprinter
     /// nil when the configured App Attest root is refused; enrollment then answers 503.
     let attestationVerifier: AttestationVerifier?
+    /// The Key Attestation roots and status list of Android enrollment (docs/protocol.md §4.2a, §5a).
+    let androidEnrollment: AndroidEnrollment
     let nip98Verifier: NIP98Verifier
     /// Per authenticated relay (docs/protocol.md §4.7).
     let relayLimiter: KeyedRateLimiter<[UInt8]>
@@ -95,6 +97,10 @@ public final class GatewayApplication: Sendable {
             logger.error("no usable App Attest root; enrollment answers 503", ["reason": .string(refusal.reason)])
             attestationVerifier = nil
         }
+        let androidEnrollment = AndroidEnrollment(
+            configuration: configuration, now: clock.unixSeconds(), logger: logger)
+        self.androidEnrollment = androidEnrollment
+        metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
         let rate = configuration.relayRatePerSecond
         // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
@@ -132,6 +138,7 @@ public final class GatewayApplication: Sendable {
                 BatchDeliveryRoute(single: deliveryRoute(onPath: $0), metrics: metrics).handle
             })
         case .enroll: route.routes(handler: lifecycleRoutes().enroll)
+        case .enrollAndroid: route.routes(handler: lifecycleRoutes().enrollAndroid)
         case .delegate: route.routes(handler: lifecycleRoutes().delegate)
         case .rotateEndpoint: route.routes(handler: lifecycleRoutes().rotateEndpoint)
         case .revokeDelegation: route.routes(handler: lifecycleRoutes().revokeDelegation)
@@ -147,7 +154,7 @@ public final class GatewayApplication: Sendable {
             configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
             limit: lifecycleLimit, challenges: challengeAuthority, grantEnvelope: grantEnvelope,
             tokenEnvelope: tokenEnvelope,
-            fingerprinter: fingerprinter, attestationVerifier: attestationVerifier)
+            fingerprinter: fingerprinter, attestationVerifier: attestationVerifier, android: androidEnrollment)
     }
 
     private func healthRoutes() -> HealthRoutes {

@@ -1,0 +1,278 @@
+import PushCrypto
+import PushFCM
+import PushKeyAttestation
+
+extension GatewayConfiguration {
+    /// The gateway-wide Android settings of docs/protocol.md §12: where the Key Attestation status
+    /// list comes from (§5a step 3) and the test-only Key Attestation root and Google endpoints.
+    public struct AndroidSettings: Sendable {
+        /// Google's status list (docs/protocol.md §5a step 3).
+        public static let googleStatusListURL = "https://android.googleapis.com/attestation/status"
+
+        public enum StatusListSource: Sendable, Equatable {
+            /// `PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL` (or its default).
+            case url(String)
+            /// `PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`.
+            case file(String)
+        }
+
+        public let statusListSource: StatusListSource
+        /// DER of `PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE`'s root, trusted beside the pinned
+        /// Google roots (only with `PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT=true`).
+        public let extraRootDER: [UInt8]?
+        /// `PUSH_GATEWAY_FCM_URL`: another FCM server (test only).
+        public let fcmServer: HTTPSEndpoint?
+        /// `PUSH_GATEWAY_GOOGLE_TOKEN_URL`: another OAuth token endpoint (test only).
+        public let googleTokenEndpoint: HTTPSEndpoint?
+        /// `PUSH_GATEWAY_FCM_CA_FILE`: the trust anchor of those two (test only).
+        public let fcmExtraTrustAnchorFile: String?
+
+        static let defaults = AndroidSettings(
+            statusListSource: .url(googleStatusListURL), extraRootDER: nil, fcmServer: nil, googleTokenEndpoint: nil,
+            fcmExtraTrustAnchorFile: nil)
+    }
+
+    /// An Android profile is enabled but its status list can only come from the URL, which this build
+    /// does not fetch (docs/decisions/0452): Android enrollment then answers 503. A warning at start
+    /// and from `check-config`.
+    public var androidStatusListUnfetched: Bool {
+        guard profiles.contains(where: { $0.platform == .android }), case .url = android.statusListSource else {
+            return false
+        }
+        return true
+    }
+
+    /// An `https://host[:port][/path]` test endpoint.
+    public struct HTTPSEndpoint: Sendable, Equatable {
+        public let host: String
+        public let port: UInt16
+        /// `/` when the URL has no path.
+        public let path: String
+    }
+
+    /// The per-profile variables of each platform; setting one of the other platform's on a profile
+    /// is a configuration error (docs/protocol.md §12).
+    static let iosProfileVariableSuffixes = [
+        "APP_ID", "APNS_TOPIC", "APNS_ENVIRONMENT", "APP_ATTEST_ENVIRONMENT", "APNS_KEY_FILE", "APNS_KEY_ID",
+        "APNS_TEAM_ID", "APNS_CERT_FILE",
+    ]
+    static let androidProfileVariableSuffixes = [
+        "ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256", "ANDROID_MIN_SECURITY_LEVEL",
+        "ANDROID_ALLOW_SELF_SIGNED_BOOT", "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE",
+    ]
+
+    static let androidInsecureVariables = [
+        "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE", "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT",
+        "PUSH_GATEWAY_FCM_URL", "PUSH_GATEWAY_GOOGLE_TOKEN_URL", "PUSH_GATEWAY_FCM_CA_FILE",
+    ]
+
+    /// Every variable of the other platform set on the profile `key` is a problem.
+    static func refuseOtherPlatformVariables(
+        _ reader: inout EnvironmentReader, key: String, platform: AppProfile.Platform
+    ) {
+        let foreign = platform == .ios ? androidProfileVariableSuffixes : iosProfileVariableSuffixes
+        for suffix in foreign {
+            let name = "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)"
+            if reader.environment[name] != nil {
+                reader.fail(
+                    name, "is not a setting of an \(platform.rawValue) profile (PUSH_GATEWAY_PROFILE_\(key)_PLATFORM)")
+            }
+        }
+    }
+
+    /// An Android profile's variables (docs/protocol.md §12, §5a, §8a).
+    static func androidProfile(_ reader: inout EnvironmentReader, id: String, key: String) -> AppProfile? {
+        func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
+        let packageName = variable("ANDROID_PACKAGE")
+        let package = reader.required(packageName).flatMap { text in
+            reader.parsed(
+                packageName, text,
+                "must be an Android package name (letters, digits and _ in two or more dot-separated parts)"
+            ) { isAndroidPackageName($0) ? $0 : nil }
+        }
+        let digests = signingCertificateDigests(&reader, variable("ANDROID_SIGNING_CERT_SHA256"))
+        let level: AppProfile.Android.MinimumSecurityLevel? = reader.choice(
+            variable("ANDROID_MIN_SECURITY_LEVEL"), default: .tee)
+        let selfSignedName = variable("ANDROID_ALLOW_SELF_SIGNED_BOOT")
+        var allowsSelfSigned: Bool?
+        switch reader.optional(selfSignedName) {
+        case nil where reader.environment[selfSignedName] == nil: allowsSelfSigned = false
+        case "true": allowsSelfSigned = true
+        case "false": allowsSelfSigned = false
+        case nil: break
+        default: reader.fail(selfSignedName, "must be true or false")
+        }
+        let fcm = fcmSettings(&reader, variable: variable)
+        guard let package, let digests, let level, let allowsSelfSigned, let fcm else { return nil }
+        return AppProfile(
+            id: id, variableKey: key,
+            android: AppProfile.Android(
+                packageName: package, signingCertificateDigests: digests, minimumSecurityLevel: level,
+                allowsSelfSignedBoot: allowsSelfSigned),
+            fcm: fcm)
+    }
+
+    /// A comma list of 64-hex SHA-256 digests (either case, stored as bytes).
+    private static func signingCertificateDigests(_ reader: inout EnvironmentReader, _ name: String) -> [[UInt8]]? {
+        guard let text = reader.required(name), let items = reader.commaList(name, text) else { return nil }
+        var digests: [[UInt8]] = []
+        for (index, item) in items.enumerated() {
+            guard item.utf8.count == 64, let digest = Hex.decode(String(item).lowercased(), lowercaseOnly: true) else {
+                reader.fail(name, "item \(index + 1) must be 64 hex characters (a SHA-256 digest)")
+                continue
+            }
+            digests.append(digest)
+        }
+        return digests.count == items.count ? digests : nil
+    }
+
+    private static func fcmSettings(_ reader: inout EnvironmentReader, variable: (String) -> String) -> AppProfile.FCM?
+    {
+        let projectName = variable("FCM_PROJECT_ID")
+        let project = reader.required(projectName).flatMap { text in
+            reader.parsed(
+                projectName, text, "must be a Firebase project id (6..30 of a-z 0-9 -, starting with a letter)"
+            ) {
+                isFirebaseProjectID($0) ? $0 : nil
+            }
+        }
+        let accountName = variable("FCM_SERVICE_ACCOUNT_FILE")
+        var account: (json: [UInt8], path: String)?
+        if let path = reader.required(accountName), let contents = reader.fileContents(named: accountName, path: path) {
+            do {
+                _ = try ServiceAccount.parse(contents)
+                account = (contents, path)
+            } catch {
+                reader.fail(accountName, "is not a usable service-account JSON key (\(error.rawValue))")
+            }
+        }
+        guard let project, let account else { return nil }
+        return AppProfile.FCM(
+            projectID: project, serviceAccountJSON: SecretBytes(account.json), serviceAccountFile: account.path)
+    }
+
+    /// The gateway-wide Android variables; checked whether or not an Android profile is enabled, so
+    /// a mistake shows before the first Android profile does.
+    static func androidSettings(_ reader: inout EnvironmentReader) -> AndroidSettings? {
+        let urlName = "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL"
+        let fileName = "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE"
+        var source: AndroidSettings.StatusListSource?
+        switch (reader.optional(urlName), reader.optional(fileName)) {
+        case (.some, .some):
+            reader.fail(fileName, "and \(urlName) are both set; the status list comes from one of them")
+        case (let url?, nil):
+            if httpsEndpoint(url, allowsPath: true) != nil {
+                source = .url(url)
+            } else {
+                reader.fail(urlName, "must be an https:// URL")
+            }
+        case (nil, let path?):
+            do {
+                _ = try KeyAttestationStatusList.read(fromFile: path, at: 0)
+                source = .file(path)
+            } catch {
+                reader.fail(fileName, "names a status list that is \(error.description)")
+            }
+        case (nil, nil):
+            if reader.environment[urlName] == nil && reader.environment[fileName] == nil {
+                source = .url(AndroidSettings.googleStatusListURL)
+            }
+        }
+        let root = extraAndroidRoot(&reader)
+        let fcmServer = testEndpoint(&reader, "PUSH_GATEWAY_FCM_URL", allowsPath: false)
+        let tokenEndpoint = testEndpoint(&reader, "PUSH_GATEWAY_GOOGLE_TOKEN_URL", allowsPath: true)
+        let fcmCA = reader.pemFile(
+            "PUSH_GATEWAY_FCM_CA_FILE", label: "CERTIFICATE", problem: "must hold a PEM certificate")
+        // A refused root or endpoint is nil here and a problem in `reader`, which refuses the whole
+        // configuration.
+        guard let source else { return nil }
+        return AndroidSettings(
+            statusListSource: source, extraRootDER: root, fcmServer: fcmServer, googleTokenEndpoint: tokenEndpoint,
+            fcmExtraTrustAnchorFile: fcmCA?.path)
+    }
+
+    /// `PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE`'s certificate, only with the explicit allow
+    /// flag (§12); nil when unset or refused.
+    private static func extraAndroidRoot(_ reader: inout EnvironmentReader) -> [UInt8]? {
+        let rootName = "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE"
+        let allowName = "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT"
+        var allows = false
+        if let text = reader.optional(allowName) {
+            switch text {
+            case "true": allows = true
+            case "false": break
+            default: reader.fail(allowName, "must be true or false")
+            }
+            if allows && reader.environment[rootName] == nil {
+                reader.fail(allowName, "is only meaningful with \(rootName)")
+            }
+        }
+        guard reader.environment[rootName] != nil else { return nil }
+        guard let file = reader.pemFile(rootName, label: "CERTIFICATE", problem: "must hold a PEM certificate") else {
+            return nil
+        }
+        guard let certificates = PEMCertificates.decode(String(decoding: file.pem, as: UTF8.self)),
+            certificates.count == 1,
+            (try? KeyAttestationVerifier(trustedRoots: []).trusting(root: certificates[0])) != nil
+        else {
+            reader.fail(rootName, "must hold exactly one X.509 certificate")
+            return nil
+        }
+        guard allows else {
+            reader.fail(
+                rootName, "is not one of the pinned Google roots; it is refused unless \(allowName)=true (tests only)")
+            return nil
+        }
+        return certificates[0]
+    }
+
+    /// A test endpoint variable; nil when unset or invalid.
+    private static func testEndpoint(
+        _ reader: inout EnvironmentReader, _ name: String, allowsPath: Bool
+    ) -> HTTPSEndpoint? {
+        guard let text = reader.optional(name) else { return nil }
+        guard let endpoint = httpsEndpoint(text, allowsPath: allowsPath) else {
+            reader.fail(
+                name, allowsPath ? "must be https://host[:port][/path]" : "must be https://host[:port] with no path")
+            return nil
+        }
+        return endpoint
+    }
+
+    /// `https://host[:port]` followed, when `allowsPath`, by an optional path of visible ASCII
+    /// without query or fragment.
+    static func httpsEndpoint(_ text: String, allowsPath: Bool) -> HTTPSEndpoint? {
+        let afterScheme = text.range(of: "://").map { text[$0.upperBound...] } ?? ""
+        let slash = afterScheme.firstIndex(of: "/")
+        let path = slash.map { String(afterScheme[$0...]) } ?? "/"
+        let origin = slash.map { String(text[..<$0]) } ?? text
+        guard allowsPath || slash == nil,
+            path.utf8.allSatisfy({ (0x21...0x7e).contains($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }),
+            let parsed = OriginSyntax.parse(origin, schemes: ["https"])
+        else { return nil }
+        return HTTPSEndpoint(host: parsed.host, port: parsed.port ?? 443, path: path)
+    }
+
+    /// Android package names: two or more dot-separated parts, each a letter followed by letters,
+    /// digits or `_`, 255 characters at most.
+    static func isAndroidPackageName(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return text.utf8.count <= 255 && parts.count >= 2
+            && parts.allSatisfy { part in
+                guard let first = part.first, first.isASCII, first.isLetter else { return false }
+                return part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            }
+    }
+
+    /// Firebase (Google Cloud) project ids: 6..30 of lowercase letters, digits and `-`, starting with
+    /// a letter and not ending with `-` (the rule ``ServiceAccount`` applies to `project_id` too).
+    static func isFirebaseProjectID(_ text: String) -> Bool {
+        guard (6...30).contains(text.utf8.count), let first = text.utf8.first, let last = text.utf8.last,
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first), last != UInt8(ascii: "-")
+        else { return false }
+        return text.utf8.allSatisfy {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                || $0 == UInt8(ascii: "-")
+        }
+    }
+}
