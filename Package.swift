@@ -150,12 +150,26 @@ let package = Package(
             name: "PushMarmotTests",
             dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
+        .testTarget(name: "PushRateLimitingTests", dependencies: ["PushRateLimiting"]),
+        // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
         .testTarget(
             name: "PushGatewayTests",
+            dependencies: ["PushGateway", "PushGatewayCommands", "PushRateLimiting", "PushTestSupport"]),
+        .testTarget(
+            name: "PushGatewayCommandsTests",
+            dependencies: ["PushGatewayCommands", "PushGateway", "PushAttest", "PushCrypto", "PushTestSupport"]),
+        // The gateway with its parts running: PostgreSQL, serve/migrate/apns-mock processes, pgbouncer,
+        // nginx, Prometheus and helm (tagged .postgres, .process, .external, .slow; see PushTestSupport).
+        .testTarget(
+            name: "PushGatewayIntegrationTests",
             dependencies: [
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushMetrics", "PushRateLimiting", "PushTestSupport",
                 "push-gateway-demo", "delivery-bench",
             ]),
+        // The docs, the deploy files and the iOS guide read against the code.
+        .testTarget(
+            name: "PushGatewayDocsTests",
+            dependencies: ["PushGateway", "PushGatewayCommands", "PushMetrics", "PushTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,34 +1,40 @@
 /// Why DER input was refused, with the byte offset (from the start of the parsed input) where it
 /// was noticed. Never carries input bytes.
 public struct DERError: Error, Sendable, Equatable {
-    public enum Code: String, Sendable {
+    /// Why, as an extensible set of names (like PostgresError.Code): new checks add a code without
+    /// breaking a caller's `switch`, which ends in `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+
         /// The input ended inside an element, or a length runs past its enclosing element.
-        case truncated
+        public static let truncated = Code(name: "truncated")
         /// Length octet 0x80 (BER's indefinite form; X.690 §10.1 forbids it in DER).
-        case indefiniteLength
+        public static let indefiniteLength = Code(name: "indefiniteLength")
         /// A length not in its shortest form (X.690 §10.1), or longer than four octets.
-        case nonMinimalLength
+        public static let nonMinimalLength = Code(name: "nonMinimalLength")
         /// A high-tag-number identifier that is not minimal: a number below 31, or a leading 0x80.
-        case nonMinimalTag
+        public static let nonMinimalTag = Code(name: "nonMinimalTag")
         /// A tag number that needs more than four subsequent octets, or UNIVERSAL 0 (end-of-contents).
-        case unsupportedTag
+        public static let unsupportedTag = Code(name: "unsupportedTag")
         /// Bytes after the element that should have been the last.
-        case trailingBytes
+        public static let trailingBytes = Code(name: "trailingBytes")
         /// Nesting deeper than ``DERLimits/maximumDepth``.
-        case tooDeep
+        public static let tooDeep = Code(name: "tooDeep")
         /// Input longer than ``DERLimits/maximumByteCount``.
-        case tooLarge
+        public static let tooLarge = Code(name: "tooLarge")
         /// A universal type in the wrong form: a constructed string or a primitive SEQUENCE/SET
         /// (X.690 §10.2 makes every string primitive in DER).
-        case wrongForm
+        public static let wrongForm = Code(name: "wrongForm")
         /// Contents that break their type's DER rules: a BOOLEAN that is not 0x00 or 0xff, an
         /// INTEGER that is empty or not minimal, a non-empty NULL, a BIT STRING with bad padding, an
         /// OBJECT IDENTIFIER with a non-minimal arc, a time that is not `…Z` with seconds.
-        case invalidContents
+        public static let invalidContents = Code(name: "invalidContents")
         /// A schema read found another tag, or nothing, where it expected `expected`.
-        case unexpectedTag
+        public static let unexpectedTag = Code(name: "unexpectedTag")
         /// A value that is well formed but does not fit the requested Swift type.
-        case outOfRange
+        public static let outOfRange = Code(name: "outOfRange")
+
+        public var description: String { name }
     }
 
     public let code: Code

@@ -1,30 +1,36 @@
 /// Why a JSON document or a member was rejected. It carries a byte offset or one of the caller's
 /// own member names, never bytes of the input (a body may hold tokens or grants).
 public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable, Equatable {
+    /// Why, as an extensible set of names (like PostgresError.Code): new checks add a code without
+    /// breaking a caller's `switch`, which ends in `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+
         /// No value at all (empty input or only whitespace).
-        case emptyInput
+        public static let emptyInput = Code(name: "emptyInput")
         /// Bytes that are not JSON grammar at this point.
-        case syntax
+        public static let syntax = Code(name: "syntax")
         /// Non-whitespace after the single top-level value.
-        case trailingData
+        public static let trailingData = Code(name: "trailingData")
         /// A string holds bytes that are not well-formed UTF-8 (RFC 3629).
-        case invalidUTF8
+        public static let invalidUTF8 = Code(name: "invalidUTF8")
         /// An unknown escape, malformed `\u` escape, or an unpaired UTF-16 surrogate.
-        case invalidEscape
+        public static let invalidEscape = Code(name: "invalidEscape")
         /// An unescaped U+0000..U+001F inside a string.
-        case controlCharacter
+        public static let controlCharacter = Code(name: "controlCharacter")
         /// The same member name twice in one object.
-        case duplicateMember
+        public static let duplicateMember = Code(name: "duplicateMember")
         /// Containers nested deeper than the reader's limit.
-        case depthLimitExceeded
+        public static let depthLimitExceeded = Code(name: "depthLimitExceeded")
         /// A closed object lacks a required member.
-        case missingMember
+        public static let missingMember = Code(name: "missingMember")
         /// A closed object has a member it does not allow.
-        case unknownMember
+        public static let unknownMember = Code(name: "unknownMember")
         /// A member or value has another type than expected (an integer where a non-integer
         /// number such as `1.0` or `2^63` was given included).
-        case wrongType
+        public static let wrongType = Code(name: "wrongType")
+
+        public var description: String { name }
     }
 
     /// Kinds of JSON values, used in `wrongType` errors.
@@ -46,7 +52,7 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        var text = "JSON \(code.rawValue)"
+        var text = "JSON \(code.name)"
         if let offset { text += " at byte \(offset)" }
         if let member { text += " (member \"\(member)\")" }
         return text

@@ -98,7 +98,9 @@ func liveRelayKey() -> String {
     }
 }
 
-@Suite("PushGatewayClient against a live gateway and PostgreSQL: the whole lifecycle and its retry paths")
+@Suite(
+    "PushGatewayClient against a live gateway and PostgreSQL: the whole lifecycle and its retry paths", .tags(.postgres)
+)
 struct LiveGatewayTests {
     let sleeps = RecordedSleeps()
     let store = InMemoryInstallationStateStore()

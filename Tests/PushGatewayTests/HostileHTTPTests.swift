@@ -93,7 +93,7 @@ private func residentKiB() throws -> Int {
 
 private let invalidRequestBody = #"{"error":"invalid_request"}"#
 
-@Suite("Hostile HTTP against a live gateway: it answers as specified or closes, and keeps serving others")
+@Suite("Hostile HTTP against a live gateway: it answers as specified or closes, and keeps serving others", .tags(.slow))
 struct HostileHTTPTests {
     @Test("slowloris connections trickling header bytes get 408 and close while a normal client is served")
     func slowloris() throws {

@@ -1,4 +1,5 @@
 import PushPostgres
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
@@ -7,7 +8,7 @@ import Testing
 struct MigrateSchemaVersionTests {
     @Test("GatewaySchema.expectedVersion is the newest migration in Migrations/")
     func expectedVersionMatchesDirectory() throws {
-        let migrations = try Migration.load(directory: MigrateTestSupport.repositoryMigrations)
+        let migrations = try Migration.load(directory: MigratedTestDatabase.repositoryMigrations)
         #expect(migrations.last?.version == GatewaySchema.expectedVersion)
     }
 }

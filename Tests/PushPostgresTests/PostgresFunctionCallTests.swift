@@ -63,7 +63,7 @@ private func probeOID(_ connection: PostgresConnection) throws -> Int64? {
         row: 0, column: 0)
 }
 
-@Suite("PostgresConnection.callFunction: the FunctionCall message")
+@Suite("PostgresConnection.callFunction: the FunctionCall message", .tags(.postgres, .process, .external))
 struct PostgresFunctionCallTests {
     @Test("a function with OUT parameters returns its record; NULL arguments arrive as NULL")
     func record() throws {

@@ -3,7 +3,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
-@Suite("PostgreSQL connection pool")
+@Suite("PostgreSQL connection pool", .tags(.postgres))
 struct PostgresPoolTests {
     private func backendPID(_ pool: PostgresPool) throws -> Int64? {
         try pool.withConnection { try $0.query("SELECT pg_backend_pid()").int64(row: 0, column: 0) }

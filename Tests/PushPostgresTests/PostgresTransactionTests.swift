@@ -2,7 +2,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
-@Suite("PostgreSQL transactions and row locks")
+@Suite("PostgreSQL transactions and row locks", .tags(.postgres))
 struct PostgresTransactionTests {
     struct Abort: Error {}
 

@@ -1,0 +1,156 @@
+import APNsMock
+import Foundation
+import PushAPNs
+import PushTestSupport
+import Synchronization
+import Testing
+
+@testable import PushGateway
+@testable import push_gateway_demo
+
+/// The demo behind scripts/demo, run in-process: a local App Attest root saved and loaded
+/// as `push-gateway-demo init-root` does, a live gateway trusting that root, and the mock APNs
+/// server over TLS + HTTP/2 recording to a JSON-lines file as `apns-mock --record` does.
+@Suite("Local run: the demo's flow against a live gateway and apns-mock", .tags(.postgres))
+struct LocalRunTests {
+    /// A fresh directory for one test's files.
+    static func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("local-run-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A gateway whose real APNs client talks to `mock` and which trusts the root saved in `rootDirectory`.
+    static func gateway(mock: APNsMockServer, rootDirectory: String) throws -> LifecycleGateway {
+        let certificates = try APNsTestCertificates.shared()
+        // The test clock stands still while the demo reads the real one; ten seconds ahead, the
+        // grant's `not_before` (the demo's "now") has passed for the gateway throughout the test.
+        let clock = LifecycleTestClock(unixMilliseconds: SystemWallClock().unixMilliseconds() + 10_000)
+        return try LifecycleGateway(
+            clock: clock, sender: SenderFactory { try APNsDeliverySender(configuration: $0) }
+        ) {
+            $0.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+                .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+                .with(
+                    "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootDirectory + "/" + LocalAppAttestRoot.rootCertificateFile
+                )
+        }
+    }
+
+    static func settings(_ gateway: LifecycleGateway, recordFile: String) -> DemoSettings {
+        DemoSettings(
+            gatewayURL: "http://127.0.0.1:\(gateway.server.publicPort)", origin: LifecycleGateway.origin,
+            profile: LifecycleGateway.profile, appID: LifecycleGateway.appID, appAttestEnvironment: "production",
+            apnsRecordFile: recordFile)
+    }
+
+    static func mock(recordFile: String) throws -> APNsMockServer {
+        let certificates = try APNsTestCertificates.shared()
+        return try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                host: "127.0.0.1", certificateFile: certificates.serverCertificateFile,
+                keyFile: certificates.serverKeyFile, recordFile: recordFile))
+    }
+
+    @Test("challenge, enroll, delegate and deliver under a saved local root; the mock's record is found and shown")
+    func demoReachesTheMock() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rootDirectory = directory + "/app-attest"
+        #expect(try LocalAppAttestRoot.create(in: rootDirectory))
+        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
+        // A second init-root keeps the root the gateway was started with.
+        #expect(try !LocalAppAttestRoot.create(in: rootDirectory))
+        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot)
+        let keyMode =
+            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
+                .posixPermissions] as? Int
+        #expect(keyMode == 0o600)
+
+        let recordFile = directory + "/apns-mock.jsonl"
+        let mock = try Self.mock(recordFile: recordFile)
+        defer { mock.stop() }
+        let gateway = try Self.gateway(mock: mock, rootDirectory: rootDirectory)
+        let printed = Mutex<[String]>([])
+        let outcome = try DemoFlow(
+            settings: Self.settings(gateway, recordFile: recordFile),
+            authority: try LocalAppAttestRoot.load(from: rootDirectory)
+        ) { line in printed.withLock { $0.append(line) } }.run()
+
+        #expect(outcome.steps.map(\.status) == [200, 201, 200, 201, 200])
+        #expect(outcome.steps.last?.body == #"{"status":"accepted"}"#)
+        let record = try #require(outcome.apnsRecord)
+        #expect(record.status == 200)
+        #expect(record.field(":path") == "/3/device/\(outcome.endpoint)")
+        #expect(record.field("apns-id") == outcome.requestID)
+        #expect(record.body == EndToEndTests.reconnectBody)
+        #expect(mock.records.count == 1)
+
+        let transcript = printed.withLock { $0.joined(separator: "\n") }
+        #expect(transcript.contains("<-- 200 {\"status\":\"accepted\"}"))
+        #expect(transcript.contains("    apns-id: \(outcome.requestID)"))
+        // The provider token is a bearer credential: the demo shows its length, never its text.
+        let authorization = try #require(mock.records.first?.field("authorization"))
+        let jwt = try #require(authorization.split(separator: " ").last)
+        #expect(!transcript.contains(jwt))
+    }
+
+    @Test("a device of a different local root is refused at enrollment, and the demo names the step")
+    func otherRootIsRefused() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try LocalAppAttestRoot.create(in: directory + "/trusted")
+        try LocalAppAttestRoot.create(in: directory + "/other")
+        let recordFile = directory + "/apns-mock.jsonl"
+        let mock = try Self.mock(recordFile: recordFile)
+        defer { mock.stop() }
+        let gateway = try Self.gateway(mock: mock, rootDirectory: directory + "/trusted")
+        let flow = DemoFlow(
+            settings: Self.settings(gateway, recordFile: recordFile),
+            authority: try LocalAppAttestRoot.load(from: directory + "/other")
+        ) { _ in }
+        let error = try #require(throws: DemoError.self) { try flow.run() }
+        #expect(error.description.hasPrefix("2. enroll"))
+        #expect(mock.records.isEmpty)
+    }
+}
+
+/// `push-gateway-demo`'s command line, as scripts/run-local and scripts/demo call it.
+@Suite("Local run: the push-gateway-demo command line")
+struct DemoCommandTests {
+    @Test("init-root creates the root once; missing flags, repeated flags and unknown commands are usage errors")
+    func commandLine() throws {
+        let directory = try LocalRunTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rootDirectory = directory + "/app-attest"
+        #expect(DemoCommand.main(arguments: ["init-root", "--dir", rootDirectory]) == 0)
+        let root = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
+        #expect(root.hasPrefix("-----BEGIN CERTIFICATE-----\n"))
+        #expect(DemoCommand.main(arguments: ["init-root", "--dir", rootDirectory]) == 0)
+        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == root)
+
+        #expect(DemoCommand.main(arguments: []) == 2)
+        #expect(DemoCommand.main(arguments: ["serve"]) == 2)
+        #expect(DemoCommand.main(arguments: ["init-root"]) == 2)
+        #expect(DemoCommand.main(arguments: ["init-root", "--dir", rootDirectory, "--dir", rootDirectory]) == 2)
+        #expect(DemoCommand.main(arguments: ["run", "--gateway", "http://127.0.0.1:1"]) == 2)
+        #expect(
+            DemoCommand.main(arguments: [
+                "run", "--gateway", "http://127.0.0.1:1", "--origin", "https://localhost", "--profile", "p",
+                "--app-id", "A.b", "--app-attest-environment", "staging", "--root-dir", rootDirectory,
+            ]) == 2)
+    }
+
+    @Test("run fails with exit 1 when no gateway answers")
+    func runWithoutGateway() throws {
+        let directory = try LocalRunTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try LocalAppAttestRoot.create(in: directory)
+        // Port 1 on loopback: nothing listens there, so the first challenge gets no answer.
+        let status = DemoCommand.main(arguments: [
+            "run", "--gateway", "http://127.0.0.1:1", "--origin", "https://localhost", "--profile", "p",
+            "--app-id", "A.b", "--app-attest-environment", "development", "--root-dir", directory,
+        ])
+        #expect(status == 1)
+    }
+}
