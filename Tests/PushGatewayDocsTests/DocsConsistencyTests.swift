@@ -109,21 +109,8 @@ struct DocsConsistencyTests {
 
     // MARK: - the contract's names this build does not have yet
 
-    /// The names docs/status.md lists as specified but not built: the indented lines of the section
-    /// headed `heading`.
-    static func unbuiltNames(under heading: String) throws -> Set<String> {
-        let lines = try DocsTests.read("docs/status.md").split(separator: "\n", omittingEmptySubsequences: false)
-        guard let start = lines.firstIndex(of: Substring("### \(heading)")) else { return [] }
-        var names: Set<String> = []
-        for line in lines[(start + 1)...] {
-            if line.hasPrefix("#") { break }
-            if line.hasPrefix("    ") { names.insert(line.trimmingCharacters(in: .whitespaces)) }
-        }
-        return names
-    }
-
-    static func unbuiltVariables() throws -> Set<String> { try unbuiltNames(under: "Variables") }
-    static func unbuiltMetrics() throws -> Set<String> { try unbuiltNames(under: "Metrics") }
+    static func unbuiltVariables() throws -> Set<String> { try DocsStatus.unbuiltVariables() }
+    static func unbuiltMetrics() throws -> Set<String> { try DocsStatus.unbuiltMetrics() }
 
     @Test("docs/status.md lists only names that no code reads and /metrics does not export, each one named in the docs")
     func unbuiltNamesAreNotBuilt() throws {
@@ -200,13 +187,8 @@ struct DocsConsistencyTests {
 
     // MARK: - metrics
 
-    /// `push_gateway_…` and `process_…` names in `text`, without `…_*` wildcards, the migration
-    /// history table and the runtime role (database names that share the prefix).
     static func metricNames(in text: String, excluding identifiers: Set<String>) -> Set<String> {
-        Set(
-            text.matches(of: /\b(?:push_gateway|process)_[a-z0-9_]*[a-z0-9](?![A-Za-z0-9_*])/)
-                .map { String($0.output) }
-        ).subtracting(identifiers)
+        DocsStatus.metricNames(in: text, excluding: identifiers)
     }
 
     /// The metric family names of a live scrape of `GET /metrics` (its `# TYPE` lines), from a

@@ -6,7 +6,9 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Android installations over HTTP: Key Attestation enrollment and ECDSA proofs (docs/protocol.md §4.2a, §3)")
+@Suite(
+    "Android installations over HTTP: Key Attestation enrollment and ECDSA proofs (docs/protocol.md §4.2a, §3)",
+    .tags(.postgres))
 struct AndroidLifecycleTests {
     static let invalidAttestation = #"{"error":"invalid_attestation"}"#
 
