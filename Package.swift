@@ -74,7 +74,7 @@ let package = Package(
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
         // Test-only stand-in for FCM and Google's token endpoint (docs/decisions/0412); never shipped.
-        .executableTarget(name: "fcm-mock", dependencies: ["FCMMock", "PushFCM", "PushSystem"]),
+        .executableTarget(name: "fcm-mock", dependencies: ["APNsMock", "FCMMock", "PushFCM", "PushSystem"]),
         .executableTarget(name: "apns-mock", dependencies: ["APNsMock", "PushCrypto", "PushSystem"]),
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(

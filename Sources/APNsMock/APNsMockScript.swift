@@ -2,20 +2,8 @@ import PushJSON
 
 /// How `apns-mock` answers one request that passed validation.
 public struct APNsMockReply: Sendable, Equatable {
-    public enum Action: String, Sendable {
-        /// Answer with `status` (and `reason`, `timestamp`, `Retry-After`) after `delayMilliseconds`.
-        case respond
-        /// Never answer: the stream stays open until the client gives up.
-        case stall
-        /// RST_STREAM with REFUSED_STREAM: the request counts as not processed (RFC 9113 §8.7).
-        case refuse
-        /// Drop the TCP connection at once.
-        case close
-        /// Answer this request, then GOAWAY with its stream as the last processed one.
-        case goAway = "goaway"
-    }
-
-    public var action: Action
+    /// `respond` answers with `status` (and `reason`, `timestamp`, `Retry-After`) after `delayMilliseconds`.
+    public var action: MockAction
     public var status: Int
     public var reason: String?
     public var timestampMilliseconds: Int64?
@@ -24,7 +12,7 @@ public struct APNsMockReply: Sendable, Equatable {
     public var delayMilliseconds: Int
 
     public init(
-        action: Action = .respond, status: Int = 200, reason: String? = nil, timestampMilliseconds: Int64? = nil,
+        action: MockAction = .respond, status: Int = 200, reason: String? = nil, timestampMilliseconds: Int64? = nil,
         retryAfter: String? = nil, delayMilliseconds: Int = 0
     ) {
         self.action = action
@@ -59,17 +47,13 @@ public struct APNsMockScript: Sendable, Equatable {
         self.goAwayConnections = goAwayConnections
     }
 
-    public struct FormatError: Error, Sendable, CustomStringConvertible {
-        public let description: String
-    }
-
     /// Reads the script file format:
     /// `{"default":{…},"sequence":[{…}],"tokens":{"<hex>":[{…}]},"goaway_after_streams":N,
     /// "goaway_connections":N}` where each reply is `{"action":"respond|stall|refuse|close|goaway",
     /// "status":N,"reason":"…","timestamp":N,"retry_after":"…"|N,"delay_ms":N}` (all optional).
-    public static func parse(_ bytes: [UInt8]) throws(FormatError) -> APNsMockScript {
+    public static func parse(_ bytes: [UInt8]) throws(MockError) -> APNsMockScript {
         guard let value = try? JSONReader.parse(bytes), case .object(let members) = value else {
-            throw FormatError(description: "the script is not a JSON object")
+            throw MockError(description: "the script is not a JSON object")
         }
         var script = APNsMockScript()
         for (name, member) in members.map({ ($0.name, $0.value) }) {
@@ -77,60 +61,60 @@ public struct APNsMockScript: Sendable, Equatable {
             case "default": script.defaultReply = try reply(member)
             case "sequence":
                 guard case .array(let elements) = member else {
-                    throw FormatError(description: "sequence must be an array")
+                    throw MockError(description: "sequence must be an array")
                 }
-                script.sequence = try elements.map { (element) throws(FormatError) in try reply(element) }
+                script.sequence = try elements.map { (element) throws(MockError) in try reply(element) }
             case "tokens":
                 guard case .object(let tokens) = member else {
-                    throw FormatError(description: "tokens must be an object")
+                    throw MockError(description: "tokens must be an object")
                 }
                 for (token, list) in tokens.map({ ($0.name, $0.value) }) {
                     guard case .array(let elements) = list else {
-                        throw FormatError(description: "token replies must be an array")
+                        throw MockError(description: "token replies must be an array")
                     }
-                    script.perToken[token.lowercased()] = try elements.map { (element) throws(FormatError) in
+                    script.perToken[token.lowercased()] = try elements.map { (element) throws(MockError) in
                         try reply(element)
                     }
                 }
             case "goaway_after_streams":
                 guard case .integer(let count) = member, count > 0 else {
-                    throw FormatError(description: "bad goaway_after_streams")
+                    throw MockError(description: "bad goaway_after_streams")
                 }
                 script.goAwayAfterStreams = Int(count)
             case "goaway_connections":
                 guard case .integer(let count) = member, count > 0 else {
-                    throw FormatError(description: "bad goaway_connections")
+                    throw MockError(description: "bad goaway_connections")
                 }
                 script.goAwayConnections = Int(count)
             default:
-                throw FormatError(description: "unknown script member \(name)")
+                throw MockError(description: "unknown script member \(name)")
             }
         }
         return script
     }
 
-    private static func reply(_ value: JSONValue) throws(FormatError) -> APNsMockReply {
-        guard case .object(let members) = value else { throw FormatError(description: "a reply must be an object") }
+    private static func reply(_ value: JSONValue) throws(MockError) -> APNsMockReply {
+        guard case .object(let members) = value else { throw MockError(description: "a reply must be an object") }
         var reply = APNsMockReply()
         for (name, member) in members.map({ ($0.name, $0.value) }) {
             switch name {
             case "action":
-                guard case .string(let text) = member, let action = APNsMockReply.Action(rawValue: text) else {
-                    throw FormatError(description: "unknown action")
+                guard case .string(let text) = member, let action = MockAction(rawValue: text) else {
+                    throw MockError(description: "unknown action")
                 }
                 reply.action = action
             case "status":
                 guard case .integer(let status) = member, (100...599).contains(status) else {
-                    throw FormatError(description: "bad status")
+                    throw MockError(description: "bad status")
                 }
                 reply.status = Int(status)
             case "reason":
                 guard case .string(let reason) = member else {
-                    throw FormatError(description: "reason must be a string")
+                    throw MockError(description: "reason must be a string")
                 }
                 reply.reason = reason
             case "timestamp":
-                guard case .integer(let timestamp) = member else { throw FormatError(description: "bad timestamp") }
+                guard case .integer(let timestamp) = member else { throw MockError(description: "bad timestamp") }
                 reply.timestampMilliseconds = timestamp
             case "retry_after":
                 switch member {
@@ -138,15 +122,15 @@ public struct APNsMockScript: Sendable, Equatable {
                 case .integer(let number): reply.retryAfter = String(number)
                 case .number(let number): reply.retryAfter = number.text
                 default:
-                    throw FormatError(description: "retry_after must be a string or a number")
+                    throw MockError(description: "retry_after must be a string or a number")
                 }
             case "delay_ms":
                 guard case .integer(let delay) = member, delay >= 0 else {
-                    throw FormatError(description: "bad delay_ms")
+                    throw MockError(description: "bad delay_ms")
                 }
                 reply.delayMilliseconds = Int(delay)
             default:
-                throw FormatError(description: "unknown reply member \(name)")
+                throw MockError(description: "unknown reply member \(name)")
             }
         }
         return reply

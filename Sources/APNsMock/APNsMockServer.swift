@@ -56,10 +56,6 @@ public final class APNsMockServer: Sendable {
         }
     }
 
-    public struct StartError: Error, Sendable, CustomStringConvertible {
-        public let description: String
-    }
-
     /// The bound port (the chosen one when configured with port 0).
     public let port: UInt16
     private let configuration: Configuration
@@ -78,7 +74,7 @@ public final class APNsMockServer: Sendable {
     private let recordList = Mutex<[APNsMockRecord]>([])
 
     /// Binds, then accepts connections on a background thread until `stop()`.
-    public init(configuration: Configuration) throws(StartError) {
+    public init(configuration: Configuration) throws(MockError) {
         ProcessSignals.ignoreBrokenPipe()
         do {
             context = try TLSContext.server(
@@ -86,22 +82,22 @@ public final class APNsMockServer: Sendable {
                 alpnProtocols: configuration.alpnProtocols, clientTrustAnchorsFile: configuration.clientTrustAnchorsFile
             )
         } catch {
-            throw StartError(description: "TLS setup: \(error)")
+            throw MockError(description: "TLS setup: \(error)")
         }
         do {
             let host = TCPConnector.numericAddresses(host: configuration.host, port: configuration.port)?.first
-            guard let host else { throw StartError(description: "listen: the host must be an IP address") }
+            guard let host else { throw MockError(description: "listen: the host must be an IP address") }
             listener = try TCPListener(address: host, backlog: 512)
             stopSignal = try EventNotifier()
-        } catch let error as StartError {
+        } catch let error as MockError {
             throw error
         } catch {
-            throw StartError(description: "listen: \(error)")
+            throw MockError(description: "listen: \(error)")
         }
         port = listener.localAddress.port
         if let path = configuration.recordFile {
             let raw = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard raw >= 0 else { throw StartError(description: "cannot open the record file") }
+            guard raw >= 0 else { throw MockError(description: "cannot open the record file") }
             recordFile = FileDescriptor(owning: raw)
         } else {
             recordFile = nil
@@ -112,7 +108,7 @@ public final class APNsMockServer: Sendable {
             let thread = try PosixThread.spawn { [self] in acceptLoop() }
             acceptThread.withLock { $0 = thread }
         } catch {
-            throw StartError(description: "thread: \(error)")
+            throw MockError(description: "thread: \(error)")
         }
     }
 

@@ -1,5 +1,19 @@
 import PushHTTP2
 
+/// What a mock server does with one request's stream, in a script or a responder's answer.
+public enum MockAction: String, Sendable {
+    /// Answer with the scripted status, headers and body.
+    case respond
+    /// Never answer: the stream stays open until the client gives up.
+    case stall
+    /// RST_STREAM with REFUSED_STREAM: the request counts as not processed (RFC 9113 §8.7).
+    case refuse
+    /// Drop the TCP connection at once.
+    case close
+    /// Answer this request, then GOAWAY with its stream as the last processed one.
+    case goAway = "goaway"
+}
+
 /// A request as the mock server received it, for a custom responder.
 public struct MockRequest: Sendable {
     public let method: String
@@ -13,7 +27,7 @@ public struct MockRequest: Sendable {
 
 /// A complete answer: what to do with the stream and, when answering, the status, headers and body.
 public struct MockAnswer: Sendable {
-    public var action: APNsMockReply.Action
+    public var action: MockAction
     public var status: Int
     public var headers: [HTTPHeader]
     public var body: [UInt8]
@@ -22,7 +36,7 @@ public struct MockAnswer: Sendable {
     public var countsAsProcessed: Bool
 
     public init(
-        action: APNsMockReply.Action = .respond, status: Int = 200, headers: [HTTPHeader] = [], body: [UInt8] = [],
+        action: MockAction = .respond, status: Int = 200, headers: [HTTPHeader] = [], body: [UInt8] = [],
         delayMilliseconds: Int = 0, countsAsProcessed: Bool = true
     ) {
         self.action = action

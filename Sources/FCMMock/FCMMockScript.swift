@@ -1,14 +1,9 @@
+import APNsMock
+
 /// How `fcm-mock` answers one `messages:send` that carried a valid access token.
 public struct FCMMockReply: Sendable, Equatable {
-    public enum Action: Sendable, Equatable {
-        case respond
-        /// Never answer (the client's timeout).
-        case stall
-        /// Answer, then GOAWAY with this stream as the last processed one.
-        case goAway
-    }
-
-    public var action: Action
+    /// `respond` answers with `status` and, outside 200, an error body in FCM's shape.
+    public var action: MockAction
     public var status: Int
     /// FCM's `errorCode` (in an `FcmError` detail), if any.
     public var errorCode: String?
@@ -20,7 +15,7 @@ public struct FCMMockReply: Sendable, Equatable {
     public var retryAfter: String?
 
     public init(
-        action: Action = .respond, status: Int = 200, errorCode: String? = nil, rpcStatus: String? = nil,
+        action: MockAction = .respond, status: Int = 200, errorCode: String? = nil, rpcStatus: String? = nil,
         violatedFields: [String] = [], retryAfter: String? = nil
     ) {
         self.action = action

@@ -54,7 +54,7 @@ public final class FCMMockServer: Sendable {
         certificateFile: String, keyFile: String, servicePublicKey: X509PublicKey, clientEmail: String,
         projectID: String, script: FCMMockScript = FCMMockScript(), host: String = "127.0.0.1", port: UInt16 = 0,
         recordsRequests: Bool = true
-    ) throws(APNsMockServer.StartError) {
+    ) throws(MockError) {
         let shared = Shared(script, recordsRequests: recordsRequests)
         self.shared = shared
         let sendPath = "/v1/projects/\(projectID)/messages:send"
@@ -163,7 +163,7 @@ public final class FCMMockServer: Sendable {
                 fields: reply.violatedFields)
         }
         if let retryAfter = reply.retryAfter { answer.headers.append(HTTPHeader("retry-after", retryAfter)) }
-        if reply.action == .goAway { answer.action = .goAway }
+        answer.action = reply.action
         return answer
     }
 

@@ -44,9 +44,21 @@ public struct LifecycleRequest: Sendable, Equatable {
     /// The body of `POST /v1/installations/challenges` (docs/protocol.md §4.1).
     public static let challengeBody = Data(#"{"v":1}"#.utf8)
 
-    private init(_ route: AppRoute, _ members: [(name: String, value: CompactJSONObject.Value)]) {
+    /// Every call's members start with `v` and its challenge (docs/protocol.md §3).
+    private init(_ route: AppRoute, _ challenge: Challenge, _ members: [(name: String, value: CompactJSONObject.Value)])
+    {
         self.route = route
-        self.members = CompactJSONObject([("v", .integer(1))] + members)
+        self.members = CompactJSONObject(
+            [("v", .integer(1)), ("challenge_id", .string(challenge.id)), ("challenge", .string(challenge.value))]
+                + members)
+    }
+
+    /// An assertion call (§4.3–§4.6) names the installation right after the challenge.
+    private init(
+        _ route: AppRoute, _ challenge: Challenge, installationHandle: String,
+        _ members: [(name: String, value: CompactJSONObject.Value)]
+    ) {
+        self.init(route, challenge, [("installation_handle", .string(installationHandle))] + members)
     }
 
     /// Enrollment (§4.2): `key_id` is the string `generateKey()` returned, unchanged; the epoch is 1.
@@ -54,9 +66,8 @@ public struct LifecycleRequest: Sendable, Equatable {
         challenge: Challenge, keyID: String, appProfile: String, endpoint: String, expiresAt: Int64
     ) -> LifecycleRequest {
         LifecycleRequest(
-            .enroll,
+            .enroll, challenge,
             [
-                ("challenge_id", .string(challenge.id)), ("challenge", .string(challenge.value)),
                 ("key_id", .string(keyID)), ("app_profile", .string(appProfile)), ("endpoint", .string(endpoint)),
                 ("endpoint_epoch", .integer(1)), ("expires_at", .integer(expiresAt)),
             ])
@@ -68,12 +79,11 @@ public struct LifecycleRequest: Sendable, Equatable {
         relayPubkey: String, notBefore: Int64, expiresAt: Int64
     ) -> LifecycleRequest {
         LifecycleRequest(
-            .delegate,
+            .delegate, challenge, installationHandle: installationHandle,
             [
-                ("challenge_id", .string(challenge.id)), ("challenge", .string(challenge.value)),
-                ("installation_handle", .string(installationHandle)), ("endpoint_epoch", .integer(endpointEpoch)),
-                ("generation", .integer(generation)), ("relay_pubkey", .string(relayPubkey)),
-                ("not_before", .integer(notBefore)), ("expires_at", .integer(expiresAt)),
+                ("endpoint_epoch", .integer(endpointEpoch)), ("generation", .integer(generation)),
+                ("relay_pubkey", .string(relayPubkey)), ("not_before", .integer(notBefore)),
+                ("expires_at", .integer(expiresAt)),
             ])
     }
 
@@ -82,11 +92,10 @@ public struct LifecycleRequest: Sendable, Equatable {
         challenge: Challenge, installationHandle: String, endpointEpoch: Int64, endpoint: String
     ) -> LifecycleRequest {
         LifecycleRequest(
-            .rotateEndpoint,
+            .rotateEndpoint, challenge, installationHandle: installationHandle,
             [
-                ("challenge_id", .string(challenge.id)), ("challenge", .string(challenge.value)),
-                ("installation_handle", .string(installationHandle)), ("endpoint_epoch", .integer(endpointEpoch)),
-                ("new_endpoint_epoch", .integer(endpointEpoch + 1)), ("endpoint", .string(endpoint)),
+                ("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(endpointEpoch + 1)),
+                ("endpoint", .string(endpoint)),
             ])
     }
 
@@ -95,12 +104,8 @@ public struct LifecycleRequest: Sendable, Equatable {
         challenge: Challenge, installationHandle: String, relayPubkey: String, generation: Int64
     ) -> LifecycleRequest {
         LifecycleRequest(
-            .revokeDelegation,
-            [
-                ("challenge_id", .string(challenge.id)), ("challenge", .string(challenge.value)),
-                ("installation_handle", .string(installationHandle)), ("relay_pubkey", .string(relayPubkey)),
-                ("generation", .integer(generation)),
-            ])
+            .revokeDelegation, challenge, installationHandle: installationHandle,
+            [("relay_pubkey", .string(relayPubkey)), ("generation", .integer(generation))])
     }
 
     /// Revocation of the installation (§4.6), from `endpointEpoch` to the next epoch.
@@ -108,12 +113,8 @@ public struct LifecycleRequest: Sendable, Equatable {
         challenge: Challenge, installationHandle: String, endpointEpoch: Int64
     ) -> LifecycleRequest {
         LifecycleRequest(
-            .revokeInstallation,
-            [
-                ("challenge_id", .string(challenge.id)), ("challenge", .string(challenge.value)),
-                ("installation_handle", .string(installationHandle)), ("endpoint_epoch", .integer(endpointEpoch)),
-                ("new_endpoint_epoch", .integer(endpointEpoch + 1)),
-            ])
+            .revokeInstallation, challenge, installationHandle: installationHandle,
+            [("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(endpointEpoch + 1))])
     }
 
     /// The transcript for the gateway whose `PUSH_GATEWAY_ORIGIN` is `origin` (e.g.

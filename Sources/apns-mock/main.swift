@@ -1,20 +1,9 @@
 import APNsMock
-import Glibc
 import PushCrypto
 import PushSystem
 
 // apns-mock: a scripted TLS + HTTP/2 stand-in for Apple's provider API. The first line
 // on standard output is the bound port, so a caller using `--listen 127.0.0.1:0` can read it.
-
-// Before any thread exists: it unblocks SIGTERM and SIGINT, which a parent (a test runner) may
-// have blocked, and new threads inherit that mask.
-let signals: SignalNotifier
-do {
-    signals = try SignalNotifier()
-} catch {
-    StandardStreams.writeError("apns-mock: \(error)\n")
-    exit(1)
-}
 
 let usage = """
     usage: apns-mock --cert-file PEM --key-file PEM [--listen HOST:PORT] [--record FILE] [--script FILE]
@@ -33,69 +22,49 @@ let usage = """
 
     """
 
-func fail(_ message: String, status: Int32 = 2) -> Never {
-    StandardStreams.writeError("apns-mock: \(message)\n")
-    exit(status)
-}
+let commandLine = MockCommandLine(
+    tool: "apns-mock", usage: usage,
+    valueFlags: [
+        "--listen", "--cert-file", "--key-file", "--record", "--script", "--max-concurrent-streams", "--alpn",
+        "--client-ca-file", "--provider-public-key",
+    ],
+    switches: ["--no-provider-token"])
+let signals = commandLine.stopSignals()
 
-var arguments = CommandLine.arguments.dropFirst()
-var listen = "127.0.0.1:0"
-var certificateFile: String?
-var keyFile: String?
-var recordFile: String?
-var scriptFile: String?
+let listen = commandLine["--listen"] ?? "127.0.0.1:0"
 var maximumConcurrentStreams: UInt32 = 1000
-var alpnProtocols = ["h2"]
-var requireProviderToken = true
-var clientTrustAnchorsFile: String?
-var providerPublicKeyFile: String?
-
-while let flag = arguments.popFirst() {
-    if flag == "--no-provider-token" {
-        requireProviderToken = false
-        continue
+if let value = commandLine["--max-concurrent-streams"] {
+    guard let number = UInt32(value), number > 0 else {
+        commandLine.fail("--max-concurrent-streams must be a positive integer")
     }
-    guard let value = arguments.popFirst() else { fail("\(flag) needs a value\n\(usage)") }
-    switch flag {
-    case "--listen": listen = value
-    case "--cert-file": certificateFile = value
-    case "--key-file": keyFile = value
-    case "--record": recordFile = value
-    case "--script": scriptFile = value
-    case "--max-concurrent-streams":
-        guard let number = UInt32(value), number > 0 else {
-            fail("--max-concurrent-streams must be a positive integer")
-        }
-        maximumConcurrentStreams = number
-    case "--alpn": alpnProtocols = value.split(separator: ",").map(String.init)
-    case "--client-ca-file": clientTrustAnchorsFile = value
-    case "--provider-public-key": providerPublicKeyFile = value
-    default: fail("unknown flag \(flag)\n\(usage)")
-    }
+    maximumConcurrentStreams = number
 }
+let alpnProtocols = commandLine["--alpn"].map { $0.split(separator: ",").map(String.init) } ?? ["h2"]
 
-guard let certificateFile, let keyFile else { fail("--cert-file and --key-file are required\n\(usage)") }
+guard let certificateFile = commandLine["--cert-file"], let keyFile = commandLine["--key-file"] else {
+    commandLine.fail("--cert-file and --key-file are required\n\(usage)")
+}
 guard let separator = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: separator)...]) else {
-    fail("--listen must be HOST:PORT")
+    commandLine.fail("--listen must be HOST:PORT")
 }
 var host = String(listen[..<separator])
 if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
 
 var script = APNsMockScript()
-if let scriptFile {
-    guard let contents = try? FileContents.read(scriptFile) else { fail("cannot read the script file") }
+if let scriptFile = commandLine["--script"] {
+    guard let contents = try? FileContents.read(scriptFile) else { commandLine.fail("cannot read the script file") }
     do {
         script = try APNsMockScript.parse(contents)
     } catch {
-        fail("script: \(error)")
+        commandLine.fail("script: \(error)")
     }
 }
 
 var tokenVerifier: APNsMockValidator.TokenVerifier?
-if let providerPublicKeyFile {
+if let providerPublicKeyFile = commandLine["--provider-public-key"] {
     guard let contents = try? FileContents.read(providerPublicKeyFile),
         let publicKey = try? P256PublicKey(pem: String(decoding: contents, as: UTF8.self))
-    else { fail("--provider-public-key must name a PEM P-256 public key") }
+    else { commandLine.fail("--provider-public-key must name a PEM P-256 public key") }
     tokenVerifier = APNsMockValidator.signatureVerifier(publicKey)
 }
 
@@ -105,11 +74,11 @@ do {
         configuration: APNsMockServer.Configuration(
             host: host, port: port, certificateFile: certificateFile, keyFile: keyFile, alpnProtocols: alpnProtocols,
             maximumConcurrentStreams: maximumConcurrentStreams, script: script,
-            validator: APNsMockValidator(requireProviderToken: requireProviderToken, tokenVerifier: tokenVerifier),
-            recordFile: recordFile,
-            clientTrustAnchorsFile: clientTrustAnchorsFile))
+            validator: APNsMockValidator(
+                requireProviderToken: !commandLine.isSet("--no-provider-token"), tokenVerifier: tokenVerifier),
+            recordFile: commandLine["--record"], clientTrustAnchorsFile: commandLine["--client-ca-file"]))
 } catch {
-    fail("\(error)", status: 1)
+    commandLine.fail("\(error)", status: 1)
 }
 
 StandardStreams.writeOutput("\(server.port)\n")

@@ -1,5 +1,5 @@
+import APNsMock
 import FCMMock
-import Glibc
 import PushFCM
 import PushSystem
 
@@ -7,15 +7,6 @@ import PushSystem
 // port: `/token` and `/v1/projects/<project>/messages:send`). Every send with a token it issued is
 // accepted; scripted failures are for the in-process FCMMockServer of the tests. The first line on
 // standard output is the bound port.
-
-// Before any thread exists, so that every thread inherits SIGTERM and SIGINT unblocked.
-let signals: SignalNotifier
-do {
-    signals = try SignalNotifier()
-} catch {
-    StandardStreams.writeError("fcm-mock: \(error)\n")
-    exit(1)
-}
 
 let usage = """
     usage: fcm-mock --cert-file PEM --key-file PEM --service-account FILE [--host IP] [--port N]
@@ -30,47 +21,36 @@ let usage = """
 
     """
 
-func fail(_ message: String, status: Int32 = 2) -> Never {
-    StandardStreams.writeError("fcm-mock: \(message)\n")
-    exit(status)
+let commandLine = MockCommandLine(
+    tool: "fcm-mock", usage: usage,
+    valueFlags: ["--cert-file", "--key-file", "--service-account", "--host", "--port", "--accept-access-token"])
+// Before any thread exists, so that every thread inherits SIGTERM and SIGINT unblocked.
+let signals = commandLine.stopSignals()
+guard let certificateFile = commandLine["--cert-file"], let keyFile = commandLine["--key-file"],
+    let accountFile = commandLine["--service-account"]
+else { commandLine.fail("--cert-file, --key-file and --service-account are required\n\(usage)") }
+guard let port = UInt16(commandLine["--port"] ?? "0") else { commandLine.fail("--port must be 0..65535") }
+guard let contents = try? FileContents.read(accountFile) else {
+    commandLine.fail("cannot read the service-account file")
 }
-
-var options: [String: String] = [:]
-var arguments = CommandLine.arguments.dropFirst()
-while let flag = arguments.popFirst() {
-    guard
-        [
-            "--cert-file", "--key-file", "--service-account", "--host", "--port", "--accept-access-token",
-        ].contains(flag)
-    else {
-        fail("unknown flag \(flag)\n\(usage)")
-    }
-    guard let value = arguments.popFirst() else { fail("\(flag) needs a value\n\(usage)") }
-    options[flag] = value
-}
-guard let certificateFile = options["--cert-file"], let keyFile = options["--key-file"],
-    let accountFile = options["--service-account"]
-else { fail("--cert-file, --key-file and --service-account are required\n\(usage)") }
-guard let port = UInt16(options["--port"] ?? "0") else { fail("--port must be 0..65535") }
-guard let contents = try? FileContents.read(accountFile) else { fail("cannot read the service-account file") }
 let account: ServiceAccount
 do {
     account = try ServiceAccount.parse(contents)
 } catch {
-    fail("service account: \(error.rawValue)")
+    commandLine.fail("service account: \(error.rawValue)")
 }
 
 let server: FCMMockServer
 do {
     server = try FCMMockServer(
         certificateFile: certificateFile, keyFile: keyFile, servicePublicKey: account.privateKey.publicKey,
-        clientEmail: account.clientEmail, projectID: account.projectID, host: options["--host"] ?? "127.0.0.1",
+        clientEmail: account.clientEmail, projectID: account.projectID, host: commandLine["--host"] ?? "127.0.0.1",
         port: port, recordsRequests: false)
 } catch {
-    fail("\(error)", status: 1)
+    commandLine.fail("\(error)", status: 1)
 }
 
-if let token = options["--accept-access-token"] { server.acceptAccessToken(token) }
+if let token = commandLine["--accept-access-token"] { server.acceptAccessToken(token) }
 
 StandardStreams.writeOutput("\(server.port)\n")
 _ = try? signals.waitForSignal()

@@ -125,6 +125,6 @@ struct APNsMockScriptTests {
             #"{"goaway_after_streams":0}"#, "[]",
         ])
     func refusesBadScripts(_ text: String) {
-        #expect(throws: APNsMockScript.FormatError.self) { try APNsMockScript.parse(Array(text.utf8)) }
+        #expect(throws: MockError.self) { try APNsMockScript.parse(Array(text.utf8)) }
     }
 }
