@@ -57,11 +57,21 @@ let package = Package(
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
+        // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
+        // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
+        .target(
+            name: "MarmotIngress",
+            dependencies: [
+                "PushMarmot", "PushWebSocket", "PushNostr", "PushCrypto", "PushSystem", "PushDelivery", "PushPostgres",
+                "PushRateLimiting", "PushMetrics",
+            ]
+        ),
         .target(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting",
+                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting", "MarmotIngress", "PushMarmot",
+                "PushWebSocket",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
@@ -69,7 +79,7 @@ let package = Package(
             name: "PushGatewayCommands",
             dependencies: [
                 "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushPostgres", "PushRelayClient",
+                "PushPostgres", "PushRelayClient", "PushMarmot",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
@@ -145,7 +155,10 @@ let package = Package(
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
-            dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),
+            dependencies: [
+                "PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport", "MarmotIngress",
+                "PushDelivery", "PushPostgres", "PushWebSocket", "PushMetrics", "PushGateway", "PushGatewayCommands",
+            ]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(
             name: "PushGatewayTests",

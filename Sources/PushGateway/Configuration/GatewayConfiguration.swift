@@ -38,6 +38,8 @@ public struct GatewayConfiguration: Sendable {
 
     /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
     public internal(set) var apnsProxy: HTTP2Proxy?
+    /// The Marmot Push v1 mode (docs/protocol.md §13); nil when it is off.
+    public internal(set) var marmot: MarmotConfiguration?
     /// The test and development settings, read as `configuration.insecureSettings` and so on.
     public let testing: TestingOverrides
 
