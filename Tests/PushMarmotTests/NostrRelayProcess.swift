@@ -93,10 +93,11 @@ final class NostrRelayProcess {
     func stop() {
         guard let process else { return }
         self.process = nil
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        // uvicorn's graceful shutdown can wait on open connections: kill it when it lingers.
+        process.interrupt()
+        if !eventually(within: 3, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     struct RelayDidNotStart: Error, CustomStringConvertible {
