@@ -91,6 +91,10 @@ let package = Package(
             name: "push-gateway-demo",
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
+        // Development tool for docs/performance.md's Marmot figures; never shipped.
+        .executableTarget(
+            name: "marmot-bench",
+            dependencies: ["MarmotIngress", "PushMarmot", "PushNostr", "PushCrypto", "PushDelivery", "PushSystem"]),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
         .executableTarget(
@@ -164,7 +168,7 @@ let package = Package(
             name: "PushGatewayTests",
             dependencies: [
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushMetrics", "PushRateLimiting", "PushTestSupport",
-                "push-gateway-demo", "delivery-bench",
+                "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,9 @@
 import MarmotIngress
 import PushCrypto
+import PushHTTP2
 import PushNostr
+import PushPostgres
+import PushSystem
 import PushWebSocket
 
 /// The Marmot Push v1 mode's settings (docs/protocol.md §12, §13); nil in `GatewayConfiguration`
@@ -12,6 +15,20 @@ public struct MarmotConfiguration: Sendable {
     public let apnsProfileID: String?
     public let fcmProfileID: String?
     public let ingress: MarmotIngressSettings
+}
+
+extension MarmotConfiguration {
+    /// The mode's service for the composition root to `start()` and `stop()`: the configured
+    /// relays through `proxy` (the egress proxy), wakes through `providers` (the profiles named by
+    /// `apnsProfileID` / `fcmProfileID`).
+    public func subscriber(
+        providers: MarmotProviderMap, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger, proxy: HTTP2Proxy?
+    ) throws(TLSError) -> MarmotSubscriber {
+        try MarmotSubscriber(
+            serverKey: serverKey, relays: relays, proxy: proxy.map { EgressProxy(host: $0.host, port: $0.port) },
+            providers: providers, settings: ingress, pool: pool, metrics: metrics, logger: logger,
+            unixTime: { SystemWallClock().unixSeconds() })
+    }
 }
 
 extension GatewayConfiguration {
