@@ -13,7 +13,7 @@ import Testing
 /// bindings (`nostr-sdk`), published to the relay with the `websockets` client.
 enum PythonMarmotSender {
     static let script = #"""
-        import json, sys
+        import json, ssl, sys
         from nostr_sdk import EventBuilder, Keys, Kind, PublicKey, Tag, nip59_make_gift_wrap
         from websockets.sync.client import connect
 
@@ -27,7 +27,8 @@ enum PythonMarmotSender {
                     .finalize_unsigned(author.public_key())
                 print(nip59_make_gift_wrap(author, server, rumor).as_json())
         elif mode == "publish":
-            with connect(sys.argv[2], max_size=2**20) as ws:
+            context = ssl.create_default_context(cafile=sys.argv[3]) if len(sys.argv) > 3 else None
+            with connect(sys.argv[2], max_size=2**20, ssl=context) as ws:
                 for line in sys.stdin:
                     event = json.loads(line)
                     ws.send(json.dumps(["EVENT", event]))
@@ -57,7 +58,10 @@ enum PythonMarmotSender {
     /// Publishes event JSON lines and returns whether the relay accepted each.
     @discardableResult
     static func publish(_ events: [String], to relay: NostrRelayProcess) throws -> [Bool] {
-        try run(["publish", relay.url], input: events.joined(separator: "\n") + "\n").map { $0 == "true" }
+        try run(
+            ["publish", relay.url] + (relay.certificates.map { [$0.caFile] } ?? []),
+            input: events.joined(separator: "\n") + "\n"
+        ).map { $0 == "true" }
     }
 }
 
@@ -66,11 +70,15 @@ final class MarmotRelayHarness {
     let ingress: MarmotIngressHarness
     let subscriber: MarmotSubscriber
 
-    init(relays: [NostrRelayProcess], settings: MarmotIngressSettings = MarmotIngressSettings()) throws {
+    init(
+        relays: [NostrRelayProcess], settings: MarmotIngressSettings = MarmotIngressSettings(),
+        tls: TLSContext? = nil, proxy: EgressProxy? = nil
+    ) throws {
         let ingress = try MarmotIngressHarness()
         self.ingress = ingress
         var relaySettings = MarmotRelaySettings(
-            serverKey: MarmotFixture.server, relays: relays.map { WebSocketURL($0.url)! }, tlsContext: nil, proxy: nil)
+            serverKey: MarmotFixture.server, relays: relays.map { WebSocketURL($0.url)! }, tlsContext: tls,
+            proxy: proxy)
         relaySettings.sessionTiming = { configuration in
             var configuration = configuration
             configuration.initialBackoff = .milliseconds(200)
@@ -213,6 +221,29 @@ struct MarmotRelayTests {
         #expect(try PythonMarmotSender.publish([String(decoding: wrap.json, as: UTF8.self)], to: relay) == [true])
         #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 32 })
         #expect(Set(harness.ingress.apns.wakes.map(\.deviceToken)) == Set(tokens))
+    }
+
+    @Test(
+        "a wss:// relay through the egress proxy: CONNECT tunnel, TLS verified against the trusted CA, a trigger wakes")
+    func tlsThroughProxy() throws {
+        let relay = try NostrRelayProcess(tls: true)
+        let proxy = try TinyProxy(connectPort: UInt16(relay.port))
+        let tls = try TLSContext.client(alpnProtocols: [], extraTrustAnchorsFile: relay.certificates?.caFile)
+        let harness = try MarmotRelayHarness(
+            relays: [relay], tls: tls, proxy: EgressProxy(host: "127.0.0.1", port: UInt16(proxy.port)))
+        #expect(harness.waitUntilSubscribed())
+        #expect(proxy.log.contains("127.0.0.1:\(relay.port)"))
+        let wraps = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        #expect(try PythonMarmotSender.publish(wraps, to: relay) == [true])
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 1 })
+    }
+
+    @Test("a wss:// relay whose certificate does not verify is never subscribed")
+    func untrustedCertificate() throws {
+        let relay = try NostrRelayProcess(tls: true)
+        let harness = try MarmotRelayHarness(relays: [relay], tls: try TLSContext.client(alpnProtocols: []))
+        #expect(eventually(within: 5) { harness.metrics.relayCount(.waiting) == 1 })
+        #expect(!eventually(within: 3) { harness.metrics.relayCount(.subscribed) == 1 })
     }
 
     @Test("two relays carrying the same trigger wake its device once")

@@ -10,18 +10,21 @@ final class NostrRelayProcess {
     let port: Int
     let scratch: ScratchDirectory
     let requiresAuthentication: Bool
+    /// `wss://` with the test CA's certificate for 127.0.0.1 (uvicorn's TLS).
+    let certificates: APNsTestCertificates?
     private var process: Process?
     private let logPath: String
 
-    var url: String { "ws://127.0.0.1:\(port)" }
+    var url: String { "\(certificates == nil ? "ws" : "wss")://127.0.0.1:\(port)" }
 
     /// `requiresAuthentication`: the relay challenges every connection with NIP-42 `AUTH` and
     /// checks the answer (signature, kind, time, `relay` and `challenge` tags); reading and
     /// publishing stay open to everyone, since it never answers an `AUTH` with `OK`.
-    init(requiresAuthentication: Bool = false) throws {
+    init(requiresAuthentication: Bool = false, tls: Bool = false) throws {
         port = try freeLoopbackPort()
         scratch = try ScratchDirectory()
         self.requiresAuthentication = requiresAuthentication
+        certificates = tls ? try APNsTestCertificates.shared() : nil
         logPath = scratch.directory.appendingPathComponent("relay.log").path
         try start()
     }
@@ -33,6 +36,10 @@ final class NostrRelayProcess {
 
     func start() throws {
         let directory = scratch.directory.path
+        let tlsFiles =
+            certificates.map {
+                "  ssl_certfile: \($0.serverCertificateFile)\n  ssl_keyfile: \($0.serverKeyFile)\n"
+            } ?? ""
         let configuration = """
             DEBUG: false
             relay_name: push-gateway test relay
@@ -50,7 +57,7 @@ final class NostrRelayProcess {
               workers: 1
               loglevel: warning
               reload: false
-            authentication:
+            \(tlsFiles)authentication:
               enabled: \(requiresAuthentication)
               relay_urls:
                 - \(url)
