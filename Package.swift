@@ -57,11 +57,21 @@ let package = Package(
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
+        // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
+        // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
+        .target(
+            name: "MarmotIngress",
+            dependencies: [
+                "PushMarmot", "PushWebSocket", "PushNostr", "PushCrypto", "PushSystem", "PushDelivery", "PushPostgres",
+                "PushRateLimiting", "PushMetrics",
+            ]
+        ),
         .target(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
                 "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting", "PushKeyAttestation", "PushFCM",
+                "MarmotIngress", "PushMarmot", "PushWebSocket",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
@@ -69,7 +79,7 @@ let package = Package(
             name: "PushGatewayCommands",
             dependencies: [
                 "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushPostgres", "PushRelayClient",
+                "PushPostgres", "PushRelayClient", "PushMarmot",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
@@ -81,6 +91,10 @@ let package = Package(
             name: "push-gateway-demo",
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
+        // Development tool for docs/performance.md's Marmot figures; never shipped.
+        .executableTarget(
+            name: "marmot-bench",
+            dependencies: ["MarmotIngress", "PushMarmot", "PushNostr", "PushCrypto", "PushDelivery", "PushSystem"]),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-fcm; never shipped.
         .executableTarget(name: "fcm-bench", dependencies: ["PushFCM", "PushDelivery", "PushHTTP2", "PushSystem"]),
@@ -148,7 +162,10 @@ let package = Package(
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushSystem", "PushTestSupport"]),
         .testTarget(
             name: "PushMarmotTests",
-            dependencies: ["PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport"]),
+            dependencies: [
+                "PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport", "MarmotIngress",
+                "PushDelivery", "PushPostgres", "PushWebSocket", "PushMetrics", "PushGateway", "PushGatewayCommands",
+            ]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(name: "PushRateLimitingTests", dependencies: ["PushRateLimiting"]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
@@ -164,7 +181,7 @@ let package = Package(
             name: "PushGatewayIntegrationTests",
             dependencies: [
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushMetrics", "PushRateLimiting", "PushTestSupport",
-                "push-gateway-demo", "delivery-bench",
+                "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(

@@ -18,6 +18,7 @@ public enum CommandLineTool {
           verify-attestation          check an App Attest attestation offline
           verify-assertion            check an App Attest assertion offline
           verify-android-attestation  check an Android Key Attestation certificate chain offline
+          verify-marmot-trigger       check a Marmot Push v1 gift-wrapped trigger offline
           deliver                     sign and post one delivery as a relay
           send-test-push              send the wake-up to one device token (--profile ID --endpoint HEX)
           help                        print this usage
@@ -31,7 +32,7 @@ public enum CommandLineTool {
         "keygen": KeygenCommand.usage, "verify-attestation": VerifyAttestationCommand.usage,
         "verify-assertion": VerifyAssertionCommand.usage,
         "verify-android-attestation": VerifyAndroidAttestationCommand.usage, "deliver": DeliverCommand.usage,
-        "send-test-push": SendTestPushCommand.usage,
+        "send-test-push": SendTestPushCommand.usage, "verify-marmot-trigger": VerifyMarmotTriggerCommand.usage,
     ]
 
     /// Runs the subcommand named by `arguments[1]` and returns the process exit status.
@@ -50,6 +51,7 @@ public enum CommandLineTool {
         case "send-test-push": return SendTestPushCommand.run(arguments: rest, environment: environment)
         case "verify-android-attestation":
             return VerifyAndroidAttestationCommand.run(arguments: rest, environment: environment)
+        case "verify-marmot-trigger": return VerifyMarmotTriggerCommand.run(arguments: rest, environment: environment)
         default: return DeliverCommand.run(arguments: rest, environment: environment)
         }
     }

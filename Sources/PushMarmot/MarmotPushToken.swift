@@ -107,6 +107,20 @@ public enum MarmotPushToken {
         return parse(plaintext)
     }
 
+    /// The client's side (for tools, benchmarks and tests): encrypts a 1024-byte plaintext to
+    /// `server` with the one-time key `ephemeralSecret` and the 12-byte `nonce`. Real clients pass
+    /// fresh random bytes for both and for the plaintext's padding.
+    public static func seal(
+        plaintext: [UInt8], server: XOnlyPublicKey, ephemeralSecret: [UInt8], nonce: [UInt8]
+    ) -> [UInt8]? {
+        guard plaintext.count == plaintextByteCount, nonce.count == nonceByteCount,
+            let ephemeral = SchnorrSigningKey(secretKey: ephemeralSecret),
+            let sharedX = ephemeral.sharedSecretX(with: server),
+            let sealed = try? ChaCha20Poly1305.seal(key: key(sharedX: sharedX), nonce: nonce, plaintext: plaintext)
+        else { return nil }
+        return ephemeral.publicKey.bytes + nonce + sealed
+    }
+
     /// Reads `platform ‖ token_length ‖ token` from an opened 1024-byte plaintext.
     static func parse(_ plaintext: [UInt8]) -> Result<MarmotDeviceToken, MarmotChunkSkipReason> {
         guard plaintext.count == plaintextByteCount, let platform = MarmotPlatform(byte: plaintext[0]) else {

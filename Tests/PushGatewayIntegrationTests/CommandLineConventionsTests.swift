@@ -36,7 +36,7 @@ enum GatewayBinary {
 struct CommandLineConventionsTests {
     static let commands = [
         "serve", "migrate", "check-config", "keygen", "verify-attestation", "verify-assertion",
-        "verify-android-attestation", "deliver", "send-test-push",
+        "verify-android-attestation", "deliver", "send-test-push", "verify-marmot-trigger",
     ]
 
     @Test("--help, -h and help print the usage to standard output and exit 0")

@@ -1,5 +1,7 @@
 import Foundation
+import MarmotIngress
 import PushHTTP
+import PushMarmot
 import PushMetrics
 import PushPostgres
 import PushTestSupport
@@ -223,6 +225,9 @@ struct MetricsLiveTests {
                 "push_gateway_reaper_deleted_rows_total": "counter",
                 "push_gateway_insecure_settings": "gauge",
                 "push_gateway_android_status_list_age_seconds": "gauge",
+                "push_gateway_marmot_triggers_total": "counter",
+                "push_gateway_marmot_tokens_total": "counter",
+                "push_gateway_marmot_relay_connections": "gauge",
             ]
             #expect(scraped.types == expectedTypes)
             let requests = "push_gateway_http_requests_total"
@@ -258,6 +263,9 @@ struct MetricsLiveTests {
                 .union(AndroidAttestationResult.allCases.map(\.rawValue))
                 .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(APNsReasonLabel.allValues)
                 .union(ReadinessTracker.states).union(gateway.server.application.configuration.profiles.map(\.id))
+                .union(MarmotTriggerResult.allCases.map(\.rawValue)).union(MarmotTokenResult.allCases.map(\.rawValue))
+                .union(MarmotTokenPlatform.allCases.map(\.rawValue))
+                .union(NostrRelayConnectionState.allCases.map(\.rawValue))
                 .union(
                     GatewayMetrics.requestDurationBounds.map(PrometheusText.value))
             #expect(labelValues.subtracting(closed).isEmpty, "label values outside the closed sets")

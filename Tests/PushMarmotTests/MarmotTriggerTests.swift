@@ -6,6 +6,7 @@ import Testing
 
 enum MarmotFixture {
     static let server = SchnorrSigningKey(secretKey: SHA256.hash(Array("marmot server".utf8)))!
+    static let serverSecretHex = Hex.encode(SHA256.hash(Array("marmot server".utf8)))
     static let apnsToken = SHA256.hash(Array("an iPhone".utf8))
     static let fcmToken = Array("cXk2:APA91bH-example_registration.token".utf8)
 

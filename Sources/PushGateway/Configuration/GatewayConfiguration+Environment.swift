@@ -44,6 +44,7 @@ extension GatewayConfiguration {
         let testing = Self.testingOverrides(&reader)
         let apnsProxy = Self.apnsProxy(&reader)
         let android = Self.androidSettings(&reader)
+        let marmot = Self.marmot(&reader, profiles: profiles)
 
         guard reader.errors.isEmpty, let databaseURL, let origin, let listen, let healthListen,
             let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing, let android
@@ -55,6 +56,7 @@ extension GatewayConfiguration {
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, testing: testing)
         self.apnsProxy = apnsProxy
         self.android = android
+        self.marmot = marmot
     }
 
     private static func origin(_ reader: inout EnvironmentReader) -> GatewayOrigin? {

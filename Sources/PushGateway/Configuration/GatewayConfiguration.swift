@@ -40,6 +40,8 @@ public struct GatewayConfiguration: Sendable {
     public internal(set) var apnsProxy: HTTP2Proxy?
     /// The gateway-wide Android settings (docs/protocol.md §5a, §12).
     public internal(set) var android = AndroidSettings.defaults
+    /// The Marmot Push v1 mode (docs/protocol.md §13); nil when it is off.
+    public internal(set) var marmot: MarmotConfiguration?
     /// The test and development settings, read as `configuration.insecureSettings` and so on.
     public let testing: TestingOverrides
 

@@ -1,3 +1,4 @@
+import MarmotIngress
 import PushAPNs
 import PushHTTP
 import PushMetrics
@@ -34,6 +35,8 @@ public final class GatewayMetrics: Sendable {
     public let reaperRuns: LabeledCounter<ReaperRunResult>
     /// Rows the reaper deleted, by table (rows removed through a foreign-key cascade not included).
     public let reaperDeletedRows: LabeledCounter<ReaperTable>
+    /// The Marmot mode's families (docs/protocol.md §13), exported whether or not it is enabled.
+    public let marmot: MarmotMetrics
     private let listenerSources = ListenerSources()
 
     /// How to read each listener's queue and connections at scrape time.
@@ -104,6 +107,7 @@ public final class GatewayMetrics: Sendable {
         reaperDeletedRows = LabeledCounter(
             name: "push_gateway_reaper_deleted_rows_total", help: "Rows deleted by the reaper, by table.",
             labelName: "table")
+        marmot = MarmotMetrics()
 
         registry.register(
             SampledGaugeFamily(
@@ -138,6 +142,7 @@ public final class GatewayMetrics: Sendable {
             ) { certificateExpiries.map { ([$0.profile], Double($0.notAfter)) } })
         registry.register(reaperRuns.family)
         registry.register(reaperDeletedRows.family)
+        marmot.register(in: registry)
         registry.register(
             SampledGaugeFamily(
                 name: "push_gateway_insecure_settings",

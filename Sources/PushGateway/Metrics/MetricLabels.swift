@@ -99,6 +99,7 @@ public enum ReaperTable: String, MetricLabel {
     case endpointQuotaWindows = "endpoint_quota_windows"
     case delegations
     case installations
+    case marmotTriggerDigests = "marmot_trigger_digests"
 }
 
 /// Apple's `reason` as a label: one of the reasons Apple documents ("Handling notification

@@ -107,6 +107,7 @@ public final class Reaper: Sendable {
             (.nip98Replays, "expires_at", grace),
             (.deliveryReservations, "expires_at", grace),
             (.endpointQuotaWindows, "window_started_at", settings.quotaWindowSeconds),
+            (.marmotTriggerDigests, "expires_at", 0),
             (.delegations, "expires_at", 0),
             (.installations, "expires_at", 0),
         ]

@@ -3,7 +3,7 @@
 /// `<SERVICE>_SERVICE_HOST`, `<SERVICE>_SERVICE_PORT…` and `<SERVICE>_PORT…` variables into every pod.
 package enum UnknownVariables {
     /// Every variable `PUSH_GATEWAY_*` the gateway reads, other than the per-profile ones.
-    static let known: Set<String> = [
+    static let known = Set([
         "PUSH_GATEWAY_ORIGIN", "PUSH_GATEWAY_PUBLIC_ORIGINS", "PUSH_GATEWAY_LISTEN", "PUSH_GATEWAY_HEALTH_LISTEN",
         "PUSH_GATEWAY_TRUSTED_PROXIES", "PUSH_GATEWAY_GRANT_KEYS", "PUSH_GATEWAY_GRANT_KEYS_FILE",
         "PUSH_GATEWAY_TOKEN_KEYS", "PUSH_GATEWAY_TOKEN_KEYS_FILE", "PUSH_GATEWAY_CHALLENGE_KEYS",
@@ -22,7 +22,7 @@ package enum UnknownVariables {
         "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE",
         "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT", "PUSH_GATEWAY_FCM_URL", "PUSH_GATEWAY_GOOGLE_TOKEN_URL",
         "PUSH_GATEWAY_FCM_CA_FILE",
-    ]
+    ]).union(GatewayConfiguration.marmotVariables)
 
     /// The unknown names in `environment`, sorted. A per-profile variable is known when it ends in
     /// a profile suffix (a wrong suffix for an enabled profile is already a configuration error).

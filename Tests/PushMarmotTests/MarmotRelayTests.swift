@@ -1,0 +1,286 @@
+import Foundation
+import MarmotIngress
+import PushCrypto
+import PushDelivery
+import PushMarmot
+import PushNostr
+import PushSystem
+import PushTestSupport
+import PushWebSocket
+import Testing
+
+/// The sender's side in Python: triggers gift-wrapped and NIP-44-encrypted by rust-nostr's
+/// bindings (`nostr-sdk`), published to the relay with the `websockets` client.
+enum PythonMarmotSender {
+    static let script = #"""
+        import json, ssl, sys
+        from nostr_sdk import EventBuilder, Keys, Kind, PublicKey, Tag, nip59_make_gift_wrap
+        from websockets.sync.client import connect
+
+        mode = sys.argv[1]
+        if mode == "wrap":
+            server = PublicKey.parse(sys.argv[2])
+            content = sys.argv[3]
+            for _ in range(int(sys.argv[4])):
+                author = Keys.generate()
+                rumor = EventBuilder(Kind(446), content).tags([Tag.parse(["v", "marmot-push-v1"])]) \
+                    .finalize_unsigned(author.public_key())
+                print(nip59_make_gift_wrap(author, server, rumor).as_json())
+        elif mode == "publish":
+            context = ssl.create_default_context(cafile=sys.argv[3]) if len(sys.argv) > 3 else None
+            with connect(sys.argv[2], max_size=2**20, ssl=context) as ws:
+                for line in sys.stdin:
+                    event = json.loads(line)
+                    ws.send(json.dumps(["EVENT", event]))
+                    while True:
+                        answer = json.loads(ws.recv(timeout=10))
+                        if answer[0] == "OK" and answer[1] == event["id"]:
+                            print(json.dumps(answer[2]))
+                            break
+        """#
+
+    static func run(_ arguments: [String], input: String = "") throws -> [String] {
+        let scratch = try ScratchDirectory()
+        let inputPath = try scratch.file("input.txt", text: input)
+        let result = try PythonProcess.run(
+            ["-c", "import sys; sys.stdin = open(sys.argv.pop(1)); exec(sys.argv.pop(1))", inputPath, script]
+                + arguments,
+            standardError: .inherited)
+        try #require(result.status == 0)
+        return String(decoding: result.output, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// `count` gift wraps of the same content, each by a fresh author and wrap key (nostr-sdk).
+    static func wraps(content: String, count: Int = 1) throws -> [String] {
+        try run(["wrap", MarmotFixture.server.publicKey.hex, content, String(count)])
+    }
+
+    /// Publishes event JSON lines and returns whether the relay accepted each.
+    @discardableResult
+    static func publish(_ events: [String], to relay: NostrRelayProcess) throws -> [Bool] {
+        try run(
+            ["publish", relay.url] + (relay.certificates.map { [$0.caFile] } ?? []),
+            input: events.joined(separator: "\n") + "\n"
+        ).map { $0 == "true" }
+    }
+}
+
+/// The subscriber against real relays: a running `MarmotSubscriber` with recording providers.
+final class MarmotRelayHarness {
+    let ingress: MarmotIngressHarness
+    let subscriber: MarmotSubscriber
+
+    init(
+        relays: [NostrRelayProcess], settings: MarmotIngressSettings = MarmotIngressSettings(),
+        tls: TLSContext? = nil, proxy: EgressProxy? = nil
+    ) throws {
+        let ingress = try MarmotIngressHarness()
+        self.ingress = ingress
+        var relaySettings = MarmotRelaySettings(
+            serverKey: MarmotFixture.server, relays: relays.map { WebSocketURL($0.url)! }, tlsContext: tls,
+            proxy: proxy)
+        relaySettings.sessionTiming = { configuration in
+            var configuration = configuration
+            configuration.initialBackoff = .milliseconds(200)
+            configuration.maximumBackoff = .seconds(2)
+            return configuration
+        }
+        let providers = ingress.providers
+        let metrics = ingress.metrics
+        let logger = ingress.logger
+        let pool = ingress.pool
+        subscriber = MarmotSubscriber(
+            settings: relaySettings, metrics: metrics, logger: logger, unixTime: { Int64(Date().timeIntervalSince1970) }
+        ) { scheduler in
+            try MarmotIngress(
+                serverKey: MarmotFixture.server, providers: providers, settings: settings,
+                digests: PostgresMarmotDigestClaims(pool: pool), metrics: metrics, logger: logger,
+                unixTime: { Int64(Date().timeIntervalSince1970) }, scheduleRetry: scheduler)
+        }
+        try subscriber.start()
+    }
+
+    deinit { subscriber.stop() }
+
+    var metrics: MarmotMetrics { ingress.metrics }
+
+    func waitUntilSubscribed(_ count: Int = 1) -> Bool {
+        eventually(within: 20) { metrics.relayCount(.subscribed) == count }
+    }
+}
+
+@Suite("Marmot Push v1 through a real Nostr relay (nostr-relay) and nostr-sdk triggers", .serialized)
+struct MarmotRelayTests {
+    static func content(_ chunks: [[UInt8]]) -> String { Base64.encode(chunks.flatMap { $0 }) }
+
+    @Test(
+        "a trigger with APNs and FCM tokens and padding wakes exactly those devices once, also when re-published or rewrapped"
+    )
+    func endToEnd() throws {
+        let relay = try NostrRelayProcess()
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed())
+        let content = Self.content([
+            MarmotFixture.apnsChunk(), MarmotTestEncoder.paddingChunk(), MarmotFixture.fcmChunk(),
+            MarmotTestEncoder.paddingChunk(),
+        ])
+        let wraps = try PythonMarmotSender.wraps(content: content, count: 2)
+        #expect(try PythonMarmotSender.publish([wraps[0]], to: relay) == [true])
+        #expect(
+            eventually(within: 10) { harness.ingress.apns.wakes.count == 1 && harness.ingress.fcm.wakes.count == 1 })
+        #expect(harness.ingress.apns.wakes.first?.deviceToken == MarmotFixture.apnsToken)
+        #expect(harness.ingress.fcm.wakes.first?.deviceToken == MarmotFixture.fcmToken)
+        #expect(harness.ingress.apns.wakes.first?.style == .background)
+
+        // The same event again (a relay answers a duplicate as accepted or not; either way no wake)
+        // and the same content rewrapped by another author: both are duplicates of the digest.
+        try PythonMarmotSender.publish([wraps[1]], to: relay)
+        #expect(eventually(within: 10) { harness.metrics.triggers.count(.duplicate) == 1 })
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(harness.ingress.apns.wakes.count == 1)
+        #expect(harness.ingress.fcm.wakes.count == 1)
+        #expect(harness.metrics.triggers.count(.dispatched) == 1)
+        #expect(harness.metrics.tokenCount(.apns, .accepted) == 1)
+    }
+
+    @Test("the relay's kind 10050 list names every configured relay, signed by the server key")
+    func inboxList() throws {
+        let relay = try NostrRelayProcess()
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed())
+        let query = """
+            import json, sys
+            from websockets.sync.client import connect
+            with connect(sys.argv[1]) as ws:
+                ws.send(json.dumps(["REQ", "q", {"kinds": [10050], "authors": [sys.argv[2]]}]))
+                while True:
+                    message = json.loads(ws.recv(timeout=10))
+                    if message[0] == "EVENT":
+                        print(json.dumps(message[2]["tags"]))
+                    if message[0] == "EOSE":
+                        break
+            """
+        var tags = ""
+        #expect(
+            eventually(within: 10) {
+                let result = try? PythonProcess.run(
+                    ["-c", query, relay.url, MarmotFixture.server.publicKey.hex], standardError: .inherited)
+                tags = result.map { String(decoding: $0.output, as: UTF8.self) } ?? ""
+                return !tags.isEmpty
+            })
+        #expect(tags.trimmingCharacters(in: .newlines) == #"[["relay", "\#(relay.url)"]]"#)
+    }
+
+    @Test("a relay that drops the connection is reconnected and re-subscribed; an old trigger does not wake again")
+    func reconnects() throws {
+        let relay = try NostrRelayProcess()
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed())
+        let first = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        try PythonMarmotSender.publish(first, to: relay)
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 1 })
+
+        relay.stop()
+        #expect(eventually(within: 10) { harness.metrics.relayCount(.subscribed) == 0 })
+        #expect(harness.metrics.relayCount(.waiting) + harness.metrics.relayCount(.connecting) == 1)
+        try relay.start()
+        #expect(harness.waitUntilSubscribed())
+        // The relay still stores the first trigger: the new subscription's `limit` 0 and the
+        // digest keep it from waking anyone again; a new trigger wakes its device.
+        let second = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.fcmChunk()]))
+        try PythonMarmotSender.publish(second, to: relay)
+        #expect(eventually(within: 10) { harness.ingress.fcm.wakes.count == 1 })
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(harness.ingress.apns.wakes.count == 1)
+        #expect(harness.metrics.triggers.count(.dispatched) == 2)
+    }
+
+    @Test("a relay that challenges with NIP-42 accepts the server's kind 22242 AUTH event, and triggers still wake")
+    func authentication() throws {
+        let relay = try NostrRelayProcess(requiresAuthentication: true)
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed())
+        // nostr-relay answers AUTH with no OK and logs the key it authenticated.
+        #expect(eventually(within: 10) { relay.log.contains("Authenticated \(MarmotFixture.server.publicKey.hex)") })
+        #expect(!relay.log.contains("Auth error"))
+        let wraps = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        try PythonMarmotSender.publish(wraps, to: relay)
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 1 })
+    }
+
+    @Test("a 32-chunk trigger (NIP-44's extended length) through the relay wakes its 32 devices")
+    func thirtyTwoChunks() throws {
+        let relay = try NostrRelayProcess()
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed())
+        let tokens = (0..<32).map { SHA256.hash([UInt8($0), 0x32]) }
+        let wrap = MarmotIngressHarness.trigger(
+            tokens.map {
+                MarmotTestEncoder.randomChunk(platform: .apns, token: $0, server: MarmotFixture.server.publicKey)
+            })
+        #expect(try PythonMarmotSender.publish([String(decoding: wrap.json, as: UTF8.self)], to: relay) == [true])
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 32 })
+        #expect(Set(harness.ingress.apns.wakes.map(\.deviceToken)) == Set(tokens))
+    }
+
+    @Test(
+        "a wss:// relay through the egress proxy: CONNECT tunnel, TLS verified against the trusted CA, a trigger wakes")
+    func tlsThroughProxy() throws {
+        let relay = try NostrRelayProcess(tls: true)
+        let proxy = try TinyProxy(connectPort: UInt16(relay.port))
+        let tls = try TLSContext.client(alpnProtocols: [], extraTrustAnchorsFile: relay.certificates?.caFile)
+        let harness = try MarmotRelayHarness(
+            relays: [relay], tls: tls, proxy: EgressProxy(host: "127.0.0.1", port: UInt16(proxy.port)))
+        #expect(harness.waitUntilSubscribed())
+        #expect(proxy.log.contains("127.0.0.1:\(relay.port)"))
+        let wraps = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        #expect(try PythonMarmotSender.publish(wraps, to: relay) == [true])
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 1 })
+    }
+
+    @Test("a wss:// relay whose certificate does not verify is never subscribed")
+    func untrustedCertificate() throws {
+        let relay = try NostrRelayProcess(tls: true)
+        let harness = try MarmotRelayHarness(relays: [relay], tls: try TLSContext.client(alpnProtocols: []))
+        #expect(eventually(within: 5) { harness.metrics.relayCount(.waiting) == 1 })
+        #expect(!eventually(within: 3) { harness.metrics.relayCount(.subscribed) == 1 })
+    }
+
+    @Test("two relays carrying the same trigger wake its device once")
+    func twoRelays() throws {
+        let relays = [try NostrRelayProcess(), try NostrRelayProcess()]
+        let harness = try MarmotRelayHarness(relays: relays)
+        #expect(harness.waitUntilSubscribed(2))
+        let wraps = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        for relay in relays { try PythonMarmotSender.publish(wraps, to: relay) }
+        #expect(eventually(within: 10) { harness.metrics.triggers.count(.duplicate) == 1 })
+        #expect(harness.ingress.apns.wakes.count == 1)
+    }
+
+    @Test("malformed triggers published to the relay are each counted in their class and wake nobody")
+    func malformedThroughRelay() throws {
+        let relay = try NostrRelayProcess()
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed())
+        let author = MarmotFixture.author()
+        let server = MarmotFixture.server.publicKey
+        let good = Base64.encode(MarmotFixture.apnsChunk())
+        func wrap(_ content: String, tags: [[String]] = [["v", "marmot-push-v1"]]) -> String {
+            let event = MarmotTestEncoder.giftWrap(
+                MarmotTestEncoder.rumor(content: content, author: author, tags: tags), author: author, server: server)
+            return String(decoding: event.json, as: UTF8.self)
+        }
+        let events = [
+            wrap(good, tags: [["v", "mip05"]]), wrap(good, tags: [["v", "marmot-push-v1"], ["p", "x"]]),
+            wrap("%%%%"), wrap(Base64.encode([UInt8](repeating: 7, count: 1085))),
+            wrap(Base64.encode((0..<33).flatMap { _ in MarmotTestEncoder.paddingChunk() })),
+        ]
+        try PythonMarmotSender.publish(events, to: relay)
+        #expect(
+            eventually(within: 10) {
+                harness.metrics.triggers.count(.wrongVersion) == 2 && harness.metrics.triggers.count(.badContent) == 2
+                    && harness.metrics.triggers.count(.tooManyChunks) == 1
+            })
+        #expect(harness.ingress.apns.wakes.isEmpty)
+    }
+}
