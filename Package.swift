@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),
-        .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushAPNs", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a); not yet wired into delivery.
         .target(name: "PushFCM", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
@@ -61,15 +61,15 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting",
+                "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics", "PushRateLimiting",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
         .target(
             name: "PushGatewayCommands",
             dependencies: [
-                "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushPostgres", "PushRelayClient",
+                "PushGateway", "PushDelivery", "PushSystem", "PushJSON", "PushCrypto", "PushAttest",
+                "PushKeyAttestation", "PushNostr", "PushPostgres", "PushRelayClient",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
@@ -106,7 +106,8 @@ let package = Package(
         .target(
             name: "PushTestSupport",
             dependencies: [
-                "PushCrypto", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway", "PushKeyAttestation",
+                "PushCrypto", "PushDelivery", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway",
+                "PushKeyAttestation",
             ],
             path: "Tests/PushTestSupport"
         ),
@@ -133,7 +134,9 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "PushAPNsTests",
-            dependencies: ["PushAPNs", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport"]),
+            dependencies: [
+                "PushAPNs", "PushDelivery", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport",
+            ]),
         .testTarget(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
@@ -150,8 +153,8 @@ let package = Package(
         .testTarget(
             name: "PushGatewayTests",
             dependencies: [
-                "PushGateway", "PushGatewayCommands", "APNsMock", "PushMetrics", "PushRateLimiting", "PushTestSupport",
-                "push-gateway-demo", "delivery-bench",
+                "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
+                "PushTestSupport", "push-gateway-demo", "delivery-bench",
             ]),
     ],
     swiftLanguageModes: [.v6]
