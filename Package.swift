@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),
-        .target(name: "PushAPNs", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushAPNs", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a), a PushProvider.
         .target(name: "PushFCM", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
@@ -70,16 +70,16 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting", "PushKeyAttestation", "PushFCM",
-                "MarmotIngress", "PushMarmot", "PushWebSocket",
+                "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics", "PushRateLimiting",
+                "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
         .target(
             name: "PushGatewayCommands",
             dependencies: [
-                "PushGateway", "PushSystem", "PushJSON", "PushCrypto", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushPostgres", "PushRelayClient", "PushMarmot",
+                "PushGateway", "PushDelivery", "PushSystem", "PushJSON", "PushCrypto", "PushAttest",
+                "PushKeyAttestation", "PushNostr", "PushPostgres", "PushRelayClient", "PushMarmot",
             ]
         ),
         .executableTarget(name: "push-gateway", dependencies: ["PushGatewayCommands"]),
@@ -122,7 +122,8 @@ let package = Package(
         .target(
             name: "PushTestSupport",
             dependencies: [
-                "PushCrypto", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway", "PushKeyAttestation",
+                "PushCrypto", "PushDelivery", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway",
+                "PushKeyAttestation",
             ],
             path: "Tests/PushTestSupport"
         ),
@@ -149,7 +150,9 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "PushAPNsTests",
-            dependencies: ["PushAPNs", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport"]),
+            dependencies: [
+                "PushAPNs", "PushDelivery", "PushHTTP2", "APNsMock", "PushCrypto", "PushSystem", "PushTestSupport",
+            ]),
         .testTarget(
             name: "PushGatewayClientTests",
             dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
@@ -180,8 +183,8 @@ let package = Package(
         .testTarget(
             name: "PushGatewayIntegrationTests",
             dependencies: [
-                "PushGateway", "PushGatewayCommands", "APNsMock", "PushMetrics", "PushRateLimiting", "PushTestSupport",
-                "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot",
+                "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
+                "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDelivery
 import PushHTTP2
 import PushSystem
 import Synchronization
@@ -6,9 +7,11 @@ import Synchronization
 /// Sends APNs wake-ups (docs/protocol.md §8) over pooled HTTP/2 connections and classifies each
 /// answer (§4.7). Thread-safe; create one per process and call `shutdown()` at exit.
 public final class APNsClient: Sendable {
-    /// The body of every attempt, byte for byte (docs/protocol.md §8).
+    /// The body of every relay wake, byte for byte (docs/protocol.md §8).
     public static let body = Array(
         #"{"aps":{"alert":{"body":"Reconnect to your relay now"},"mutable-content":1}}"#.utf8)
+    /// The body of every background wake, byte for byte (docs/protocol.md §13 step 7).
+    public static let backgroundBody = Array(#"{"aps":{"content-available":1}}"#.utf8)
 
     private let http: HTTP2Client
     private let configuration: HTTP2ClientConfiguration
@@ -114,18 +117,25 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// The exact request of docs/protocol.md §8.
+    /// The exact request of docs/protocol.md §8 (a relay wake) or §13 step 7 (a background wake).
     static func request(for notification: APNsNotification, topic: String, token: ProviderToken?) -> HTTP2Request {
-        var headers = [
-            HTTPHeader("apns-id", notification.requestID),
-            HTTPHeader("apns-topic", topic),
-            HTTPHeader("apns-push-type", "alert"),
-            HTTPHeader("apns-priority", "10"),
-            HTTPHeader("apns-expiration", String(notification.expiresAt)),
-        ]
+        var headers: [HTTPHeader] = []
+        headers.reserveCapacity(6)
+        if let requestID = notification.requestID { headers.append(HTTPHeader("apns-id", requestID)) }
+        headers.append(HTTPHeader("apns-topic", topic))
+        switch notification.style {
+        case .reconnect:
+            headers.append(HTTPHeader("apns-push-type", "alert"))
+            headers.append(HTTPHeader("apns-priority", "10"))
+        case .background:
+            headers.append(HTTPHeader("apns-push-type", "background"))
+            headers.append(HTTPHeader("apns-priority", "5"))
+        }
+        headers.append(HTTPHeader("apns-expiration", String(notification.expiresAt)))
         if let token { headers.append(HTTPHeader("authorization", token.authorization)) }
         return HTTP2Request(
-            method: "POST", path: "/3/device/" + Hex.encode(notification.deviceToken), headers: headers, body: body)
+            method: "POST", path: "/3/device/" + Hex.encode(notification.deviceToken), headers: headers,
+            body: notification.style == .reconnect ? body : backgroundBody)
     }
 
     private func tokenCache(for profile: APNsProfile) -> ProviderTokenCache? {

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDelivery
 
 /// Where and as whom the gateway talks to APNs for one app profile (docs/protocol.md §8, §12).
 public struct APNsProfile: Sendable {
@@ -98,14 +99,17 @@ public struct APNsServer: Sendable, Hashable {
 public struct APNsNotification: Sendable {
     /// The raw APNs device token (sent as lowercase hex in the path).
     public let deviceToken: [UInt8]
-    /// The delivery's `request_id`, sent as `apns-id` (a canonical UUID).
-    public let requestID: String
-    /// The delivery's `expires_at` (Unix seconds), sent as `apns-expiration`.
+    /// Sent as `apns-id` (a canonical UUID); nil sends no `apns-id` and APNs assigns one.
+    public let requestID: String?
+    /// Unix seconds, sent as `apns-expiration`.
     public let expiresAt: Int64
+    /// A relay's alert wake (docs/protocol.md §8) or a Marmot background wake (§13 step 7).
+    public let style: WakeStyle
 
-    public init(deviceToken: [UInt8], requestID: String, expiresAt: Int64) {
+    public init(deviceToken: [UInt8], requestID: String?, expiresAt: Int64, style: WakeStyle = .reconnect) {
         self.deviceToken = deviceToken
         self.requestID = requestID
         self.expiresAt = expiresAt
+        self.style = style
     }
 }

@@ -1,5 +1,8 @@
 import PushCrypto
+import PushDelivery
 import PushGateway
+import PushSystem
+import Synchronization
 
 /// `push-gateway send-test-push --profile P --endpoint TOKEN` (docs/decisions/0363): the operator's
 /// smoke test of a profile's APNs credentials. Reads the same environment as `serve`, sends the
@@ -82,18 +85,20 @@ enum SendTestPushCommand: InProcessCommand {
                 "push-gateway send-test-push: profile \(options.profile) is not in PUSH_GATEWAY_PROFILES (\(enabled))\n"
             )
         }
-        let sender: APNsDeliverySender
+        let providers: [String: any PushProvider]
         let requestID: CanonicalUUID
         do {
-            sender = try APNsDeliverySender(configuration: configuration)
+            providers = try PushProviders.make(configuration: configuration)
             requestID = try CanonicalUUID.version4()
         } catch {
             return .failure("push-gateway send-test-push: \(error)\n")
         }
-        let report = sender.send(
-            DeliveryAttempt(
-                deviceToken: options.deviceToken, profile: profile, requestID: requestID,
-                expiresAt: now + lifetimeSeconds))
+        defer { for provider in providers.values { provider.shutdown() } }
+        let report = send(
+            PushWake(
+                deviceToken: options.deviceToken, profileID: profile.id, style: .reconnect,
+                expiresAt: now + lifetimeSeconds, requestID: requestID.text),
+            through: providers[profile.id])
         var result = CommandResult.success(describe(profile, configuration: configuration) + describe(report))
         if report.outcome != .accepted { result.exitCode = 1 }
         return result
@@ -110,10 +115,22 @@ enum SendTestPushCommand: InProcessCommand {
         return "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), \(authentication) auth\(route)\n"
     }
 
+    /// Sends one wake and waits for its report: the push service answers within its §8 deadlines.
+    private static func send(_ wake: PushWake, through provider: (any PushProvider)?) -> PushReport {
+        guard let provider else { return .notSent(.configurationFault(.missingCredentials), service: .apns) }
+        let answer = Mutex<PushReport?>(nil)
+        let answered = CompletionLatch()
+        provider.submit(wake) { report in
+            answer.withLock { $0 = report }
+            answered.open()
+        }
+        answered.wait()
+        return answer.withLock { $0! }
+    }
+
     /// Apple's status and reason, and what they mean for the operator.
-    static func describe(_ report: DeliveryReport) -> String {
-        let exchange = report.exchange
-        guard let outcome = exchange.requestOutcome else {
+    static func describe(_ report: PushReport) -> String {
+        guard let outcome = report.requestOutcome else {
             return "no request sent: the profile's credentials did not load\n"
         }
         let meaning =
@@ -127,8 +144,8 @@ enum SendTestPushCommand: InProcessCommand {
             case .transportFailure: "APNs was not reached: DNS, network, egress proxy or TLS"
             case .timeout: "APNs did not answer in time"
             }
-        guard let status = exchange.status else { return "no answer from APNs: \(outcome.rawValue) (\(meaning))\n" }
-        let reason = exchange.reason.map { " \($0)" } ?? ""
+        guard let status = report.status else { return "no answer from APNs: \(outcome.rawValue) (\(meaning))\n" }
+        let reason = report.reason.map { " \($0)" } ?? ""
         return "APNs answered \(status)\(reason): \(outcome.rawValue) (\(meaning))\n"
     }
 

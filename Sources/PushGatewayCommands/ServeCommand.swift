@@ -2,7 +2,8 @@ import PushGateway
 import PushSystem
 
 /// `push-gateway serve` (docs/protocol.md §12): validate the configuration, refuse to start on any
-/// error, run both listeners and the reaper, and drain on SIGTERM or SIGINT.
+/// error, start the application (both listeners, the reaper, the certificate warnings),
+/// and stop it, draining, on SIGTERM or SIGINT.
 enum ServeCommand {
     static let usage = "usage: push-gateway serve\n"
 
@@ -34,36 +35,17 @@ enum ServeCommand {
         do {
             // Signals are blocked before any thread starts so every thread inherits the mask.
             let signals = try SignalNotifier()
-            // The real APNs client; its init loads every profile's .p8 key (StartupChecks checked them).
-            let application = GatewayApplication(
-                configuration: configuration, logger: logger,
-                sender: try APNsDeliverySender(configuration: configuration))
-            let server: GatewayServer
+            // Every profile's push provider; loads every .p8 key (StartupChecks checked them).
+            let application = try GatewayApplication.configured(configuration, logger: logger)
             do {
-                server = try GatewayServer(application: application)
-            } catch {
+                try application.start()
+            } catch let error as ListenerError {
                 StandardStreams.writeError("push-gateway serve: \(error.description)\n")
                 return 1
             }
-            let reaper = Reaper(
-                pool: application.pool, settings: ReaperSettings(configuration: configuration),
-                metrics: application.metrics, logger: logger)
-            try server.start()
-            try reaper.start()
-            let certificates = CertificateWarnings(configuration: configuration, logger: logger)
-            certificates.start()
-            logger.info(
-                "listening",
-                [
-                    "version": .string(GatewayVersion.current), "public_port": .int(Int64(server.publicPort)),
-                    "private_port": .int(Int64(server.privatePort)),
-                ])
             let signal = try signals.waitForSignal()
             logger.info("draining", ["signal": .int(Int64(signal))])
-            reaper.beginStop()
-            server.drain()
-            reaper.waitUntilStopped()
-            certificates.stop()
+            application.stop()
             logger.info("stopped")
             return 0
         } catch {

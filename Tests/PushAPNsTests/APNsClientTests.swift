@@ -31,7 +31,8 @@ struct APNsClientTests {
             ])
         #expect(
             Array(record.headers.dropLast()) == [
-                HTTPHeader("apns-id", notification.requestID), HTTPHeader("apns-topic", MockAPNsHarness.topic),
+                HTTPHeader("apns-id", try #require(notification.requestID)),
+                HTTPHeader("apns-topic", MockAPNsHarness.topic),
                 HTTPHeader("apns-push-type", "alert"), HTTPHeader("apns-priority", "10"),
                 HTTPHeader("apns-expiration", "1800000123"),
             ])

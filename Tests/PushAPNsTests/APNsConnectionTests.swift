@@ -126,7 +126,7 @@ struct APNsConnectionTests {
         #expect(client.send(notification, profile: profile).outcome == .accepted)
         let lines = try String(contentsOfFile: recordFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 2)
-        #expect(lines.allSatisfy { $0.contains(#"["apns-id","\#(notification.requestID)"]"#) })
+        #expect(lines.allSatisfy { $0.contains(#"["apns-id","\#(notification.requestID ?? "")"]"#) })
         #expect(lines.first?.contains(#""status":410"#) == true)
     }
 }

@@ -49,7 +49,7 @@ struct BackupRestoreTests {
         towards mock: @escaping (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment
     ) throws -> Restored {
         let original = try LifecycleGateway(
-            sender: SenderFactory { try APNsDeliverySender(configuration: $0) }, mock)
+            providers: .configured, mock)
         let device = try original.makeDevice()
         _ = try original.enroll(device)
         let relay = DeliveryTestGateway.randomRelayKey()
@@ -88,7 +88,7 @@ struct BackupRestoreTests {
         let configuration = try GatewayConfiguration(
             environment: environment.with("DATABASE_URL", restored.database.url(for: restored.role)).variables)
         let gateway = try TestGateway(
-            configuration: configuration, sender: try APNsDeliverySender(configuration: configuration))
+            configuration: configuration, providers: try PushProviders.make(configuration: configuration))
         // Step 4 of the runbook: the restored database is ready for the runtime role.
         #expect(try gateway.get("/_readiness").status == 200)
         let client = DeliveryClient(port: gateway.publicPort)

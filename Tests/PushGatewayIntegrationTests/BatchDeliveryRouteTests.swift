@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDelivery
 import PushPostgres
 import PushTestSupport
 import Testing
@@ -26,9 +27,9 @@ struct BatchDeliveryRouteTests {
         "every §4.7 outcome appears at its item's index, with its reservation kept or released and the metrics per item"
     )
     func everyOutcomeAtItsIndex() throws {
-        let sender = ScriptedSender([
-            .accepted, .retry(retryAfterSeconds: 30), .configurationFault, .permanentRequestFault,
-            .invalidEndpoint(invalidAtSeconds: 1_799_998_000),
+        let sender = ScriptedProvider([
+            .accepted, .retry(retryAfterSeconds: 30), .configurationFault(.credentialsRejected), .permanentRequestFault,
+            .endpointDead(invalidAtSeconds: 1_799_998_000),
         ])
         let gateway = try DeliveryTestGateway(sender: sender)
         let relay = DeliveryTestGateway.randomRelayKey()
@@ -231,7 +232,7 @@ struct BatchDeliveryRouteTests {
 
     @Test("an item answered retry releases its request id: the same id in a later batch with a fresh event is admitted")
     func retryAfterTransientOutcome() throws {
-        let gateway = try DeliveryTestGateway(sender: ScriptedSender([.retry(retryAfterSeconds: nil)]))
+        let gateway = try DeliveryTestGateway(sender: ScriptedProvider([.retry(retryAfterSeconds: nil)]))
         let scenario = try gateway.enroll()
         let item = try BatchTestItem(scenario)
         let now = DeliveryTestGateway.now()

@@ -77,6 +77,25 @@ func expectBatchResults(
     #expect(response.bodyText == BatchResult.body(items), sourceLocation: sourceLocation)
 }
 
+extension APNsMockServer {
+    /// An apns-mock on a loopback port with the test certificates, answering by `script`.
+    static func loopback(script: APNsMockScript) throws -> APNsMockServer {
+        let certificates = try APNsTestCertificates.shared()
+        return try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                host: "127.0.0.1", certificateFile: certificates.serverCertificateFile,
+                keyFile: certificates.serverKeyFile, script: script))
+    }
+}
+
+extension ConfigurationTestEnvironment {
+    /// The production APNs host replaced by `mock`, trusted through the test CA.
+    func sending(to mock: APNsMockServer, trusting certificates: APNsTestCertificates) -> ConfigurationTestEnvironment {
+        self.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
+            .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
+    }
+}
+
 /// A gateway that sends through the real APNs client over TLS + HTTP/2 to an in-process apns-mock,
 /// on the database and with the keys of `base`, so installations enrolled there deliver here.
 final class APNsMockGateway {
@@ -96,7 +115,7 @@ final class APNsMockGateway {
         do {
             gateway = try TestGateway(
                 database: .url(base.configuration.databaseURL.value),
-                sender: SenderFactory { try APNsDeliverySender(configuration: $0) },
+                providers: .configured,
                 {
                     $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", String(base.configuration.endpointQuotaMax))
                         .with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")

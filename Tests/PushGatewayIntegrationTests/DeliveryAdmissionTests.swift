@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushDelivery
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -48,7 +49,7 @@ struct DeliveryAdmissionTests {
 
     @Test("the same NIP-98 event twice: the second is 404 even after the first released its reservation")
     func replayedEvent() throws {
-        let gateway = try DeliveryTestGateway(sender: ScriptedSender([.retry(retryAfterSeconds: 1)]))
+        let gateway = try DeliveryTestGateway(sender: ScriptedProvider([.retry(retryAfterSeconds: 1)]))
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
         let body = DeliveryTestGateway.body(
@@ -148,7 +149,7 @@ struct DeliveryAdmissionTests {
 
     @Test("APNs 200: 200 accepted and the reservation is kept")
     func outcomeAccepted() throws {
-        let gateway = try DeliveryTestGateway(sender: ScriptedSender([.accepted]))
+        let gateway = try DeliveryTestGateway(sender: ScriptedProvider([.accepted]))
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
         let response = try gateway.deliver(scenario, requestID: requestID)
@@ -162,7 +163,7 @@ struct DeliveryAdmissionTests {
         "invalid endpoint: 410 with generation and invalid_at, reservation kept, epoch marked dead, later 410s unsent")
     func outcomeInvalidEndpoint() throws {
         let gateway = try DeliveryTestGateway(
-            sender: ScriptedSender([.invalidEndpoint(invalidAtSeconds: 1_700_000_123)]))
+            sender: ScriptedProvider([.endpointDead(invalidAtSeconds: 1_700_000_123)]))
         let scenario = try gateway.enroll(generation: 3)
         let requestID = try CanonicalUUID.version4()
         let response = try gateway.deliver(scenario, requestID: requestID)
@@ -193,7 +194,7 @@ struct DeliveryAdmissionTests {
 
     @Test("invalid endpoint without a timestamp answers invalid_at null, now and later")
     func outcomeInvalidEndpointWithoutTime() throws {
-        let gateway = try DeliveryTestGateway(sender: ScriptedSender([.invalidEndpoint(invalidAtSeconds: nil)]))
+        let gateway = try DeliveryTestGateway(sender: ScriptedProvider([.endpointDead(invalidAtSeconds: nil)]))
         let scenario = try gateway.enroll()
         let expected = #"{"status":"invalid_endpoint","generation":1,"invalid_at":null}"#
         #expect(try gateway.deliver(scenario).bodyText == expected)
@@ -251,7 +252,7 @@ struct DeliveryAdmissionTests {
     @Test("retry: 503 with clamped retry_after_seconds, reservation released, same request id then succeeds")
     func outcomeRetry() throws {
         let gateway = try DeliveryTestGateway(
-            sender: ScriptedSender([
+            sender: ScriptedProvider([
                 .retry(retryAfterSeconds: 30), .retry(retryAfterSeconds: nil), .retry(retryAfterSeconds: 99999),
                 .retry(retryAfterSeconds: 0), .accepted,
             ]))
@@ -279,7 +280,7 @@ struct DeliveryAdmissionTests {
 
     @Test("configuration fault: 503 configuration_fault and the reservation is released")
     func outcomeConfigurationFault() throws {
-        let gateway = try DeliveryTestGateway(sender: ScriptedSender([.configurationFault]))
+        let gateway = try DeliveryTestGateway(sender: ScriptedProvider([.configurationFault(.credentialsRejected)]))
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
         let response = try gateway.deliver(scenario, requestID: requestID)
@@ -292,7 +293,7 @@ struct DeliveryAdmissionTests {
 
     @Test("any other APNs answer: 400 invalid_request and the reservation is kept")
     func outcomePermanentRequestFault() throws {
-        let gateway = try DeliveryTestGateway(sender: ScriptedSender([.permanentRequestFault]))
+        let gateway = try DeliveryTestGateway(sender: ScriptedProvider([.permanentRequestFault]))
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
         let response = try gateway.deliver(scenario, requestID: requestID)
@@ -301,15 +302,6 @@ struct DeliveryAdmissionTests {
         #expect(try gateway.isReserved(scenario, requestID))
         expectInvalidGrant(try gateway.deliver(scenario, requestID: requestID))
         #expect(gateway.sender.callCount == 1)
-    }
-
-    @Test("the placeholder sender answers configuration_fault and sends nothing")
-    func unwiredSender() throws {
-        let outcome = UnwiredDeliverySender().send(
-            DeliveryAttempt(
-                deviceToken: [1], profile: try #require(ConfigurationTestEnvironment().configuration()?.profiles.first),
-                requestID: try CanonicalUUID.version4(), expiresAt: 0))
-        #expect(outcome == DeliveryReport(.configurationFault))
     }
 
     @Test("a stored token the token keyring cannot open is a configuration fault: nothing sent, reservation released")
@@ -350,7 +342,7 @@ struct DeliveryAdmissionTests {
     @Test("after the 20 s timeout answered 408, the admitted delivery still finishes its bookkeeping")
     func bookkeepingAfterTimeout() throws {
         let release = CompletionLatch()
-        let sender = ScriptedSender([.retry(retryAfterSeconds: nil)]) { _ in release.wait() }
+        let sender = ScriptedProvider([.retry(retryAfterSeconds: nil)]) { _ in release.wait() }
         let gateway = try DeliveryTestGateway(sender: sender, requestTimeout: .milliseconds(500))
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
@@ -366,7 +358,7 @@ struct DeliveryAdmissionTests {
     @Test("a client that disconnects after sending does not stop the bookkeeping of its admitted delivery")
     func bookkeepingAfterDisconnect() throws {
         let (entered, release) = (CompletionLatch(), CompletionLatch())
-        let sender = ScriptedSender([.configurationFault]) { _ in
+        let sender = ScriptedProvider([.configurationFault(.credentialsRejected)]) { _ in
             entered.open()
             release.wait()
         }

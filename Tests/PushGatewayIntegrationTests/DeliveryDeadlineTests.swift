@@ -5,6 +5,7 @@ import PushCrypto
 import PushHTTP
 import PushSystem
 import PushTestSupport
+import Synchronization
 import Testing
 
 @testable import PushGateway
@@ -17,24 +18,19 @@ private func hex(_ bytes: [UInt8]) -> String {
     }.joined()
 }
 
-/// One signed delivery written to its own connection; the answer is read later. As a one-item
-/// batch it holds its worker until APNs answers (the batch route waits for every item).
+/// One signed delivery written to its own connection; the answer is read later.
 private struct PendingDelivery {
     let requestID: CanonicalUUID
     let expiresAt: Int64
     let connection: HTTPTestClient
 
-    init(_ scenario: DeliveryScenario, port: Int, asBatch: Bool = false) throws {
+    init(_ scenario: DeliveryScenario, port: Int) throws {
         requestID = try CanonicalUUID.version4()
         expiresAt = DeliveryTestGateway.now() + 60
-        let body =
-            asBatch
-            ? DeliveryClient.batchBody([try BatchTestItem(scenario, requestID: requestID)], expiresAt: expiresAt)
-            : DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: expiresAt)
+        let body = DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: expiresAt)
         let client = DeliveryClient(port: port)
-        let header = try DeliveryTestGateway.authorization(
-            key: scenario.relay, url: asBatch ? client.batchURL : client.directURL, body: body)
-        let path = asBatch ? GatewayRoute.batchDeliveries.path : GatewayRoute.deliveries.path
+        let header = try DeliveryTestGateway.authorization(key: scenario.relay, url: client.directURL, body: body)
+        let path = GatewayRoute.deliveries.path
         connection = try HTTPTestClient(port: port, timeout: .seconds(10))
         try connection.send(
             Array(
@@ -83,14 +79,22 @@ struct DeliveryDeadlineTests {
         "deliveries queued behind a slow APNs answer past their 408 are never admitted or sent, and the relay's retry is admitted"
     )
     func queuedDeliveriesPastTheirDeadline() throws {
-        // One worker and a 2 s request timeout: the slow batch delivery holds the worker for 3 s (a
-        // single delivery returns its worker once the attempt is with APNs: docs/decisions/0271).
-        let rig = try SlowAPNsGateway(delayMilliseconds: 3000, requestTimeout: .seconds(2))
-        defer { rig.stop() }
-        let (gateway, server, slow, queued) = (rig.gateway, rig.server, rig.slow, rig.queued)
-        let sentToAPNs = rig.sentToAPNs
+        // One worker and a 2 s request timeout. No route parks a worker on a push
+        // (docs/decisions/0271), so a provider whose first submission blocks its caller for 3 s
+        // holds the one worker instead.
+        let holdFirst = Atomic<Bool>(true)
+        let provider = ScriptedProvider { _ in
+            if holdFirst.exchange(false, ordering: .acquiringAndReleasing) { ThreadSleep.sleep(for: .seconds(3)) }
+        }
+        let gateway = try DeliveryTestGateway(
+            sender: provider, { $0.with("PUSH_GATEWAY_ENDPOINT_QUOTA_MAX", "1000000") },
+            requestTimeout: .seconds(2), tuning: { $0.workerCount = 1 })
+        let (server, slow, queued) = (gateway.server, try gateway.enroll(), try gateway.enroll())
+        let sentToAPNs = { (scenario: DeliveryScenario) in
+            provider.attempts.filter { $0.deviceToken == scenario.token }.count
+        }
 
-        let blocking = try PendingDelivery(slow, port: server.publicPort, asBatch: true)
+        let blocking = try PendingDelivery(slow, port: server.publicPort)
         // Let the worker take it before the others queue behind it.
         var pause = timespec(tv_sec: 0, tv_nsec: 300_000_000)
         nanosleep(&pause, nil)
@@ -104,7 +108,7 @@ struct DeliveryDeadlineTests {
             #expect(response.status == 408)
             #expect(response.bodyText == #"{"error":"request_timeout"}"#)
         }
-        // Once the slow answer frees the worker, the queued items are dropped, not run.
+        // Once the slow submission frees the worker, the queued items are dropped, not run.
         #expect(eventually(within: 5) { sentToAPNs(slow) == 1 && server.publicServer.queuedRequestCount == 0 })
         nanosleep(&pause, nil)
         #expect(sentToAPNs(queued) == 0)

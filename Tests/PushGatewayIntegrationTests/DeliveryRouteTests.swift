@@ -10,7 +10,9 @@ import Testing
     "POST /v1/deliveries/apns: body, NIP-98, grant checks and the relay bucket against a live gateway", .tags(.postgres)
 )
 struct DeliveryRouteTests {
-    @Test("an authentic delivery reaches the sender once with the custody token, profile, request id and expiry")
+    @Test(
+        "an authentic delivery reaches the profile's provider once as a relay wake with the custody token, profile, request id and expiry"
+    )
     func acceptedDelivery() throws {
         let gateway = try DeliveryTestGateway()
         let scenario = try gateway.enroll()
@@ -23,9 +25,8 @@ struct DeliveryRouteTests {
         let attempt = try #require(gateway.sender.attempts.first)
         #expect(gateway.sender.callCount == 1)
         #expect(attempt.deviceToken == scenario.token)
-        #expect(attempt.profile.id == DeliveryTestGateway.profileID)
-        #expect(attempt.profile.apnsTopic == "xyz.buzz.app")
-        #expect(attempt.profile.apnsEnvironment == .production)
+        #expect(attempt.profileID == DeliveryTestGateway.profileID)
+        #expect(attempt.style == .reconnect)
         #expect(attempt.requestID == requestID)
         #expect(attempt.expiresAt == expiresAt)
     }

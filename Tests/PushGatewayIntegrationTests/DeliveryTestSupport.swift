@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushDelivery
 import PushHTTP
 import PushNostr
 import PushPostgres
@@ -12,37 +13,77 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-/// An in-process APNs stand-in: answers scripted outcomes (then `fallback`) and records every
-/// attempt. `beforeAnswer` runs inside `send`, e.g. to block or to look at the database.
-final class ScriptedSender: DeliverySender {
+/// An in-process push service: answers scripted outcomes (then `fallback`) and records every
+/// wake. `beforeAnswer` runs inside `submit`, e.g. to block or to look at the database; the report
+/// comes back on the submitting thread, as a service without I/O of its own would send it.
+final class ScriptedProvider: PushProvider {
     private struct State {
-        var script: [DeliveryOutcome]
-        var attempts: [DeliveryAttempt] = []
+        var script: [PushOutcome]
+        var wakes: [PushWake] = []
     }
 
+    let service: PushService
     private let state: Mutex<State>
-    private let fallback: DeliveryOutcome
-    private let beforeAnswer: (@Sendable (DeliveryAttempt) -> Void)?
+    private let fallback: PushOutcome
+    private let beforeAnswer: (@Sendable (PushWake) -> Void)?
 
     init(
-        _ script: [DeliveryOutcome] = [], fallback: DeliveryOutcome = .accepted,
-        beforeAnswer: (@Sendable (DeliveryAttempt) -> Void)? = nil
+        _ script: [PushOutcome] = [], fallback: PushOutcome = .accepted, service: PushService = .apns,
+        beforeAnswer: (@Sendable (PushWake) -> Void)? = nil
     ) {
         state = Mutex(State(script: script))
         self.fallback = fallback
+        self.service = service
         self.beforeAnswer = beforeAnswer
     }
 
-    func send(_ attempt: DeliveryAttempt) -> DeliveryReport {
-        beforeAnswer?(attempt)
-        return state.withLock { state in
-            state.attempts.append(attempt)
-            return DeliveryReport(state.script.isEmpty ? fallback : state.script.removeFirst())
+    func submit(_ wake: PushWake, completion: @escaping @Sendable (PushReport) -> Void) {
+        beforeAnswer?(wake)
+        let outcome = state.withLock { state in
+            state.wakes.append(wake)
+            return state.script.isEmpty ? fallback : state.script.removeFirst()
         }
+        completion(Self.report(outcome, service: service))
     }
 
-    var attempts: [DeliveryAttempt] { state.withLock { $0.attempts } }
-    var callCount: Int { state.withLock { $0.attempts.count } }
+    func shutdown() {}
+
+    /// What a service that answered `outcome` to one request would report.
+    static func report(_ outcome: PushOutcome, service: PushService) -> PushReport {
+        let (requestOutcome, status, reason): (PushRequestOutcome, Int, String?) =
+            switch outcome {
+            case .accepted: (.accepted, 200, nil)
+            case .endpointDead: (.invalidEndpoint, 410, service == .apns ? "Unregistered" : "UNREGISTERED")
+            case .retry: (.transient, 503, service == .apns ? "ServiceUnavailable" : "UNAVAILABLE")
+            case .configurationFault:
+                (.configurationFault, 403, service == .apns ? "Forbidden" : "THIRD_PARTY_AUTH_ERROR")
+            case .permanentRequestFault: (.rejected, 400, service == .apns ? "BadTopic" : "INVALID_ARGUMENT")
+            }
+        return PushReport(
+            outcome: outcome, service: service, requestOutcome: requestOutcome, requests: 1, status: status,
+            reason: reason, sendDuration: .milliseconds(1))
+    }
+
+    var wakes: [PushWake] { state.withLock { $0.wakes } }
+    var callCount: Int { state.withLock { $0.wakes.count } }
+
+    /// The wakes as the relay's deliveries: their request ids parsed back (every relay wake has one).
+    var attempts: [ScriptedAttempt] {
+        wakes.map {
+            ScriptedAttempt(
+                deviceToken: $0.deviceToken, profileID: $0.profileID, requestID: CanonicalUUID($0.requestID ?? "")!,
+                expiresAt: $0.expiresAt, style: $0.style)
+        }
+    }
+}
+
+/// One wake a `ScriptedProvider` got, its request id as the relay sent it.
+struct ScriptedAttempt: Equatable {
+    let deviceToken: [UInt8]
+    let profileID: String
+    let requestID: CanonicalUUID
+    let expiresAt: Int64
+    let style: WakeStyle
 }
 
 /// One enrolled installation with a delegation to `relay` and its sealed grant.
@@ -66,7 +107,7 @@ final class DeliveryTestGateway {
     let runtimeRole: TemporaryRole
     /// The pooler `serve`'s sessions go through in scripts/test's pgbouncer pass.
     let pooler: PgBouncer?
-    let sender: ScriptedSender
+    let sender: ScriptedProvider
     let admin: PostgresConnection
 
     var server: GatewayServer { gateway.server }
@@ -74,7 +115,7 @@ final class DeliveryTestGateway {
     var port: Int { gateway.publicPort }
 
     init(
-        sender: ScriptedSender = ScriptedSender(),
+        sender: ScriptedProvider = ScriptedProvider(),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 },
         requestTimeout: Duration? = nil, serverURL: String? = nil, logger: Logger = TestLogs.logger(),
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
@@ -83,7 +124,7 @@ final class DeliveryTestGateway {
         // The shared test server unless the test brings its own (e.g. a PostgresTestServer to stop).
         let migrated = try MigratedTestDatabase(serverURL: serverURL)
         gateway = try TestGateway(
-            database: .migrated(migrated), sender: SenderFactory { _ in sender }, logger: logger,
+            database: .migrated(migrated), providers: .every(sender), logger: logger,
             overcommitModePath: overcommitModePath, adjust,
             tuning: { configuration in
                 if let requestTimeout { configuration.requestTimeout = requestTimeout }

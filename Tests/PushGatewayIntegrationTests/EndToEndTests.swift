@@ -18,19 +18,13 @@ struct EndToEndTests {
     @Test("enroll, delegate and deliver: Apple gets the constant body once, then a 410 marks the endpoint dead")
     func deliveryReachesAPNs() throws {
         let certificates = try APNsTestCertificates.shared()
-        let mock = try APNsMockServer(
-            configuration: APNsMockServer.Configuration(
-                host: "127.0.0.1", certificateFile: certificates.serverCertificateFile,
-                keyFile: certificates.serverKeyFile,
-                script: APNsMockScript(sequence: [
-                    APNsMockReply(status: 200),
-                    APNsMockReply(status: 410, reason: "Unregistered", timestampMilliseconds: 1_700_000_000_999),
-                ])))
+        let mock = try APNsMockServer.loopback(
+            script: APNsMockScript(sequence: [
+                APNsMockReply(status: 200),
+                APNsMockReply(status: 410, reason: "Unregistered", timestampMilliseconds: 1_700_000_000_999),
+            ]))
         defer { mock.stop() }
-        let gateway = try LifecycleGateway(sender: SenderFactory { try APNsDeliverySender(configuration: $0) }) {
-            $0.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
-                .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
-        }
+        let gateway = try LifecycleGateway(providers: .configured) { $0.sending(to: mock, trusting: certificates) }
         let device = try gateway.makeDevice()
         _ = try gateway.enroll(device)
         let relay = DeliveryTestGateway.randomRelayKey()

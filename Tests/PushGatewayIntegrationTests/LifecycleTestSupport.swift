@@ -45,19 +45,19 @@ final class LifecycleGateway {
 
     /// `databaseURL` replaces the runtime role's URL (e.g. an unreachable server); `throughPgBouncer`
     /// puts a pgbouncer of its own in front of the database (`pooler`, to PAUSE and RESUME);
-    /// `sender` builds the APNs sender from the final configuration (default: the unwired
-    /// placeholder); `logger` receives the gateway's log lines (default: errors to standard error);
+    /// `providers` builds the push providers from the final configuration (default: none, every
+    /// delivery a configuration fault); `logger` receives the gateway's log lines (default: errors to standard error);
     /// `tuning` changes the public listener's limits and timeouts.
     init(
         clock: LifecycleTestClock = LifecycleTestClock(), databaseURL: String? = nil, throughPgBouncer: Bool = false,
-        sender: SenderFactory = .unwired, logger: Logger = TestLogs.logger(),
+        providers: ProviderFactory = .none, logger: Logger = TestLogs.logger(),
         _ adjust: (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 },
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
         let migrated = try MigratedTestDatabase()
         let ownPooler = throughPgBouncer ? try PgBouncer(fronting: migrated.database.url(for: migrated.role)) : nil
         let authority = try SyntheticAppAttestAuthority()
-        gateway = try TestGateway(database: .migrated(migrated), sender: sender, clock: clock, logger: logger) {
+        gateway = try TestGateway(database: .migrated(migrated), providers: providers, clock: clock, logger: logger) {
             var environment = try $0.trusting(authority)
                 // Tests ask for many challenges and make many lifecycle requests from one address.
                 .with("PUSH_GATEWAY_CHALLENGE_RATE_PER_MINUTE", "600000")

@@ -27,7 +27,7 @@ struct LocalRunTests {
         // grant's `not_before` (the demo's "now") has passed for the gateway throughout the test.
         let clock = LifecycleTestClock(unixMilliseconds: SystemWallClock().unixMilliseconds() + 10_000)
         return try LifecycleGateway(
-            clock: clock, sender: SenderFactory { try APNsDeliverySender(configuration: $0) }
+            clock: clock, providers: .configured
         ) {
             $0.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
                 .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)

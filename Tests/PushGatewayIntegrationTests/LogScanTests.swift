@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushDelivery
 import PushNostr
 import PushSystem
 import PushTestSupport
@@ -52,8 +53,10 @@ struct LogScanTests {
         "a full lifecycle and delivery flow with failures logs no token, grant, key, relay, request id, handle or URL")
     func fullFlowLogsNoSecret() throws {
         let log = CapturedLog()
-        let sender = ScriptedSender([.accepted, .retry(retryAfterSeconds: 5), .configurationFault])
-        let gateway = try LifecycleGateway(sender: SenderFactory { _ in sender }, logger: log.logger, Self.configure)
+        let sender = ScriptedProvider([
+            .accepted, .retry(retryAfterSeconds: 5), .configurationFault(.credentialsRejected),
+        ])
+        let gateway = try LifecycleGateway(providers: .every(sender), logger: log.logger, Self.configure)
         let client = DeliveryClient(port: gateway.server.publicPort)
         let device = try gateway.makeDevice()
         let handle = try gateway.enroll(device)

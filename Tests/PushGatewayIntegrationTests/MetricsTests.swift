@@ -1,5 +1,6 @@
 import Foundation
 import MarmotIngress
+import PushDelivery
 import PushHTTP
 import PushMarmot
 import PushMetrics
@@ -105,7 +106,7 @@ struct MetricsFormatTests {
             #expect(
                 scraped.samples["push_gateway_delivery_admissions_total{result=\"\(result.rawValue)\"}"] == expected)
         }
-        for outcome in APNsRequestOutcome.allCases {
+        for outcome in PushRequestOutcome.allCases {
             #expect(scraped.samples["push_gateway_apns_requests_total{outcome=\"\(outcome.rawValue)\"}"] != nil)
         }
         for stage in RequestStage.allCases {
@@ -220,6 +221,9 @@ struct MetricsLiveTests {
                 "push_gateway_android_attestations_total": "counter",
                 "push_gateway_delivery_admissions_total": "counter",
                 "push_gateway_apns_requests_total": "counter",
+                // Exported without series: no android profile is enabled (docs/decisions/0440).
+                "push_gateway_fcm_requests_total": "counter",
+                "push_gateway_fcm_responses_total": "counter",
                 "push_gateway_stage_duration_seconds": "histogram",
                 "push_gateway_reaper_runs_total": "counter",
                 "push_gateway_reaper_deleted_rows_total": "counter",
@@ -258,7 +262,7 @@ struct MetricsLiveTests {
                 .union(gateway.server.application.routes(on: .publicListener).map(\.label))
                 .union(gateway.server.application.routes(on: .privateListener).map(\.label))
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
-                .union(APNsRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
+                .union(PushRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))
                 .union(AndroidAttestationResult.allCases.map(\.rawValue))
                 .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(APNsReasonLabel.allValues)

@@ -92,21 +92,24 @@ struct NeutralDeliveryPathTests {
             appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
         let delivery = try DeliveryRequest(body: Self.singleBody(scenario, requestID: CanonicalUUID.version4()))
         let relay = scenario.relay.publicKey.bytes
+        let served = gateway.server.application.deliveryPipeline
+        let withAndroid = DeliveryPipeline(
+            relayLimiter: served.relayLimiter, grants: served.grants, tokens: served.tokens, profiles: [android],
+            ledger: served.ledger, providers: served.providers, logger: served.logger, metrics: served.metrics,
+            faultLog: served.faultLog)
         for route in GatewayRoute.allCases {
             for path in route.declaration.paths where path.hasPrefix("/v1/deliveries") {
-                let served = gateway.server.application.deliveryRoute(onPath: path)
-                let withAndroid = DeliveryRoute(
-                    verifier: served.verifier, relayLimiter: served.relayLimiter, grants: served.grants,
-                    tokens: served.tokens, profiles: [android], requiredPlatform: served.requiredPlatform,
-                    ledger: served.ledger, sender: served.sender, clock: served.clock, logger: served.logger,
-                    metrics: served.metrics, faultLog: served.faultLog)
+                let required = GatewayRoute.requiredPlatform(onPath: path)
                 for (candidate, platform) in [(served, "ios"), (withAndroid, "android")] {
-                    let refused: Int? =
-                        switch candidate.check(delivery, relay: relay, now: DeliveryTestGateway.now()) {
+                    let refused: DeliveryResult? =
+                        switch candidate.check(
+                            delivery, relay: relay, now: DeliveryTestGateway.now(), requiredPlatform: required)
+                        {
                         case .valid: nil
-                        case .refused(let response): response.status
+                        case .refused(let result): result
                         }
-                    let expected: Int? = path.contains("/apns") && platform == "android" ? 404 : nil
+                    let expected: DeliveryResult? =
+                        path.contains("/apns") && platform == "android" ? .invalidGrant : nil
                     #expect(refused == expected, "\(platform) grant on \(path)")
                 }
             }

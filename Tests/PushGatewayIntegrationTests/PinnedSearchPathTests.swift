@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDelivery
 import PushPostgres
 import PushTestSupport
 import Testing
@@ -50,7 +51,7 @@ struct PinnedSearchPathTests {
     )
     func liveGatewayIgnoresLookAlikes() throws {
         let gateway = try DeliveryTestGateway(
-            sender: ScriptedSender([.accepted, .accepted, .accepted, .retry(retryAfterSeconds: nil)]))
+            sender: ScriptedProvider([.accepted, .accepted, .accepted, .retry(retryAfterSeconds: nil)]))
         let role = gateway.runtimeRole.name
         try Self.createLookAlikes(gateway.admin, role: role)
         // What an unpinned session of the role would now find first.

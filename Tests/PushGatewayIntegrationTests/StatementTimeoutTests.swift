@@ -1,4 +1,5 @@
 import Foundation
+import PushDelivery
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -85,11 +86,11 @@ struct StatementTimeoutTests {
     /// (the admission committed), another session opens a transaction and runs `lock`, so the
     /// bookkeeping after the answer meets that lock.
     static func deliverWhileHolding(
-        _ outcome: DeliveryOutcome, lock: (DeliveryScenario) -> (String, [PostgresParameter])
+        _ outcome: PushOutcome, lock: (DeliveryScenario) -> (String, [PostgresParameter])
     ) throws -> HeldDelivery {
         let sent = CompletionLatch()
         let held = CompletionLatch()
-        let sender = ScriptedSender([outcome]) { _ in
+        let sender = ScriptedProvider([outcome]) { _ in
             sent.open()
             _ = held.wait(until: MonotonicInstant.now().advanced(by: .seconds(10)))
         }
@@ -137,7 +138,7 @@ struct StatementTimeoutTests {
         "marking an endpoint dead on a row another session holds locked gives up at the lock timeout; the 410 still goes out"
     )
     func blockedDeadEndpointMark() throws {
-        let held = try Self.deliverWhileHolding(.invalidEndpoint(invalidAtSeconds: 1_799_999_000)) { scenario in
+        let held = try Self.deliverWhileHolding(.endpointDead(invalidAtSeconds: 1_799_999_000)) { scenario in
             ("SELECT 1 FROM installations WHERE handle = $1::uuid FOR UPDATE", [.text(scenario.handle)])
         }
         try held.holder.query("ROLLBACK")

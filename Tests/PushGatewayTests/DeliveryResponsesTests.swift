@@ -1,27 +1,35 @@
+import PushDelivery
+import PushHTTP
 import Testing
 
 @testable import PushGateway
 
-@Suite("Delivery outcomes: the §4.7 table's bodies and reservation rule, without I/O")
+@Suite("Delivery results: the §4.7 table's bodies, labels and reservation rule, without I/O")
 struct DeliveryResponsesTests {
-    static func text(_ outcome: DeliveryOutcome, generation: Int64 = 4) -> (Int, String) {
-        let response = DeliveryResponses.response(for: outcome, generation: generation)
+    static func text(_ result: DeliveryResult) -> (Int, String) {
+        let response = DeliveryResponses.response(for: result)
         return (response.status, String(decoding: response.body, as: UTF8.self))
     }
 
-    @Test("each outcome maps to its status and exact body")
+    @Test("each result maps to its status and exact body")
     func bodies() {
         #expect(Self.text(.accepted) == (200, #"{"status":"accepted"}"#))
         #expect(
-            Self.text(.invalidEndpoint(invalidAtSeconds: 1_700_000_000))
+            Self.text(.invalidEndpoint(generation: 4, invalidAtSeconds: 1_700_000_000))
                 == (410, #"{"status":"invalid_endpoint","generation":4,"invalid_at":1700000000}"#))
         #expect(
-            Self.text(.invalidEndpoint(invalidAtSeconds: nil), generation: 9)
+            Self.text(.invalidEndpoint(generation: 9, invalidAtSeconds: nil))
                 == (410, #"{"status":"invalid_endpoint","generation":9,"invalid_at":null}"#))
         #expect(Self.text(.retry(retryAfterSeconds: 120)) == (503, #"{"status":"retry","retry_after_seconds":120}"#))
         #expect(Self.text(.retry(retryAfterSeconds: nil)) == (503, #"{"status":"retry","retry_after_seconds":null}"#))
         #expect(Self.text(.configurationFault) == (503, #"{"error":"configuration_fault"}"#))
-        #expect(Self.text(.permanentRequestFault) == (400, #"{"error":"invalid_request"}"#))
+        #expect(Self.text(.invalidRequest) == (400, #"{"error":"invalid_request"}"#))
+        #expect(Self.text(.invalidGrant) == (404, #"{"error":"invalid_grant"}"#))
+        #expect(Self.text(.invalidAuth) == (401, #"{"error":"invalid_auth"}"#))
+        #expect(Self.text(.temporarilyUnavailable) == (503, #"{"error":"temporarily_unavailable"}"#))
+        #expect(Self.text(.requestTimeout) == (408, #"{"error":"request_timeout"}"#))
+        let limited = DeliveryResponses.response(for: .rateLimited(retryAfterSeconds: 3))
+        #expect(limited.status == 429 && limited.headers.contains(HTTPField("Retry-After", "3")))
     }
 
     @Test("retry_after_seconds is clamped to 1...3600")
@@ -34,10 +42,23 @@ struct DeliveryResponsesTests {
 
     @Test("terminal outcomes keep the reservation; transient and configuration outcomes release it")
     func reservationRule() {
-        #expect(DeliveryOutcome.accepted.keepsReservation)
-        #expect(DeliveryOutcome.invalidEndpoint(invalidAtSeconds: nil).keepsReservation)
-        #expect(DeliveryOutcome.permanentRequestFault.keepsReservation)
-        #expect(!DeliveryOutcome.retry(retryAfterSeconds: 1).keepsReservation)
-        #expect(!DeliveryOutcome.configurationFault.keepsReservation)
+        #expect(PushOutcome.accepted.keepsReservation)
+        #expect(PushOutcome.endpointDead(invalidAtSeconds: nil).keepsReservation)
+        #expect(PushOutcome.permanentRequestFault.keepsReservation)
+        #expect(!PushOutcome.retry(retryAfterSeconds: 1).keepsReservation)
+        for fault in ConfigurationFault.allCases { #expect(!PushOutcome.configurationFault(fault).keepsReservation) }
+    }
+
+    @Test("each result counts under its admissions label; a 408 as temporarily_unavailable")
+    func labels() {
+        let expected: [(DeliveryResult, String)] = [
+            (.accepted, "accepted"), (.invalidGrant, "invalid_grant"), (.invalidAuth, "invalid_auth"),
+            (.rateLimited(retryAfterSeconds: 1), "rate_limited"),
+            (.invalidEndpoint(generation: 1, invalidAtSeconds: nil), "invalid_endpoint"),
+            (.retry(retryAfterSeconds: nil), "retry"), (.configurationFault, "configuration_fault"),
+            (.invalidRequest, "invalid_request"), (.temporarilyUnavailable, "temporarily_unavailable"),
+            (.requestTimeout, "temporarily_unavailable"),
+        ]
+        for (result, label) in expected { #expect(DeliveryAdmissionResult(result).rawValue == label) }
     }
 }

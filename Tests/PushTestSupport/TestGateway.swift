@@ -1,3 +1,4 @@
+import PushDelivery
 import PushGateway
 import PushHTTP
 import PushSystem
@@ -34,7 +35,7 @@ public final class TestGateway {
     /// `/proc/sys/vm/overcommit_memory`.
     public init(
         configuration: GatewayConfiguration, database: MigratedTestDatabase? = nil,
-        sender: any DeliverySender = UnwiredDeliverySender(), clock: any WallClock = SystemWallClock(),
+        providers: [String: any PushProvider] = [:], clock: any WallClock = SystemWallClock(),
         logger: Logger = TestLogs.logger(), listening: Bool = true,
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
@@ -42,16 +43,16 @@ public final class TestGateway {
         self.database = database
         server = try GatewayServer(
             application: GatewayApplication(
-                configuration: configuration, logger: logger, clock: clock, sender: sender,
+                configuration: configuration, logger: logger, clock: clock, providers: providers,
                 overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
         if listening { try server.start() }
     }
 
     /// A gateway configured by `ConfigurationTestEnvironment` with `DATABASE_URL` set for
-    /// `database`, then changed by `adjust`; `sender` is built from the final configuration.
+    /// `database`, then changed by `adjust`; `providers` are built from the final configuration.
     public convenience init(
-        database: Database = .unreachable, sender: SenderFactory = .unwired, clock: any WallClock = SystemWallClock(),
+        database: Database = .unreachable, providers: ProviderFactory = .none, clock: any WallClock = SystemWallClock(),
         logger: Logger = TestLogs.logger(), listening: Bool = true,
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
         _ adjust: (ConfigurationTestEnvironment) throws -> ConfigurationTestEnvironment = { $0 },
@@ -67,7 +68,8 @@ public final class TestGateway {
         let environment = try adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", databaseURL))
         let configuration = try GatewayConfiguration(environment: environment.variables)
         try self.init(
-            configuration: configuration, database: migrated, sender: try sender.make(configuration), clock: clock,
+            configuration: configuration, database: migrated, providers: try providers.make(configuration),
+            clock: clock,
             logger: logger, listening: listening, overcommitModePath: overcommitModePath, tuning: tuning)
     }
 
@@ -119,13 +121,23 @@ public struct TestGatewayClient: Sendable {
     }
 }
 
-/// Builds the gateway's APNs sender from its final configuration. A struct, not a bare closure, so
-/// a trailing closure at the call site still means the environment adjustment.
-public struct SenderFactory {
-    public let make: (GatewayConfiguration) throws -> any DeliverySender
+/// Builds the gateway's push providers from its final configuration. A struct, not a bare closure,
+/// so a trailing closure at the call site still means the environment adjustment.
+public struct ProviderFactory {
+    public let make: (GatewayConfiguration) throws -> [String: any PushProvider]
 
-    public init(make: @escaping (GatewayConfiguration) throws -> any DeliverySender) { self.make = make }
+    public init(make: @escaping (GatewayConfiguration) throws -> [String: any PushProvider]) { self.make = make }
 
-    /// The unwired placeholder: sends nothing and answers `configuration_fault`.
-    public static var unwired: SenderFactory { SenderFactory { _ in UnwiredDeliverySender() } }
+    /// No provider: every delivery answers `configuration_fault` (missing credentials).
+    public static var none: ProviderFactory { ProviderFactory { _ in [:] } }
+
+    /// What `serve` builds: the APNs provider of every iOS profile.
+    public static var configured: ProviderFactory { ProviderFactory { try PushProviders.make(configuration: $0) } }
+
+    /// `provider` for every enabled profile.
+    public static func every(_ provider: any PushProvider) -> ProviderFactory {
+        ProviderFactory { configuration in
+            Dictionary(uniqueKeysWithValues: configuration.profiles.map { ($0.id, provider) })
+        }
+    }
 }

@@ -1,10 +1,9 @@
 extension GatewayApplication {
-    /// The delivery route (docs/protocol.md §4.7), from the shared parts and the injected sender.
-    /// The delivery route's parts for requests sent to `path`, which decides the grants' platform.
+    /// The delivery route's adapter for requests sent to `path`, which decides the grants' platform
+    /// (docs/protocol.md §4.7).
     func deliveryRoute(onPath path: String) -> DeliveryRoute {
         DeliveryRoute(
-            verifier: nip98Verifier, relayLimiter: relayLimiter, grants: grantEnvelope, tokens: tokenEnvelope,
-            profiles: configuration.profiles, requiredPlatform: GatewayRoute.requiredPlatform(onPath: path),
-            ledger: ledger, sender: sender, clock: clock, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
+            verifier: nip98Verifier, pipeline: deliveryPipeline,
+            requiredPlatform: GatewayRoute.requiredPlatform(onPath: path), clock: clock, metrics: metrics)
     }
 }

@@ -1,5 +1,6 @@
 import MarmotIngress
-import PushAPNs
+import PushDelivery
+import PushFCM
 import PushHTTP
 import PushMetrics
 import PushPostgres
@@ -22,9 +23,13 @@ public final class GatewayMetrics: Sendable {
     /// Delivery requests (each batch item counts as one) by how they ended (§4.7).
     public let deliveryAdmissions: LabeledCounter<DeliveryAdmissionResult>
     /// APNs requests by outcome (§4.7, §8).
-    public let apnsOutcomes: LabeledCounter<APNsRequestOutcome>
+    public let apnsOutcomes: LabeledCounter<PushRequestOutcome>
     /// APNs answers by profile and Apple's reason.
     let apnsResponses: CounterFamily
+    /// FCM requests by outcome (§4.7, §8a); series only when an android profile is enabled.
+    let fcmOutcomes: CounterFamily
+    /// FCM answers by android profile and FCM's `errorCode` (docs/decisions/0413).
+    let fcmResponses: CounterFamily
     /// Durations of request-handling stages (NIP-98, admission transaction, APNs, App Attest).
     public let stageDurations: LabeledHistogram<RequestStage>
     let challengeRateLimited: CounterFamily
@@ -60,14 +65,15 @@ public final class GatewayMetrics: Sendable {
     /// - Parameters:
     ///   - version: the build's version (`push_gateway_build_info`).
     ///   - insecureSettingsInUse: whether any test/development variable of §12 is set.
-    ///   - profileIDs: the enabled profiles (labels of the APNs response series).
+    ///   - profileIDs: the enabled iOS profiles (labels of the APNs response series).
+    ///   - androidProfileIDs: the enabled android profiles (labels of the FCM response series).
     ///   - certificateExpiries: each certificate-auth profile's `notAfter` in Unix seconds.
     ///   - poolMaximum: the database pool's size.
     ///   - poolStatistics: the database pool's counts, read at each scrape.
     ///   - readinessState: the state the last readiness probe answered, nil before the first.
     public init(
         version: String = GatewayVersion.current, readinessState: @escaping @Sendable () -> String? = { nil },
-        insecureSettingsInUse: Bool, profileIDs: [String] = [],
+        insecureSettingsInUse: Bool, profileIDs: [String] = [], androidProfileIDs: [String] = [],
         certificateExpiries: [(profile: String, notAfter: Int64)] = [], poolMaximum: Int = 0,
         poolStatistics: @escaping @Sendable () -> PostgresPool.Statistics
     ) {
@@ -87,6 +93,13 @@ public final class GatewayMetrics: Sendable {
             name: "push_gateway_apns_responses_total", help: "APNs answers, by profile and Apple's reason.",
             labelNames: ["profile", "reason"],
             series: profileIDs.flatMap { profile in APNsReasonLabel.allValues.map { [profile, $0] } })
+        fcmOutcomes = CounterFamily(
+            name: FCMMetricNames.requests, help: "FCM requests, by outcome.", labelNames: ["outcome"],
+            series: androidProfileIDs.isEmpty ? [] : PushRequestOutcome.allCases.map { [$0.rawValue] })
+        fcmResponses = CounterFamily(
+            name: FCMMetricNames.responses, help: "FCM answers, by profile and FCM's error code.",
+            labelNames: ["profile", "error_code"],
+            series: androidProfileIDs.flatMap { profile in FCMErrorCode.allCases.map { [profile, $0.rawValue] } })
         stageDurations = LabeledHistogram(
             name: "push_gateway_stage_duration_seconds", help: "Duration of request-handling stages in seconds.",
             labelName: "stage", bounds: Self.requestDurationBounds)
@@ -133,6 +146,8 @@ public final class GatewayMetrics: Sendable {
         registry.register(deliveryAdmissions.family)
         registry.register(apnsOutcomes.family)
         registry.register(apnsResponses)
+        registry.register(fcmOutcomes)
+        registry.register(fcmResponses)
         registry.register(stageDurations.family)
         registry.register(
             SampledGaugeFamily(
@@ -254,12 +269,24 @@ public final class GatewayMetrics: Sendable {
         deliveryAdmissions.increment(result)
     }
 
-    /// Counts what one delivery attempt sent to Apple and what Apple answered.
-    public func recordAPNs(_ exchange: APNsExchange, profile: String) {
-        if let outcome = exchange.requestOutcome { apnsOutcomes.increment(outcome, by: UInt64(exchange.requests)) }
-        if let status = exchange.status {
-            apnsResponses.add(
-                1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: exchange.reason)])
+    /// Counts what one wake sent to its push service and what the service answered.
+    public func recordPush(_ report: PushReport, profile: String) {
+        switch report.service {
+        case .apns:
+            if let outcome = report.requestOutcome { apnsOutcomes.increment(outcome, by: UInt64(report.requests)) }
+            if let status = report.status {
+                apnsResponses.add(
+                    1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: report.reason)])
+            }
+        case .fcm:
+            if let outcome = report.requestOutcome {
+                fcmOutcomes.add(UInt64(report.requests), labelValues: [outcome.rawValue])
+            }
+            if report.status != nil {
+                // FCM's `errorCode`: `none` for an answer without one, `other` outside the closed set.
+                let errorCode = report.reason.map { FCMErrorCode(rawValue: $0) ?? .other } ?? FCMErrorCode.none
+                fcmResponses.add(1, labelValues: [profile, errorCode.rawValue])
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import PushDelivery
 import PushMetrics
 
 // docs/protocol.md §9: label values come from closed sets only.
@@ -49,23 +50,9 @@ public enum DeliveryAdmissionResult: String, MetricLabel {
     case temporarilyUnavailable = "temporarily_unavailable"
 }
 
-/// What one APNs request ended with (docs/protocol.md §4.7 outcome table, §8).
-public enum APNsRequestOutcome: String, MetricLabel {
-    /// APNs 200.
-    case accepted
-    /// APNs 410 `Unregistered` / `ExpiredToken`.
-    case invalidEndpoint = "invalid_endpoint"
-    /// APNs 429/500/503 or a transient reason.
-    case transient
-    /// A transport failure (connect, TLS, reset) with no APNs answer.
-    case transportFailure = "transport_failure"
-    /// No complete response within the APNs timeout (§8: 15 s).
-    case timeout
-    /// Credentials, token/topic mismatch, or a 403 after the one allowed token refresh.
-    case configurationFault = "configuration_fault"
-    /// Any other APNs answer (e.g. 400 `BadTopic`, 413).
-    case rejected
-}
+// The `outcome` label of `push_gateway_apns_requests_total` and `push_gateway_fcm_requests_total`
+// (docs/protocol.md §4.7 outcome table, §8, §8a).
+extension PushRequestOutcome: MetricLabel {}
 
 /// Timed stages of request handling.
 public enum RequestStage: String, MetricLabel {

@@ -1,8 +1,10 @@
+import PushDelivery
+import PushFCM
 import PushSystem
 import Synchronization
 
-/// Makes APNs trouble visible without a line per request (docs/protocol.md §9): a configuration
-/// fault is logged at `error` with the profile id and Apple's reason, at most once per profile and
+/// Makes push service trouble visible without a line per request (docs/protocol.md §9): a
+/// configuration fault is logged at `error` with the profile id and the service's reason, at most once per profile and
 /// reason per interval; transient failures are counted and reported as one `warning` per profile
 /// per interval. Nothing here ever holds a token.
 final class APNsFaultLog: Sendable {
@@ -29,19 +31,23 @@ final class APNsFaultLog: Sendable {
         self.interval = interval
     }
 
-    /// Logs what one attempt for `profile` showed, if anything is due.
-    func record(_ report: DeliveryReport, profile: String) {
+    /// Logs what one wake for `profile` showed, if anything is due.
+    func record(_ report: PushReport, profile: String) {
         switch report.outcome {
-        case .configurationFault: configurationFault(report.exchange, profile: profile)
-        case .retry: transient(report.exchange, profile: profile)
-        case .accepted, .invalidEndpoint, .permanentRequestFault: break
+        case .configurationFault: configurationFault(report, profile: profile)
+        case .retry: transient(report, profile: profile)
+        case .accepted, .endpointDead, .permanentRequestFault: break
         }
     }
 
-    private func configurationFault(_ exchange: APNsExchange, profile: String) {
-        // Without an answer from Apple the credentials could not even be used (missing key, TLS set-up).
+    private func configurationFault(_ report: PushReport, profile: String) {
+        // Without an answer the credentials could not even be used (missing key, TLS set-up).
         let reason =
-            exchange.status.map { APNsReasonLabel.label(status: $0, reason: exchange.reason) } ?? "no_apns_answer"
+            switch (report.service, report.status) {
+            case (_, nil): report.service == .apns ? "no_apns_answer" : "no_fcm_answer"
+            case (.apns, let status?): APNsReasonLabel.label(status: status, reason: report.reason)
+            case (.fcm, _): report.reason.map { FCMErrorCode(rawValue: $0) ?? .other }?.rawValue ?? "none"
+            }
         let now = MonotonicInstant.now()
         let due = state.withLock { state in
             let key = profile + "\u{0}" + reason
@@ -51,20 +57,26 @@ final class APNsFaultLog: Sendable {
         }
         guard due else { return }
         logger.error(
-            "APNs configuration fault",
+            report.service == .apns ? "APNs configuration fault" : "FCM configuration fault",
             [
                 "profile": .string(profile), "reason": .string(reason),
-                "apns_status": .int(Int64(exchange.status ?? 0)),
+                "fault": .string(Self.faultReason(report.outcome)),
+                "\(report.service.rawValue)_status": .int(Int64(report.status ?? 0)),
             ])
     }
 
-    private func transient(_ exchange: APNsExchange, profile: String) {
+    private static func faultReason(_ outcome: PushOutcome) -> String {
+        if case .configurationFault(let fault) = outcome { return fault.rawValue }
+        return ""
+    }
+
+    private func transient(_ report: PushReport, profile: String) {
         let now = MonotonicInstant.now()
         let due: TransientWindow? = state.withLock { state in
             var window = state.transient[profile, default: TransientWindow()]
             window.failures += 1
-            if exchange.requestOutcome == .transportFailure { window.transportFailures += 1 }
-            if exchange.requestOutcome == .timeout { window.timeouts += 1 }
+            if report.requestOutcome == .transportFailure { window.transportFailures += 1 }
+            if report.requestOutcome == .timeout { window.timeouts += 1 }
             if let last = window.lastWarning, last.duration(to: now) < interval {
                 state.transient[profile] = window
                 return nil
@@ -74,7 +86,7 @@ final class APNsFaultLog: Sendable {
         }
         guard let due else { return }
         logger.warning(
-            "transient APNs failures",
+            report.service == .apns ? "transient APNs failures" : "transient FCM failures",
             [
                 "profile": .string(profile), "failures": .int(Int64(due.failures)),
                 "transport_failures": .int(Int64(due.transportFailures)), "timeouts": .int(Int64(due.timeouts)),

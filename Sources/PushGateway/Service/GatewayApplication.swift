@@ -1,4 +1,5 @@
 import PushAttest
+import PushDelivery
 import PushHTTP
 import PushNostr
 import PushPostgres
@@ -14,8 +15,9 @@ public final class GatewayApplication: Sendable {
     public let logger: Logger
     let clock: any WallClock
     package let pool: PostgresPool
-    /// Sends admitted delivery attempts to APNs (docs/protocol.md §8).
-    let sender: any DeliverySender
+    /// Each enabled profile's push service (docs/protocol.md §8, §8a); a profile missing here has
+    /// no credentials.
+    let providers: [String: any PushProvider]
     /// The exported metrics (docs/protocol.md §9), rendered on the private listener's `GET /metrics`.
     public let metrics: GatewayMetrics
     /// Rate-limited logs of APNs configuration faults and transient failures (docs/protocol.md §9).
@@ -23,6 +25,8 @@ public final class GatewayApplication: Sendable {
     /// The last readiness answered, for its log line and metric.
     public let readiness: ReadinessTracker
     private let draining = Atomic<Bool>(false)
+    /// The services `start()` started, in start order.
+    private let running = Mutex<[any GatewayService]>([])
 
     /// Issues challenges and verifies them on every lifecycle route (docs/protocol.md §4.1).
     let challengeAuthority: ChallengeAuthority
@@ -41,21 +45,33 @@ public final class GatewayApplication: Sendable {
     /// Per authenticated relay (docs/protocol.md §4.7).
     let relayLimiter: KeyedRateLimiter<[UInt8]>
     let ledger: DeliveryLedger
+    /// docs/protocol.md §4.7 and §4.8 without HTTP, shared by both delivery routes.
+    let deliveryPipeline: DeliveryPipeline
+
+    /// The application `serve` runs: every profile's push provider built from the configuration
+    /// (its credentials loaded now, so a key that cannot sign refuses the start).
+    public static func configured(
+        _ configuration: GatewayConfiguration, logger: Logger
+    ) throws -> GatewayApplication {
+        GatewayApplication(
+            configuration: configuration, logger: logger,
+            providers: try PushProviders.make(configuration: configuration))
+    }
 
     /// - Parameters:
-    ///   - sender: sends admitted deliveries; `serve` passes `APNsDeliverySender`. The default,
-    ///     `UnwiredDeliverySender`, sends nothing and answers `configuration_fault`.
+    ///   - providers: each profile's push service; `configured(_:logger:)` builds them from the
+    ///     configuration. A profile without one answers `configuration_fault` (missing credentials).
     ///   - overcommitModePath: where the kernel's overcommit mode is read, which chooses how database
     ///     functions are called (docs/decisions/0343); tests name a file of their own.
     public init(
         configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
-        sender: any DeliverySender = UnwiredDeliverySender(),
+        providers: [String: any PushProvider] = [:],
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath
     ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
-        self.sender = sender
+        self.providers = providers
         let poolOptions = PostgresPool.Options(maximumConnections: configuration.databasePoolSize)
         let addressSpace = AddressSpaceFacts.current(overcommitModePath: overcommitModePath)
         let callForm = FunctionCallFormChoice.choose(for: addressSpace, sessions: poolOptions.maximumConnections)
@@ -77,7 +93,8 @@ public final class GatewayApplication: Sendable {
         self.metrics = GatewayMetrics(
             readinessState: { readiness.state },
             insecureSettingsInUse: !configuration.insecureSettings.isEmpty,
-            profileIDs: configuration.profiles.map(\.id),
+            profileIDs: configuration.profiles.filter { $0.platform == .ios }.map(\.id),
+            androidProfileIDs: configuration.profiles.filter { $0.platform == .android }.map(\.id),
             certificateExpiries: CertificateExpiry.of(configuration).map { ($0.profile, $0.notAfter) },
             poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
         self.apnsFaultLog = APNsFaultLog(logger: logger)
@@ -108,6 +125,54 @@ public final class GatewayApplication: Sendable {
         ledger = DeliveryLedger(
             pool: pool, quotaMaximum: configuration.endpointQuotaMax,
             quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
+        deliveryPipeline = DeliveryPipeline(
+            relayLimiter: relayLimiter, grants: grantEnvelope, tokens: tokenEnvelope, profiles: configuration.profiles,
+            ledger: ledger, providers: providers, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
+    }
+
+    /// Builds and starts every long-running part of the gateway: both listeners, the reaper and the
+    /// certificate warnings. When one cannot start, those already started are stopped and its
+    /// error is thrown (a `ListenerError` for a listener).
+    public func start() throws {
+        let server = try GatewayServer(application: self)
+        let services: [any GatewayService] = [
+            server,
+            Reaper(
+                pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger),
+            CertificateWarnings(configuration: configuration, logger: logger),
+        ]
+        var started: [any GatewayService] = []
+        do {
+            for service in services {
+                try service.start()
+                started.append(service)
+            }
+        } catch {
+            Self.stop(started)
+            throw error
+        }
+        running.withLock { $0 = services }
+        logger.info(
+            "listening",
+            [
+                "version": .string(GatewayVersion.current), "public_port": .int(Int64(server.publicPort)),
+                "private_port": .int(Int64(server.privatePort)),
+            ])
+    }
+
+    /// Stops what `start()` started, side by side: the listeners drain while the reaper finishes
+    /// its pass; then the push providers' connections close.
+    public func stop() {
+        Self.stop(
+            running.withLock { services in
+                defer { services = [] }; return services
+            })
+        for provider in providers.values { provider.shutdown() }
+    }
+
+    private static func stop(_ services: [any GatewayService]) {
+        for service in services { service.beginStop() }
+        for service in services { service.stop() }
     }
 
     /// True from `beginDrain()` on.
@@ -130,13 +195,12 @@ public final class GatewayApplication: Sendable {
                     authority: challengeAuthority, limit: challengeLimit, clock: clock, metrics: metrics
                 )
                 .handle)
-        // docs/decisions/0271: the worker returns once the attempt is with APNs.
+        // docs/decisions/0271: the worker returns once the attempt is with its push provider.
         case .deliveries: route.routes(deferredOnPath: { deliveryRoute(onPath: $0).handle })
-        // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket included.
+        // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket
+        // included, and is deferred the same way.
         case .batchDeliveries:
-            route.routes(handlerOnPath: {
-                BatchDeliveryRoute(single: deliveryRoute(onPath: $0), metrics: metrics).handle
-            })
+            route.routes(deferredOnPath: { BatchDeliveryRoute(single: deliveryRoute(onPath: $0)).handle })
         case .enroll: route.routes(handler: lifecycleRoutes().enroll)
         case .enrollAndroid: route.routes(handler: lifecycleRoutes().enrollAndroid)
         case .delegate: route.routes(handler: lifecycleRoutes().delegate)
