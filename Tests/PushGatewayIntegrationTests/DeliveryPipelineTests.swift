@@ -11,7 +11,8 @@ import Testing
 /// The delivery pipeline driven directly, without HTTP: a test provider returns each neutral
 /// outcome, and the typed result, its answer bytes, its metric label and the reservation rule are
 /// checked against the real database.
-@Suite("Delivery pipeline without HTTP: each neutral outcome's result, answer, label and reservation")
+@Suite(
+    "Delivery pipeline without HTTP: each neutral outcome's result, answer, label and reservation", .tags(.postgres))
 struct DeliveryPipelineTests {
     /// Runs one delivery for `scenario` through `pipeline` and waits for its result; bookkeeping that
     /// would resume on a worker runs where the report arrived (the scripted provider answers on
