@@ -346,4 +346,53 @@ struct EventLoopTests {
         let afterShutdown = pool.submit({ 5 }, deliveringOn: loop, completion: { record.append($0) })
         #expect(!afterShutdown)
     }
+    @Test(
+        "a full inbox: 20,000 tasks queued while the loop is busy all run once it is free, in order, before later ones")
+    func burstWhileBusy() throws {
+        let loop = try EventLoop()
+        defer { loop.shutdown() }
+        let gate = CompletionLatch()
+        let started = CompletionLatch()
+        loop.execute {
+            started.open()
+            gate.wait()
+        }
+        #expect(started.wait(until: MonotonicInstant.now().advanced(by: .seconds(5))))
+        let record = Record()
+        for index in 0..<20_000 { #expect(loop.execute { record.append(index) }) }
+        #expect(record.all.isEmpty, "nothing runs while the loop is busy")
+        gate.open()
+        // A task queued from a task runs after everything already waiting.
+        onLoop(loop) { loop.execute { record.append(-1) } }
+        onLoop(loop) {}
+        #expect(record.all == Array(0..<20_000) + [-1])
+    }
+
+    @Test("a worker pool's result for a loop that has shut down is dropped, and its worker goes on to the next job")
+    func resultForEndedLoopDropped() throws {
+        let ended = try EventLoop()
+        ended.shutdown()
+        let live = try EventLoop()
+        defer { live.shutdown() }
+        let pool = try WorkerPool(threadCount: 1, queueCapacity: 4)
+        defer { pool.shutdown() }
+        let record = Record()
+        let ran = Atomic<Int>(0)
+        let done = CompletionLatch()
+        let first = pool.submit(
+            {
+                ran.add(1, ordering: .relaxed)
+                return 1
+            }, deliveringOn: ended, completion: { record.append($0) })
+        let second = pool.submit(
+            { 2 }, deliveringOn: live,
+            completion: {
+                record.append($0)
+                done.open()
+            })
+        #expect(first && second)
+        #expect(done.wait(until: MonotonicInstant.now().advanced(by: .seconds(5))))
+        #expect(ran.load(ordering: .relaxed) == 1)
+        #expect(record.all == [2])
+    }
 }

@@ -46,6 +46,7 @@ extension GatewayConfiguration {
         let migrationsDirectory = reader.optional("PUSH_GATEWAY_MIGRATIONS_DIR")
         let testing = Self.testingOverrides(&reader)
         let apnsProxy = Self.apnsProxy(&reader)
+        let eventLoopCount = Self.eventLoopCount(&reader)
 
         guard reader.errors.isEmpty, let databaseURL, let origin, let listen, let healthListen,
             let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing
@@ -56,6 +57,7 @@ extension GatewayConfiguration {
             challengeKeys: keys.challenge, fingerprintKey: keys.fingerprint, limits: limits, profiles: profiles,
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, testing: testing)
         self.apnsProxy = apnsProxy
+        self.eventLoopCount = eventLoopCount ?? 1
     }
 
     private static func origin(_ reader: inout EnvironmentReader) -> GatewayOrigin? {

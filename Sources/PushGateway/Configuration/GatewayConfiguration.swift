@@ -38,6 +38,8 @@ public struct GatewayConfiguration: Sendable {
 
     /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
     public internal(set) var apnsProxy: HTTP2Proxy?
+    /// Event-loop threads serving the public listener (`PUSH_GATEWAY_EVENT_LOOPS`, docs/protocol.md §12).
+    public internal(set) var eventLoopCount = 1
     /// The test and development settings, read as `configuration.insecureSettings` and so on.
     public let testing: TestingOverrides
 
