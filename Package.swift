@@ -82,6 +82,10 @@ let package = Package(
             dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
+        // Development tool for scripts/bench-deliveries: the delivery's floor, timed in process.
+        .executableTarget(
+            name: "delivery-floor",
+            dependencies: ["PushAPNs", "PushCrypto", "PushHTTP", "PushHTTP2", "PushNostr", "PushSystem"]),
         // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "delivery-bench",

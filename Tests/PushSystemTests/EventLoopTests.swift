@@ -363,7 +363,7 @@ struct EventLoopTests {
         #expect(record.all.isEmpty, "nothing runs while the loop is busy")
         gate.open()
         // A task queued from a task runs after everything already waiting.
-        onLoop(loop) { loop.execute { record.append(-1) } }
+        _ = onLoop(loop) { loop.execute { record.append(-1) } }
         onLoop(loop) {}
         #expect(record.all == Array(0..<20_000) + [-1])
     }
