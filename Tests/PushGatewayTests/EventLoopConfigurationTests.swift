@@ -30,7 +30,7 @@ struct EventLoopConfigurationTests {
         arguments: ["0", "1025", "-2", "+2", " 2", "2 ", "two", ""])
     func refused(value: String) throws {
         let environment = try ConfigurationTestEnvironment().with("PUSH_GATEWAY_EVENT_LOOPS", value)
-        #expect(try environment.errors().map(\.variable) == ["PUSH_GATEWAY_EVENT_LOOPS"])
+        #expect(environment.errors().map(\.variable) == ["PUSH_GATEWAY_EVENT_LOOPS"])
         let checked = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
         #expect(checked.exitCode != 0)
         #expect(checked.standardError.contains("PUSH_GATEWAY_EVENT_LOOPS"))
