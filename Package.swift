@@ -98,6 +98,10 @@ let package = Package(
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-fcm; never shipped.
         .executableTarget(name: "fcm-bench", dependencies: ["PushFCM", "PushDelivery", "PushHTTP2", "PushSystem"]),
+        // Development tool for scripts/bench-deliveries: the delivery's floor, timed in process.
+        .executableTarget(
+            name: "delivery-floor",
+            dependencies: ["PushAPNs", "PushCrypto", "PushHTTP", "PushHTTP2", "PushNostr", "PushSystem"]),
         // Development tool for scripts/bench-deliveries; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "delivery-bench",

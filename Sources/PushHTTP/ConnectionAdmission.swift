@@ -1,4 +1,5 @@
 import PushSystem
+import Synchronization
 
 /// The connection limits of docs/protocol.md §1, decided at accept: at most `maxPerPeer` open from
 /// one peer group (an IPv4 address, an IPv6 /64) unless the peer is exempt (a trusted proxy), and at
@@ -46,6 +47,25 @@ struct ConnectionAdmission: Sendable {
     }
 }
 
+/// One `ConnectionAdmission` shared by every event loop of a listener, so that §1's caps count the
+/// listener's connections, not one loop's (docs/decisions/0470). Taken once when a connection is
+/// accepted and once when it closes, never per request.
+final class SharedAdmission: Sendable {
+    private let state: Mutex<ConnectionAdmission>
+
+    init(maxConnections: Int, maxPerPeer: Int) {
+        state = Mutex(ConnectionAdmission(maxConnections: maxConnections, maxPerPeer: maxPerPeer))
+    }
+
+    func admit(peer: PeerGroup, isExempt: () -> Bool) -> ConnectionAdmission.Decision {
+        state.withLock { $0.admit(peer: peer, isExempt: isExempt) }
+    }
+
+    func release(peer: PeerGroup) {
+        state.withLock { $0.release(peer: peer) }
+    }
+}
+
 /// The connections idle between keep-alive requests, longest idle first: the candidates docs/protocol.md
 /// §1 closes at the connection cap. A connection is entered each time it becomes idle; an entry is
 /// not removed when the connection gets its next request or closes, but is dropped when it comes up
@@ -76,23 +96,36 @@ struct IdleConnectionQueue: Sendable {
         }
     }
 
-    /// Removes and returns the longest-idle entry that `isCurrent` confirms (its connection is still
-    /// open and idle since that entry's instant); every entry before it is dropped. nil when none is.
-    mutating func takeLongestIdle(isCurrent: (Entry) -> Bool) -> Entry? {
-        defer {
-            if head == entries.count {
-                entries.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 64 && head * 2 > entries.count {
-                entries.removeFirst(head)
-                head = 0
-            }
-        }
+    /// The first entry held, stale or not: a hint of how long this queue's connections have been
+    /// idle that is never later than the truth.
+    var front: Entry? { head < entries.count ? entries[head] : nil }
+
+    /// The longest-idle entry that `isCurrent` confirms (its connection is still open and idle since
+    /// that entry's instant), left in place; every entry before it is dropped. nil when none is.
+    mutating func longestIdle(isCurrent: (Entry) -> Bool) -> Entry? {
+        defer { compact() }
         while head < entries.count {
-            let entry = entries[head]
+            if isCurrent(entries[head]) { return entries[head] }
             head += 1
-            if isCurrent(entry) { return entry }
         }
         return nil
+    }
+
+    /// Like `longestIdle(isCurrent:)`, but removes the entry it returns.
+    mutating func takeLongestIdle(isCurrent: (Entry) -> Bool) -> Entry? {
+        guard let entry = longestIdle(isCurrent: isCurrent) else { return nil }
+        head += 1
+        compact()
+        return entry
+    }
+
+    private mutating func compact() {
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
     }
 }

@@ -1,12 +1,30 @@
 import Glibc
 import PushSystem
+import Synchronization
 
-/// What one `HTTPServer` runs on its PushSystem `EventLoop`, which owns every connection. Workers
-/// hand responses back with `EventLoop.execute` (docs/decisions/0420). What happens to a
-/// connection is decided by its `HTTPConnectionStateMachine`; this only carries out the actions
-/// (socket calls, epoll interest, parsing, routing, the access log).
-// @unchecked Sendable: created before its loop runs anything for it; from then on only the loop's
-// thread touches it.
+/// A connection accepted on the listener, on its way to the loop that will own it. Whoever holds
+/// the value owns `descriptor`.
+struct ArrivingConnection: Sendable {
+    let descriptor: Int32
+    let peer: String
+    let peerGroup: PeerGroup
+    let id: UInt64
+    let acceptedAt: MonotonicInstant
+    /// Counted by the shared admission already; otherwise it arrived at the connection cap and the
+    /// loop receiving it must first make room (docs/protocol.md §1).
+    let isAdmitted: Bool
+    /// Loops it has been passed between while looking for the connection idle the longest.
+    var hops = 0
+}
+
+/// What one of an `HTTPServer`'s event loops runs on its PushSystem `EventLoop`: the connections
+/// that loop owns. The first loop also accepts, and hands each admitted connection to the loops in
+/// turn (docs/decisions/0470). Workers and deferred routes hand responses back with the owning
+/// loop's `execute` (docs/decisions/0420). What happens to a connection is decided by its
+/// `HTTPConnectionStateMachine`; this only carries out the actions (socket calls, epoll interest,
+/// parsing, routing, the access log).
+// @unchecked Sendable: created, and given its siblings, before its loop runs anything for it; from
+// then on only the loop's thread touches it, except the atomics `openCount` and `idleHint`.
 final class ConnectionLoop: @unchecked Sendable {
     private static let readSize = 64 * 1024
     private static let acceptsPerWakeup = 64
@@ -20,9 +38,19 @@ final class ConnectionLoop: @unchecked Sendable {
     ]
     private typealias Action = HTTPConnectionStateMachine.Action
 
-    private let server: HTTPServer
+    let server: HTTPServer
     private let configuration: HTTPServerConfiguration
-    private let loop: EventLoop
+    let loop: EventLoop
+    /// Whether this loop watches the listener.
+    private let isAcceptor: Bool
+    /// Every loop of the server, this one included, in order; set before the loops start.
+    var siblings: [ConnectionLoop] = []
+    private var nextSiblingIndex = 0
+    /// Connections this loop owns (for metrics and tests); written on the loop thread only.
+    let openCount = Atomic<Int>(0)
+    /// Nanoseconds of the oldest entry of `idleConnections`, stale or not, `UInt64.max` when it is
+    /// empty: other loops read it to find the loop holding the connection idle the longest.
+    private let idleHint = Atomic<UInt64>(.max)
     private var listenerRegistration: EventLoop.Registration?
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let sweepInterval: Duration
@@ -35,14 +63,14 @@ final class ConnectionLoop: @unchecked Sendable {
     private var finished = false
     private var drainDeadline: MonotonicInstant? = nil
     private var acceptPausedUntil: MonotonicInstant? = nil
-    private var admission: ConnectionAdmission
     private var idleConnections = IdleConnectionQueue()
     private let timeouts: HTTPConnectionStateMachine.Timeouts
     private let parserTemplate: HTTPRequestParser
 
-    init(server: HTTPServer, loop: EventLoop) {
+    init(server: HTTPServer, loop: EventLoop, isAcceptor: Bool) {
         self.server = server
         self.loop = loop
+        self.isAcceptor = isAcceptor
         configuration = server.configuration
         readBuffer = .allocate(byteCount: ConnectionLoop.readSize, alignment: 16)
         // Timeouts are checked by a periodic sweep; a tenth of the shortest timeout keeps them
@@ -53,8 +81,6 @@ final class ConnectionLoop: @unchecked Sendable {
         ].min()!
         sweepInterval = min(max(shortest / 10, .milliseconds(5)), .milliseconds(250))
         nextSweep = now.advanced(by: sweepInterval)
-        admission = ConnectionAdmission(
-            maxConnections: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerPeer)
         timeouts = HTTPConnectionStateMachine.Timeouts(configuration)
         let router = server.router
         parserTemplate = HTTPRequestParser(maxHeaderBytes: configuration.maxHeaderBytes) {
@@ -64,10 +90,10 @@ final class ConnectionLoop: @unchecked Sendable {
 
     deinit { readBuffer.deallocate() }
 
-    /// Starts watching the listener and the sweep timer; on the loop thread.
+    /// Starts the sweep timer and, on the acceptor, watching the listener; on the loop thread.
     func start() {
         now = .now()
-        if let listening = server.listener.rawDescriptor {
+        if isAcceptor, let listening = server.listener.rawDescriptor {
             do {
                 listenerRegistration = try loop.register(listening, for: .readable) { [self] _ in
                     now = .now()
@@ -82,8 +108,14 @@ final class ConnectionLoop: @unchecked Sendable {
         scheduleSweep()
     }
 
+    /// Hands a worker's or a deferred route's response to this loop; any thread. Once the loop has
+    /// ended the task is refused: its connection is gone anyway.
+    func post(_ completion: WorkCompletion) {
+        loop.execute { [self] in deliver(completion) }
+    }
+
     /// A worker's response for `completion.connectionID`; on the loop thread.
-    func deliver(_ completion: WorkCompletion) {
+    private func deliver(_ completion: WorkCompletion) {
         // Connection ids are never reused: a closed connection's response is dropped here, a
         // timed-out request's by its machine (docs/protocol.md §1).
         guard let connection = connections[completion.connectionID] else { return }
@@ -116,10 +148,12 @@ final class ConnectionLoop: @unchecked Sendable {
         if draining && connections.isEmpty && !finished { finish() }
     }
 
-    /// Ends the loop: the server closes its listener and queue and reports the drain complete.
+    /// Ends the loop; once every loop has ended, the server closes its listener and queue and
+    /// reports the drain complete.
     private func finish() {
         finished = true
-        server.loopFinished()
+        siblings = []
+        server.loopEnded()
         loop.shutdown()
     }
 
@@ -139,60 +173,132 @@ final class ConnectionLoop: @unchecked Sendable {
                 return
             }
             guard let socket = accepted else { return }
+            // docs/protocol.md §1: the per-peer cap, then the connection cap.
             let peerGroup = PeerGroup(numericHost: peer)
-            guard admit(peer, peerGroup) else {
+            let decision = server.admission.admit(peer: peerGroup, isExempt: exemption(peer))
+            guard decision != .overPeerLimit else {
                 rejectOverCapacity(socket)
                 continue
             }
             try? socket.setNoDelay()
-            let id = nextConnectionID
+            let arriving = ArrivingConnection(
+                descriptor: socket.release(), peer: peer, peerGroup: peerGroup, id: nextConnectionID, acceptedAt: now,
+                isAdmitted: decision == .accept)
             nextConnectionID += 1
-            let raw = socket.rawValue
-            let connection = Connection(
-                id: id, socket: socket, peer: peer, peerGroup: peerGroup, parser: parserTemplate,
-                machine: HTTPConnectionStateMachine(acceptedAt: now, timeouts: timeouts),
-                interest: ConnectionLoop.readInterest)
-            do {
-                connection.registration = try loop.register(raw, for: ConnectionLoop.readInterest) { [self] events in
-                    now = .now()
-                    handle(id, events)
-                    finishIfDrained()
-                }
-            } catch {
-                admission.release(peer: peerGroup)
-                continue
+            if arriving.isAdmitted {
+                send(arriving, to: nextSibling())
+            } else {
+                makeRoom(for: arriving)
             }
-            connections[id] = connection
-            server.openConnections.add(1, ordering: .relaxed)
         }
     }
 
-    /// docs/protocol.md §1: the per-peer cap, then the connection cap, where the connection idle the
-    /// longest between keep-alive requests makes room for the new one.
-    private func admit(_ peer: String, _ peerGroup: PeerGroup) -> Bool {
-        let isExempt = { [configuration] in configuration.isExemptFromPeerLimit(peer) }
-        switch admission.admit(peer: peerGroup, isExempt: isExempt) {
-        case .accept:
-            return true
-        case .overPeerLimit:
-            return false
-        case .atConnectionLimit:
-            guard closeLongestIdle() else { return false }
-            return admission.admit(peer: peerGroup, isExempt: isExempt) == .accept
+    private func exemption(_ peer: String) -> () -> Bool {
+        { [configuration] in configuration.isExemptFromPeerLimit(peer) }
+    }
+
+    private func nextSibling() -> ConnectionLoop {
+        let sibling = siblings[nextSiblingIndex]
+        nextSiblingIndex = (nextSiblingIndex + 1) % siblings.count
+        return sibling
+    }
+
+    /// Passes `arriving` to `target`'s thread (or handles it here when that is this loop).
+    private func send(_ arriving: ArrivingConnection, to target: ConnectionLoop) {
+        guard target !== self else { return receive(arriving) }
+        guard target.loop.execute({ target.receive(arriving) }) else {
+            // That loop has drained and ended: nobody can serve the connection.
+            if arriving.isAdmitted { server.admission.release(peer: arriving.peerGroup) }
+            FileDescriptor(owning: arriving.descriptor).close()
+            return
         }
     }
 
-    /// Closes the connection idle the longest between keep-alive requests, without a response as at
-    /// the idle timeout; false when no connection is idle. One whose next request already waits in
-    /// the kernel is about to be busy and is passed over.
-    private func closeLongestIdle() -> Bool {
-        let entry = idleConnections.takeLongestIdle { entry in
-            guard isIdle(entry), let connection = connections[entry.connectionID] else { return false }
-            return !DescriptorReadiness.hasPendingInput(connection.socket.rawValue)
+    /// A connection the acceptor handed over; on the loop thread.
+    private func receive(_ arriving: ArrivingConnection) {
+        now = .now()
+        if arriving.isAdmitted {
+            adopt(arriving)
+        } else {
+            makeRoom(for: arriving)
         }
-        guard let entry, let connection = connections[entry.connectionID] else { return false }
-        perform(connection.machine.closeForNewConnection(), connection)
-        return connection.isClosed
+        finishIfDrained()
+    }
+
+    /// Starts serving an admitted connection on this loop.
+    private func adopt(_ arriving: ArrivingConnection) {
+        let id = arriving.id
+        let connection = Connection(
+            id: id, socket: FileDescriptor(owning: arriving.descriptor), peer: arriving.peer,
+            peerGroup: arriving.peerGroup, parser: parserTemplate,
+            machine: HTTPConnectionStateMachine(acceptedAt: arriving.acceptedAt, timeouts: timeouts),
+            interest: ConnectionLoop.readInterest)
+        do {
+            connection.registration = try loop.register(arriving.descriptor, for: ConnectionLoop.readInterest) {
+                [self] events in
+                now = .now()
+                handle(id, events)
+                finishIfDrained()
+            }
+        } catch {
+            server.admission.release(peer: arriving.peerGroup)
+            return
+        }
+        connections[id] = connection
+        openCount.add(1, ordering: .relaxed)
+        server.openConnections.add(1, ordering: .relaxed)
+        if draining {
+            // Accepted before the drain began but handed over after it reached this loop.
+            perform(connection.machine.drainBegun(), connection)
+            perform(connection.machine.tick(at: now), connection)
+        }
+    }
+
+    /// docs/protocol.md §1 at the connection cap: the connection idle the longest between keep-alive
+    /// requests, on any loop, is closed for the arriving one; when none is idle it gets the 503. Each
+    /// loop knows only its own connections, so the arriving one goes to the loop whose idle hint is
+    /// the oldest; that loop drops its stale entries and passes it on while another loop's hint is
+    /// older than its own longest-idle connection (a bounded number of times).
+    private func makeRoom(for arriving: ArrivingConnection) {
+        let longest = idleConnections.longestIdle(isCurrent: isEvictable)
+        publishIdleHint()
+        if arriving.hops < 2 * siblings.count, let older = siblingIdleLonger(than: longest?.since) {
+            var passed = arriving
+            passed.hops += 1
+            return send(passed, to: older)
+        }
+        if longest != nil, let entry = idleConnections.takeLongestIdle(isCurrent: isEvictable),
+            let connection = connections[entry.connectionID]
+        {
+            perform(connection.machine.closeForNewConnection(), connection)
+            publishIdleHint()
+        }
+        guard server.admission.admit(peer: arriving.peerGroup, isExempt: exemption(arriving.peer)) == .accept else {
+            return rejectOverCapacity(FileDescriptor(owning: arriving.descriptor))
+        }
+        adopt(arriving)
+    }
+
+    /// The sibling whose idle hint is older than `since` (any hint when nil), the oldest such.
+    private func siblingIdleLonger(than since: MonotonicInstant?) -> ConnectionLoop? {
+        var oldest: ConnectionLoop? = nil
+        var oldestHint = since?.nanoseconds ?? .max
+        for sibling in siblings where sibling !== self {
+            let hint = sibling.idleHint.load(ordering: .relaxed)
+            if hint < oldestHint { (oldest, oldestHint) = (sibling, hint) }
+        }
+        return oldest
+    }
+
+    private func publishIdleHint() {
+        idleHint.store(idleConnections.front?.since.nanoseconds ?? .max, ordering: .relaxed)
+    }
+
+    /// An idle connection may be closed for a new one unless its next request already waits in the
+    /// kernel: it is about to be busy and is passed over.
+    private func isEvictable(_ entry: IdleConnectionQueue.Entry) -> Bool {
+        guard isIdle(entry), let connection = connections[entry.connectionID] else { return false }
+        return !DescriptorReadiness.hasPendingInput(connection.socket.rawValue)
     }
 
     /// Whether the entry's connection is open and still idle since the entry's instant.
@@ -249,6 +355,7 @@ final class ConnectionLoop: @unchecked Sendable {
             if let since = connection.machine.idleBetweenRequestsSince {
                 idleConnections.becameIdle(
                     connection.id, since: since, openConnections: connections.count, isCurrent: isIdle)
+                publishIdleHint()
             }
         case .linger:
             // Half-closes and discards what the client still sends, so the response is not lost to
@@ -373,8 +480,8 @@ final class ConnectionLoop: @unchecked Sendable {
                 return
             }
             let item = WorkItem(
-                connectionID: connection.id, serial: serial, request: request, deferredHandler: route.deferredHandler,
-                handler: route.handler)
+                connectionID: connection.id, serial: serial, request: request, owner: self,
+                deferredHandler: route.deferredHandler, handler: route.handler)
             if !server.queue.tryEnqueue(.request(item)) {
                 perform(
                     connection.machine.responseReady(serial: serial, mustClose: true, at: now), connection,
@@ -442,12 +549,16 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func beginDrain() {
         draining = true
-        // Connections the kernel completed but nobody accepted yet would be reset when the listener
-        // closes, losing requests whose first byte has already arrived: take them in first.
-        acceptConnections()
-        if let listenerRegistration { loop.deregister(listenerRegistration) }
-        listenerRegistration = nil
-        server.listener.close()
+        if isAcceptor {
+            // Connections the kernel completed but nobody accepted yet would be reset when the
+            // listener closes, losing requests whose first byte has already arrived: take them in
+            // first. The other loops hear of the drain after the connections handed to them.
+            acceptConnections()
+            if let listenerRegistration { loop.deregister(listenerRegistration) }
+            listenerRegistration = nil
+            server.listener.close()
+            for sibling in siblings where sibling !== self { sibling.loop.execute { sibling.drainRequested() } }
+        }
         let override = server.drainTimeoutOverride.load(ordering: .acquiring)
         let timeout = override >= 0 ? Duration.nanoseconds(override) : configuration.drainTimeout
         drainDeadline = now.advanced(by: timeout)
@@ -473,7 +584,8 @@ final class ConnectionLoop: @unchecked Sendable {
         if let registration = connection.registration { loop.deregister(registration) }
         connection.registration = nil
         connections[connection.id] = nil
-        admission.release(peer: connection.peerGroup)
+        server.admission.release(peer: connection.peerGroup)
+        openCount.subtract(1, ordering: .relaxed)
         server.openConnections.subtract(1, ordering: .relaxed)
     }
 }

@@ -7,9 +7,12 @@ public enum HTTPServerError: Error, Equatable, Sendable {
     case system(SystemError)
 }
 
-/// An HTTP/1.1 server on one listening socket: a PushSystem `EventLoop` accepts, reads and parses;
-/// complete requests go through a bounded queue to a fixed pool of worker threads running the
-/// route handlers. Several servers (public and private listener) can run in one process.
+/// An HTTP/1.1 server on one listening socket served by `eventLoopCount` PushSystem event loops:
+/// the first accepts and hands connections to the loops in turn; each loop reads, parses and
+/// answers its own connections, and §1's connection limits are shared by all of them
+/// (docs/decisions/0470). Complete requests that need blocking work go through a bounded queue to
+/// a fixed pool of worker threads running the route handlers. Several servers (public and private
+/// listener) can run in one process.
 public final class HTTPServer: Sendable {
     public typealias AccessLog = @Sendable (AccessLogEntry) -> Void
 
@@ -26,14 +29,19 @@ public final class HTTPServer: Sendable {
     let openConnections = Atomic<Int>(0)
     /// Drain deadline override in nanoseconds, -1 when the configured one applies.
     let drainTimeoutOverride = Atomic<Int64>(-1)
+    /// docs/protocol.md §1's limits, counted across every loop.
+    let admission: SharedAdmission
+    /// Loops that have not ended yet.
+    private let runningLoops = Atomic<Int>(0)
     private let lifecycle = Mutex<Lifecycle>(.created)
     private let drained = CompletionLatch()
 
     private enum Lifecycle {
         case created
-        case running(EventLoop, ConnectionLoop)
-        /// Drained; the loop's thread is ending and is joined by `waitUntilDrained`.
-        case stopping(EventLoop)
+        /// The first of `connections` accepts.
+        case running(EventLoopGroup, [ConnectionLoop])
+        /// Drained; the loops' threads are ending and are joined by `waitUntilDrained`.
+        case stopping(EventLoopGroup)
         case finished
     }
 
@@ -45,6 +53,7 @@ public final class HTTPServer: Sendable {
         accessLog: AccessLog? = nil
     ) throws(HTTPServerError) {
         precondition(configuration.workerCount > 0 && configuration.maxQueuedRequests > 0, "empty pool")
+        precondition(configuration.eventLoopCount > 0, "no event loop")
         self.configuration = configuration
         self.router = router
         self.logger = logger
@@ -59,6 +68,8 @@ public final class HTTPServer: Sendable {
             preconditionFailure("unexpected error type")
         }
         queue = BoundedBlockingQueue(capacity: configuration.maxQueuedRequests)
+        admission = SharedAdmission(
+            maxConnections: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerPeer)
     }
 
     /// The bound port (the ephemeral one when the configuration asked for port 0).
@@ -74,6 +85,14 @@ public final class HTTPServer: Sendable {
     /// Connections currently open on this listener (for metrics).
     public var openConnectionCount: Int { openConnections.load(ordering: .relaxed) }
 
+    /// Connections each event loop holds, in loop order; empty unless running.
+    public var openConnectionCountByLoop: [Int] {
+        lifecycle.withLock { state in
+            guard case .running(_, let connections) = state else { return [] }
+            return connections.map { $0.openCount.load(ordering: .relaxed) }
+        }
+    }
+
     /// True from `beginDrain()` on; readiness probes report not ready.
     public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }
 
@@ -86,16 +105,20 @@ public final class HTTPServer: Sendable {
                 for _ in 0..<configuration.workerCount {
                     _ = try PosixThread.spawn { [self] in runWorker() }
                 }
-                let loop = try EventLoop()
-                let connections = ConnectionLoop(server: self, loop: loop)
-                loop.execute { connections.start() }
-                state = .running(loop, connections)
+                let group = try EventLoopGroup(count: configuration.eventLoopCount)
+                let connections = group.loops.enumerated().map { index, loop in
+                    ConnectionLoop(server: self, loop: loop, isAcceptor: index == 0)
+                }
+                for loop in connections { loop.siblings = connections }
+                runningLoops.store(connections.count, ordering: .releasing)
+                for loop in connections { loop.loop.execute { loop.start() } }
+                state = .running(group, connections)
                 return .success(())
             } catch let error as SystemError {
                 queue.close()
                 return .failure(error)
             } catch {
-                preconditionFailure("PosixThread.spawn and EventLoop throw only SystemError")
+                preconditionFailure("PosixThread.spawn and EventLoopGroup throw only SystemError")
             }
         }
         if case .failure(let error) = result { throw .system(error) }
@@ -108,22 +131,22 @@ public final class HTTPServer: Sendable {
     public func beginDrain(timeout: Duration? = nil) {
         if let timeout { drainTimeoutOverride.store(timeout.nanosecondsClamped, ordering: .releasing) }
         guard !drainRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let running: (EventLoop, ConnectionLoop)? = lifecycle.withLock { state in
+        let running: [ConnectionLoop]? = lifecycle.withLock { state in
             switch state {
             case .created:
                 state = .finished
                 return nil
-            case .running(let loop, let connections):
-                return (loop, connections)
+            case .running(_, let connections):
+                return connections
             case .stopping, .finished:
-                return nil
+                return []
             }
         }
-        if let (loop, connections) = running {
-            loop.execute { connections.drainRequested() }
-        } else {
-            loopFinished()
-        }
+        guard let running else { return loopFinished() }
+        // The acceptor passes the drain on to the other loops once it has taken in what the kernel
+        // holds; if it has already ended (its listener failed), they hear of it directly.
+        guard let acceptor = running.first, !acceptor.loop.execute({ acceptor.drainRequested() }) else { return }
+        for loop in running.dropFirst() { loop.loop.execute { loop.drainRequested() } }
     }
 
     /// Blocks until a drain has completed: every connection closed and the listener closed.
@@ -139,11 +162,16 @@ public final class HTTPServer: Sendable {
         return true
     }
 
-    /// Called on the loop thread when it ends (or once when a server that never started drains).
-    func loopFinished() {
-        // Dropping the ConnectionLoop here breaks the server ↔ loop reference cycle.
+    /// Called on a loop's thread when it ends.
+    func loopEnded() {
+        if runningLoops.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { loopFinished() }
+    }
+
+    /// Called once every loop has ended (or once when a server that never started drains).
+    private func loopFinished() {
+        // Dropping the ConnectionLoops here breaks the server ↔ loop reference cycle.
         lifecycle.withLock { state in
-            if case .running(let loop, _) = state { state = .stopping(loop) }
+            if case .running(let group, _) = state { state = .stopping(group) }
         }
         listener.close()
         queue.close()
@@ -151,26 +179,24 @@ public final class HTTPServer: Sendable {
     }
 
     private func joinLoop() {
-        let loop: EventLoop? = lifecycle.withLock { state in
+        let group: EventLoopGroup? = lifecycle.withLock { state in
             switch state {
-            case .running(let loop, _), .stopping(let loop):
+            case .running(let group, _), .stopping(let group):
                 state = .finished
-                return loop
+                return group
             case .created, .finished:
                 return nil
             }
         }
-        loop?.shutdown()
+        group?.shutdown()
     }
 
     private func runWorker() {
         while true {
             runResumptions()
             guard let work = queue.dequeue() else { break }
-            guard case .request(let item) = work, let completion = item.run(at: .now(), server: self) else {
-                continue
-            }
-            post(completion)
+            guard case .request(let item) = work, let completion = item.run(at: .now()) else { continue }
+            item.owner?.post(completion)
         }
         // The queue closes when the event loop exits; work still handed back runs all the same.
         runResumptions()
@@ -187,16 +213,6 @@ public final class HTTPServer: Sendable {
                 "route": .string(entry.route), "method": .string(entry.method), "status": .int(Int64(entry.status)),
                 "duration_ms": .double((entry.durationMilliseconds * 1000).rounded() / 1000),
             ])
-    }
-
-    /// Hands a response to the event loop; any thread.
-    func post(_ completion: WorkCompletion) {
-        let running: (EventLoop, ConnectionLoop)? = lifecycle.withLock { state in
-            guard case .running(let loop, let connections) = state else { return nil }
-            return (loop, connections)
-        }
-        // After the drain the loop has ended and refuses the task: the connection is gone anyway.
-        if let (loop, connections) = running { loop.execute { connections.deliver(completion) } }
     }
 
     /// Runs `work` on a worker; any thread, never blocks.
@@ -236,29 +252,31 @@ struct WorkItem: Sendable {
     let connectionID: UInt64
     let serial: UInt64
     let request: Request
+    /// The loop owning the connection, which the response goes back to.
+    let owner: ConnectionLoop?
     let handler: @Sendable (Request) -> Response
     let deferredHandler: (@Sendable (Request, Responder) -> Void)?
 
     init(
-        connectionID: UInt64, serial: UInt64, request: Request,
+        connectionID: UInt64, serial: UInt64, request: Request, owner: ConnectionLoop? = nil,
         deferredHandler: (@Sendable (Request, Responder) -> Void)? = nil,
         handler: @escaping @Sendable (Request) -> Response
     ) {
         self.connectionID = connectionID
         self.serial = serial
         self.request = request
+        self.owner = owner
         self.deferredHandler = deferredHandler
         self.handler = handler
     }
 
     /// Runs the handler, unless the request's 408 has already fired: work not begun when the 408
     /// goes out never begins (docs/protocol.md §1). A dropped item has no completion; the loop
-    /// answers it with the 408. A deferred handler answers through `server` later, so neither has one.
-    func run(at now: MonotonicInstant, server: HTTPServer? = nil) -> WorkCompletion? {
+    /// answers it with the 408. A deferred handler answers through its `owner` later, so neither has one.
+    func run(at now: MonotonicInstant) -> WorkCompletion? {
         guard !request.isPastDeadline(at: now) else { return nil }
-        if let deferredHandler, let server {
-            deferredHandler(
-                request, Responder(.connection(ServerReference(server), connectionID: connectionID, serial: serial)))
+        if let deferredHandler, let owner {
+            deferredHandler(request, Responder(owner: owner, connectionID: connectionID, serial: serial))
             return nil
         }
         return WorkCompletion(connectionID: connectionID, serial: serial, response: handler(request))

@@ -4,6 +4,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var listen: String
     /// Worker threads running handlers (handlers may block on the database).
     public var workerCount: Int = 16
+    /// Event-loop threads serving the listener's connections (docs/decisions/0470); one suits a
+    /// small internal listener.
+    public var eventLoopCount: Int = 1
     /// At this many open connections, a new one first closes the connection idle the longest between
     /// keep-alive requests; when none is idle it gets a fast 503 `temporarily_unavailable` and is closed.
     public var maxConnections: Int = 1024

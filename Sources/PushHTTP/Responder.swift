@@ -3,32 +3,41 @@ import Synchronization
 
 /// The one answer a deferred route still owes its request (docs/decisions/0270). The handler
 /// returns its worker at once; whichever thread later has the response completes it here, and the
-/// response travels to the event loop that owns the connection by the same hand-off as a worker's,
-/// where an answer after the request's 408 is dropped (docs/protocol.md §1). Only the first
+/// response goes straight into the inbox of the event loop that owns the connection, as a worker's
+/// does, where an answer after the request's 408 is dropped (docs/protocol.md §1). Only the first
 /// completion counts.
 public final class Responder: Sendable {
     enum Target: Sendable {
-        /// The request came in on a connection of a running server, held weakly: a responder kept
-        /// after its answer (by a handler, a pending push, a test) must not keep a drained server
-        /// and everything it owns alive (docs/reliability.md, "Sanitizers"). While the server runs,
-        /// its own threads keep it alive.
-        case connection(ServerReference, connectionID: UInt64, serial: UInt64)
+        /// The request came in on a connection of `owner`.
+        case connection(connectionID: UInt64, serial: UInt64)
         /// A caller blocks on its own thread for the answer (`Route.handler` of a deferred route).
         case waiter(SynchronousAnswer)
     }
 
     private let target: Target
+    /// The loop owning the connection, held weakly: a responder kept after its answer (by a handler,
+    /// a pending push, a test) must not keep a drained server and everything it owns alive
+    /// (docs/reliability.md, "Sanitizers"). While the server runs, it keeps its loops alive.
+    private weak let owner: ConnectionLoop?
     private let completed = Atomic<Bool>(false)
 
-    init(_ target: Target) { self.target = target }
+    init(owner: ConnectionLoop, connectionID: UInt64, serial: UInt64) {
+        target = .connection(connectionID: connectionID, serial: serial)
+        self.owner = owner
+    }
+
+    private init(waiter: SynchronousAnswer) {
+        target = .waiter(waiter)
+        owner = nil
+    }
 
     /// Answers the request; any thread, never blocks. Later calls are ignored.
     public func complete(_ response: Response) {
         guard !completed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         switch target {
-        case .connection(let reference, let connectionID, let serial):
-            // A server already gone has closed every connection: there is nobody left to answer.
-            reference.server?.post(WorkCompletion(connectionID: connectionID, serial: serial, response: response))
+        case .connection(let connectionID, let serial):
+            // A loop already gone has closed every connection: there is nobody left to answer.
+            owner?.post(WorkCompletion(connectionID: connectionID, serial: serial, response: response))
         case .waiter(let answer):
             answer.complete(response)
         }
@@ -38,7 +47,7 @@ public final class Responder: Sendable {
     /// thread that must never block (an I/O thread) still has to do before it answers.
     public func resume(_ work: @escaping @Sendable () -> Void) {
         switch target {
-        case .connection(let reference, _, _): reference.server?.resume(work)
+        case .connection: owner?.server.resume(work)
         case .waiter(let answer): answer.run(work)
         }
     }
@@ -51,16 +60,9 @@ public final class Responder: Sendable {
     /// `resume` meanwhile runs on this thread too.
     static func awaitAnswer(_ handler: (Responder) -> Void) -> Response {
         let answer = SynchronousAnswer()
-        handler(Responder(.waiter(answer)))
+        handler(Responder(waiter: answer))
         return answer.wait()
     }
-}
-
-/// A server a responder answers through, without owning it.
-final class ServerReference: Sendable {
-    weak let server: HTTPServer?
-
-    init(_ server: HTTPServer) { self.server = server }
 }
 
 /// The answer of a deferred handler for a caller waiting on its own thread.

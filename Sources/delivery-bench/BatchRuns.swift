@@ -88,7 +88,7 @@ func batchRun(concurrency: Int, seconds: Double, port: Int, requests: [[UInt8]])
 func printBatchTable(_ rows: [BatchRow], installations: Int, seconds: Double) {
     print("")
     print(
-        "Batches of \(BatchRequestBuilder.size) through the gateway (→ apns-mock, 200), \(installations) installations "
+        "Batches of \(BatchRequestBuilder.size) through the gateway (→ the APNs stand-in, 200), \(installations) installations "
             + "delegated to one relay, \(Int(seconds)) s per run; only items with code 200 count")
     print("")
     printTable(

@@ -32,6 +32,8 @@ struct Options {
     var batchInstallations = 1000
     /// Where the batch rows go as `connections items/s gateway+PostgreSQL-µs/item` lines.
     var batchSummary: String?
+    /// The delivery's floor in CPU µs (delivery-floor), printed beside the gateway's CPU per delivery.
+    var floorMicroseconds: Double?
 
     init(_ arguments: [String]) throws {
         var remaining = arguments[...]
@@ -48,6 +50,7 @@ struct Options {
             case "--batch-concurrency": batchConcurrencies = value.split(separator: ",").compactMap { Int($0) }
             case "--batch-installations": batchInstallations = Int(value) ?? 0
             case "--batch-summary": batchSummary = value
+            case "--floor-microseconds": floorMicroseconds = Double(value)
             default: throw BenchError("unknown flag \(flag)")
             }
         }
@@ -180,7 +183,8 @@ func singleRuns(_ context: BenchContext) throws {
     let stillOpen = idle.filter { $0.descriptor >= 0 }
     for connection in stillOpen { connection.close() }
 
-    print("Deliveries through the gateway (→ apns-mock, 200) vs the admission transaction directly on PostgreSQL")
+    print(
+        "Deliveries through the gateway (→ the APNs stand-in, 200) vs the admission transaction directly on PostgreSQL")
     print(
         "\(Int(options.seconds)) s per run; direct runs use a pool of \(gatewayPoolConnections) sessions like the gateway"
     )
@@ -189,15 +193,16 @@ func singleRuns(_ context: BenchContext) throws {
         [
             "connections", "gateway deliveries/s", "p50 ms", "p99 ms", "direct admissions/s", "p50 ms", "p99 ms",
             "gateway ÷ direct", "gateway CPU µs/delivery", "PostgreSQL CPU µs/delivery",
-            "direct client CPU µs/admission", "PostgreSQL CPU µs/direct admission",
+            "direct client CPU µs/admission", "PostgreSQL CPU µs/direct admission", "gateway CPU ÷ floor",
         ],
         rows.map { row in
-            [
+            let floorRatio = options.floorMicroseconds.map { format(row.cpuPerDelivery * 1e6 / $0, 2) } ?? "–"
+            return [
                 "\(row.gateway.concurrency)", rateCell(row.gateway), format(row.gateway.percentile(0.5), 2),
                 format(row.gateway.percentile(0.99), 2), rateCell(row.direct), format(row.direct.percentile(0.5), 2),
                 format(row.direct.percentile(0.99), 2), format(row.gateway.perSecond / row.direct.perSecond, 2),
                 format(row.cpuPerDelivery * 1e6, 0), format(row.postgresPerDelivery * 1e6, 0),
-                format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0),
+                format(row.directCPUPerAdmission * 1e6, 0), format(row.postgresPerAdmission * 1e6, 0), floorRatio,
             ]
         })
     for row in rows where !row.gateway.failures.isEmpty || !row.direct.failures.isEmpty {

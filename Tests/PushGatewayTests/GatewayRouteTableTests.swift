@@ -89,10 +89,13 @@ struct GatewayRouteTableTests {
     }
 
     @Test(
-        "only the challenge and liveness routes run on the event loop; only the enrollments and batches take a larger body"
+        "only the challenge, liveness and metrics routes run on the event loop; only the enrollments and batches take a larger body"
     )
     func executionAndLimits() {
-        #expect(GatewayRoute.allCases.filter { $0.declaration.execution == .eventLoop } == [.challenges, .liveness])
+        #expect(
+            GatewayRoute.allCases.filter { $0.declaration.execution == .eventLoop } == [
+                .challenges, .liveness, .metrics,
+            ])
         #expect(GatewayRoute.enroll.declaration.bodyLimit == 23896)
         #expect(GatewayRoute.enrollAndroid.declaration.bodyLimit == 32768)
         #expect(GatewayRoute.batchDeliveries.declaration.bodyLimit == 65536)

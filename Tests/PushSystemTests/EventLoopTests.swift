@@ -134,7 +134,7 @@ struct EventLoopTests {
         defer { loop.shutdown() }
         let record = Record()
         let done = CompletionLatch()
-        onLoop(loop) {
+        let base = onLoop(loop) {
             let base = MonotonicInstant.now().advanced(by: .milliseconds(30))
             loop.schedule(at: base.advanced(by: .milliseconds(20))) {
                 record.append(4)
@@ -145,11 +145,12 @@ struct EventLoopTests {
             loop.schedule(at: base) { record.append(2) }
             loop.schedule(at: base.advanced(by: .milliseconds(10))) { record.append(3) }
             #expect(loop.cancel(cancelled))
+            return base
         }
-        let start = MonotonicInstant.now()
-        #expect(done.wait(until: start.advanced(by: .seconds(5))))
+        #expect(done.wait(until: MonotonicInstant.now().advanced(by: .seconds(5))))
         #expect(record.all == [1, 2, 3, 4])
-        #expect(start.duration(to: .now()) >= .milliseconds(40))
+        // Measured from the instant the timers were set against, not from when this thread woke up.
+        #expect(MonotonicInstant.now() >= base.advanced(by: .milliseconds(20)))
     }
 
     @Test("shutdown from outside runs the queued tasks, drops a far timer, refuses later tasks, joins")
@@ -345,5 +346,54 @@ struct EventLoopTests {
         #expect(!overflowRan)
         let afterShutdown = pool.submit({ 5 }, deliveringOn: loop, completion: { record.append($0) })
         #expect(!afterShutdown)
+    }
+    @Test(
+        "a full inbox: 20,000 tasks queued while the loop is busy all run once it is free, in order, before later ones")
+    func burstWhileBusy() throws {
+        let loop = try EventLoop()
+        defer { loop.shutdown() }
+        let gate = CompletionLatch()
+        let started = CompletionLatch()
+        loop.execute {
+            started.open()
+            gate.wait()
+        }
+        #expect(started.wait(until: MonotonicInstant.now().advanced(by: .seconds(5))))
+        let record = Record()
+        for index in 0..<20_000 { #expect(loop.execute { record.append(index) }) }
+        #expect(record.all.isEmpty, "nothing runs while the loop is busy")
+        gate.open()
+        // A task queued from a task runs after everything already waiting.
+        _ = onLoop(loop) { loop.execute { record.append(-1) } }
+        onLoop(loop) {}
+        #expect(record.all == Array(0..<20_000) + [-1])
+    }
+
+    @Test("a worker pool's result for a loop that has shut down is dropped, and its worker goes on to the next job")
+    func resultForEndedLoopDropped() throws {
+        let ended = try EventLoop()
+        ended.shutdown()
+        let live = try EventLoop()
+        defer { live.shutdown() }
+        let pool = try WorkerPool(threadCount: 1, queueCapacity: 4)
+        defer { pool.shutdown() }
+        let record = Record()
+        let ran = Atomic<Int>(0)
+        let done = CompletionLatch()
+        let first = pool.submit(
+            {
+                ran.add(1, ordering: .relaxed)
+                return 1
+            }, deliveringOn: ended, completion: { record.append($0) })
+        let second = pool.submit(
+            { 2 }, deliveringOn: live,
+            completion: {
+                record.append($0)
+                done.open()
+            })
+        #expect(first && second)
+        #expect(done.wait(until: MonotonicInstant.now().advanced(by: .seconds(5))))
+        #expect(ran.load(ordering: .relaxed) == 1)
+        #expect(record.all == [2])
     }
 }

@@ -45,6 +45,7 @@ extension GatewayConfiguration {
         let apnsProxy = Self.apnsProxy(&reader)
         let android = Self.androidSettings(&reader)
         let marmot = Self.marmot(&reader, profiles: profiles)
+        let eventLoopCount = Self.eventLoopCount(&reader)
 
         guard reader.errors.isEmpty, let databaseURL, let origin, let listen, let healthListen,
             let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing, let android
@@ -57,6 +58,7 @@ extension GatewayConfiguration {
         self.apnsProxy = apnsProxy
         self.android = android
         self.marmot = marmot
+        self.eventLoopCount = eventLoopCount ?? 1
     }
 
     private static func origin(_ reader: inout EnvironmentReader) -> GatewayOrigin? {

@@ -42,6 +42,8 @@ public struct GatewayConfiguration: Sendable {
     public internal(set) var android = AndroidSettings.defaults
     /// The Marmot Push v1 mode (docs/protocol.md §13); nil when it is off.
     public internal(set) var marmot: MarmotConfiguration?
+    /// Event-loop threads serving the public listener (`PUSH_GATEWAY_EVENT_LOOPS`, docs/protocol.md §12).
+    public internal(set) var eventLoopCount = 1
     /// The test and development settings, read as `configuration.insecureSettings` and so on.
     public let testing: TestingOverrides
 

@@ -83,7 +83,8 @@ public enum GatewayRoute: String, MetricLabel {
             Declaration(.publicListener, "POST", AppAttestTranscript.Route.revokeInstallation.path)
         case .liveness: Declaration(.privateListener, "GET", "/_liveness", execution: .eventLoop)
         case .readiness: Declaration(.privateListener, "GET", "/_readiness")
-        case .metrics: Declaration(.privateListener, "GET", "/metrics")
+        // Rendering reads counters and /proc in memory: no reason to cross to a worker and back.
+        case .metrics: Declaration(.privateListener, "GET", "/metrics", execution: .eventLoop)
         }
     }
 

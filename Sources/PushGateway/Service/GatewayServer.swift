@@ -40,6 +40,7 @@ public final class GatewayServer: Sendable {
         // Handlers block on PostgreSQL and APNs, so workers beyond the database pool wait for a
         // session; the operator sizes both (docs/protocol.md §12).
         publicConfiguration.workerCount = application.configuration.workerCount
+        publicConfiguration.eventLoopCount = application.configuration.eventLoopCount
         publicConfiguration.maxConnections = application.configuration.maxConnections
         publicConfiguration.maxConnectionsPerPeer = application.configuration.maxConnectionsPerPeer
         let trustedProxies = application.configuration.trustedProxies
