@@ -62,6 +62,7 @@ let package = Package(
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
                 "PushHTTP2", "PushAPNs", "PushMetrics", "PushRateLimiting", "PushKeyAttestation", "PushFCM",
+                "PushRelayClient",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
