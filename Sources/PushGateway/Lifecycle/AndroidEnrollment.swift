@@ -1,7 +1,7 @@
 import PushCrypto
+import PushHTTP2
 import PushJSON
 import PushKeyAttestation
-import PushHTTP2
 import PushMetrics
 import PushRelayClient
 import PushSystem

@@ -1,15 +1,14 @@
 import Foundation
 import PushSystem
-import PushTestSupport
 
 /// A real tinyproxy (Debian package, installed by scripts/lib/packages.sh) on a loopback port,
 /// allowing CONNECT to `connectPort` only. Stopped by `stop()` or at deinit.
-final class TinyProxy {
-    let port: Int
+public final class TinyProxy {
+    public let port: Int
     private let directory: URL
     private let process: Process
 
-    init(connectPort: UInt16) throws {
+    public init(connectPort: UInt16) throws {
         port = try freeLoopbackPort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tinyproxy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -47,11 +46,11 @@ final class TinyProxy {
     deinit { stop() }
 
     /// The CONNECT targets tinyproxy logged, for checking the tunnel went through it.
-    var log: String {
+    public var log: String {
         (try? String(contentsOf: directory.appendingPathComponent("log"), encoding: .utf8)) ?? ""
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning {
             // SIGKILL: tinyproxy inherits the test runner's blocked SIGTERM and would ignore it.
             kill(process.processIdentifier, SIGKILL)
