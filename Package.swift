@@ -71,7 +71,7 @@ let package = Package(
             dependencies: [
                 "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
                 "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics", "PushRateLimiting",
-                "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket",
+                "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket", "PushRelayClient",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).

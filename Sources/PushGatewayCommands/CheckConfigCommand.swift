@@ -22,21 +22,11 @@ enum CheckConfigCommand: InProcessCommand {
         }
         let problems = StartupChecks.problems(configuration)
         let warnings = warningLines(
-            StartupChecks.warnings(configuration, environment: environment) + androidWarnings(configuration))
+            StartupChecks.warnings(configuration, environment: environment))
         guard problems.isEmpty else { return .failure(errorLines(problems, command: "check-config") + warnings) }
         var result = CommandResult.success(summary(configuration))
         result.standardError = warnings
         return result
-    }
-
-    /// docs/decisions/0452: this build does not fetch the status list, so Android profiles without a
-    /// status file cannot enroll.
-    static func androidWarnings(_ configuration: GatewayConfiguration) -> [String] {
-        guard configuration.androidStatusListUnfetched else { return [] }
-        return [
-            "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL: this build does not fetch the Key Attestation status list; "
-                + "Android enrollment answers 503 until PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE names a mirror of it"
-        ]
     }
 
     /// One `push-gateway <command>: configuration error: …` line per problem.

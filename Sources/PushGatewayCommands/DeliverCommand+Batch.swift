@@ -34,7 +34,7 @@ extension DeliverCommand {
                 items.append((grant, requestID))
             }
             let body = batchRequestBody(items: items, expiresAt: now + options.expiresIn)
-            let response: HTTPPostResponse
+            let response: HTTPResponse
             do throws(RelayDeliveryPoster.Failure) {
                 response = try poster.post(url: options.url + "/batch", body: body, now: now)
             } catch {
@@ -90,7 +90,7 @@ extension DeliverCommand {
 
     /// One `(code, body)` per grant: a 200's results with `code` taken out of each, or the whole
     /// answer repeated for a batch refused as a whole. Nil when a 200 does not hold `count` results.
-    static func resultLines(_ response: HTTPPostResponse, count: Int) -> [(code: Int, body: String)]? {
+    static func resultLines(_ response: HTTPResponse, count: Int) -> [(code: Int, body: String)]? {
         let text = String(decoding: response.body, as: UTF8.self)
         guard response.status == 200 else { return Array(repeating: (response.status, text), count: count) }
         guard let answer = try? JSONReader.parse(response.body), let object = try? JSONObject(answer),

@@ -69,7 +69,7 @@ package enum DeliverCommand: InProcessCommand {
             requestID = fresh
         }
         let body = requestBody(grant: options.grant, requestID: requestID, expiresAt: now + options.expiresIn)
-        let response: HTTPPostResponse
+        let response: HTTPResponse
         do throws(RelayDeliveryPoster.Failure) {
             response = try RelayDeliveryPoster(key: key, client: client).post(url: options.url, body: body, now: now)
         } catch {

@@ -16,7 +16,7 @@ public struct RelayDeliveryPoster: Sendable {
     public enum Failure: Error, Sendable, Equatable {
         /// No secure randomness for the BIP-340 auxiliary input.
         case randomnessUnavailable
-        case transport(HTTPPostFailure)
+        case transport(HTTPTransferFailure)
     }
 
     /// The `Authorization` value for `body` posted to `url` at Unix time `now`.
@@ -34,7 +34,7 @@ public struct RelayDeliveryPoster: Sendable {
     }
 
     /// Signs and posts `body` (JSON) to `url`; the NIP-98 `u` tag is `url` byte for byte.
-    public func post(url: String, body: [UInt8], now: Int64) throws(Failure) -> HTTPPostResponse {
+    public func post(url: String, body: [UInt8], now: Int64) throws(Failure) -> HTTPResponse {
         let headers = [
             "Content-Type: application/json",
             "Authorization: " + (try authorization(url: url, body: body, now: now)),

@@ -149,7 +149,7 @@ struct DemoFlow {
             #"{"v":1,"endpoint_grant":"\#(grant)","request_id":"\#(requestID)","expires_at":\#(Self.unixSeconds() + Self.deliveryLifetime)}"#
                 .utf8)
         say("==> 5. deliver as the relay: POST \(Self.deliveriesPath), NIP-98 signed for \(deliveryURL)")
-        let response: HTTPPostResponse
+        let response: HTTPResponse
         do {
             response = try RelayDeliveryPoster(key: relay, client: client).post(
                 url: deliveryURL, body: body, now: Self.unixSeconds())
@@ -185,7 +185,7 @@ struct DemoFlow {
         _ title: String, _ path: String, _ body: String, expecting expected: Int, into steps: inout [DemoStep]
     ) throws -> [String: Any] {
         say("==> \(title): POST \(path)")
-        let response: HTTPPostResponse
+        let response: HTTPResponse
         do {
             response = try client.post(
                 url: settings.gatewayURL + path, headers: ["Content-Type: application/json", "Expect:"],
@@ -202,7 +202,7 @@ struct DemoFlow {
     }
 
     private func record(
-        title: String, _ response: HTTPPostResponse, expecting expected: Int, into steps: inout [DemoStep]
+        title: String, _ response: HTTPResponse, expecting expected: Int, into steps: inout [DemoStep]
     ) throws {
         let text = String(decoding: response.body, as: UTF8.self)
         say("<-- \(response.status) \(text)")

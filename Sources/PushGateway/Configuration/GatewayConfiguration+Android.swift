@@ -32,16 +32,6 @@ extension GatewayConfiguration {
             fcmExtraTrustAnchorFile: nil)
     }
 
-    /// An Android profile is enabled but its status list can only come from the URL, which this build
-    /// does not fetch (docs/decisions/0452): Android enrollment then answers 503. A warning at start
-    /// and from `check-config`.
-    public var androidStatusListUnfetched: Bool {
-        guard profiles.contains(where: { $0.platform == .android }), case .url = android.statusListSource else {
-            return false
-        }
-        return true
-    }
-
     /// An `https://host[:port][/path]` test endpoint.
     public struct HTTPSEndpoint: Sendable, Equatable {
         public let host: String

@@ -1,7 +1,9 @@
 import PushCrypto
+import PushHTTP2
 import PushJSON
 import PushKeyAttestation
 import PushMetrics
+import PushRelayClient
 import PushSystem
 import Synchronization
 
@@ -61,11 +63,12 @@ enum AndroidAttestationResult: MetricLabel {
     }
 }
 
-/// The Key Attestation status list the Android enrollment route checks (docs/protocol.md §5a step 3):
-/// read from `PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE` at start and again when an enrollment
-/// finds the last read an hour old; a failed read keeps the last good list. A list older than 24
-/// hours, or none, is not usable (§4.2a answers 503). The URL source is not fetched by this build
-/// (docs/decisions/0452), so it never has a list.
+/// The Key Attestation status list the Android enrollment route checks (docs/protocol.md §5a step 3).
+/// From `PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`: read at start and again when an enrollment
+/// finds the last read an hour old (docs/decisions/0452). From the URL (the default): fetched by
+/// `KeyAttestationStatusFetcher`'s thread at start and hourly, never on a request's thread
+/// (docs/decisions/0510). Either way a failed read or fetch keeps the last good list; a list older
+/// than 24 hours, or none, is not usable (§4.2a answers 503).
 final class KeyAttestationStatusSource: Sendable {
     static let rereadIntervalSeconds: Int64 = 3600
 
@@ -86,7 +89,7 @@ final class KeyAttestationStatusSource: Sendable {
         if let file { store(Self.read(file, at: now, logger: logger)) }
     }
 
-    /// The list when it is at most 24 hours old at `now`, after a re-read that is due.
+    /// The list when it is at most 24 hours old at `now`, after a file re-read that is due.
     func usableList(at now: Int64) -> KeyAttestationStatusList? {
         if let file, claimReread(at: now) {
             store(Self.read(file, at: now, logger: logger))
@@ -94,10 +97,27 @@ final class KeyAttestationStatusSource: Sendable {
         return try? state.withLock { $0.list }?.usable(at: now)
     }
 
-    /// Seconds since the current list was read; nil when there is none
+    /// Seconds since the current list was read or fetched; nil when there is none
     /// (`push_gateway_android_status_list_age_seconds`).
     func ageSeconds(at now: Int64) -> Int64? {
         state.withLock { $0.list }?.ageSeconds(at: now)
+    }
+
+    /// Replaces the list with one fetched at `now`; a body that is not a status list keeps the last
+    /// good one.
+    func storeFetched(_ body: [UInt8], at now: Int64) {
+        do {
+            store(try KeyAttestationStatusList(json: body, fetchedAt: now))
+        } catch {
+            logFailure(error.rawValue)
+        }
+    }
+
+    /// A fetch that produced no list: the last good one stays.
+    func logFailure(_ reason: String) {
+        logger.warning(
+            "the Key Attestation status list could not be refreshed; keeping the last good list",
+            ["reason": .string(reason)])
     }
 
     /// True for exactly one caller once a re-read is due.
@@ -126,13 +146,63 @@ final class KeyAttestationStatusSource: Sendable {
     }
 }
 
+/// Fetches the status list from its URL into a `KeyAttestationStatusSource` at start and hourly on a
+/// thread of its own, through the egress proxy when one is set (docs/protocol.md §5a step 3, §12;
+/// docs/decisions/0510). The thread ends when the fetcher is released.
+final class KeyAttestationStatusFetcher: Sendable {
+    private let url: String
+    private let client: HTTPGetClient
+    private let source: KeyAttestationStatusSource
+    private let clock: any WallClock
+    private let released = CompletionLatch()
+
+    init(url: String, client: HTTPGetClient, source: KeyAttestationStatusSource, clock: any WallClock) {
+        self.url = url
+        self.client = client
+        self.source = source
+        self.clock = clock
+    }
+
+    deinit { released.open() }
+
+    /// Fetches now and then every hour until the fetcher is released.
+    func start(logger: Logger) {
+        let released = released
+        let started = try? PosixThread.spawn { [weak self] in
+            repeat {
+                guard let self else { return }
+                fetchNow()
+            } while !released.wait(
+                until: MonotonicInstant.now().advanced(
+                    by: .seconds(KeyAttestationStatusSource.rereadIntervalSeconds)))
+        }
+        if started == nil { logger.error("cannot start the Key Attestation status list fetcher") }
+    }
+
+    /// One fetch, on the calling thread (the fetcher's; tests call it to stand for the hourly one).
+    func fetchNow() {
+        do {
+            let response = try client.get(url: url)
+            guard response.status == 200 else {
+                source.logFailure("HTTP status \(response.status)")
+                return
+            }
+            source.storeFetched(response.body, at: clock.unixSeconds())
+        } catch {
+            source.logFailure(error.description)
+        }
+    }
+}
+
 /// What the Android enrollment route verifies with (docs/protocol.md §4.2a, §5a).
 struct AndroidEnrollment: Sendable {
     /// nil when the built-in Google roots fail their integrity check; Android enrollment then answers 503.
     let verifier: KeyAttestationVerifier?
     let statusList: KeyAttestationStatusSource
+    /// The URL source's fetcher; nil for the file source or without an Android profile.
+    let statusFetcher: KeyAttestationStatusFetcher?
 
-    init(configuration: GatewayConfiguration, now: Int64, logger: Logger) {
+    init(configuration: GatewayConfiguration, clock: any WallClock, logger: Logger) {
         var verifier = try? KeyAttestationVerifier.google()
         if let root = configuration.android.extraRootDER {
             verifier = try? verifier?.trusting(root: root)
@@ -140,13 +210,27 @@ struct AndroidEnrollment: Sendable {
         if verifier == nil {
             logger.error("no usable Key Attestation roots; Android enrollment answers 503")
         }
-        if configuration.androidStatusListUnfetched {
-            logger.warning(
-                "the Key Attestation status list URL is not fetched by this build; Android enrollment answers 503 "
-                    + "until PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE names a mirror of it")
-        }
         self.verifier = verifier
-        statusList = KeyAttestationStatusSource(
-            source: configuration.android.statusListSource, now: now, logger: logger)
+        let source = configuration.android.statusListSource
+        statusList = KeyAttestationStatusSource(source: source, now: clock.unixSeconds(), logger: logger)
+        if case .url(let url) = source, configuration.profiles.contains(where: { $0.platform == .android }) {
+            let fetcher = KeyAttestationStatusFetcher(
+                url: url,
+                client: HTTPGetClient(
+                    maximumResponseBytes: KeyAttestationStatusList.maximumByteCount,
+                    proxy: configuration.apnsProxy.map(Self.proxyURL),
+                    trustAnchorFile: configuration.android.fcmExtraTrustAnchorFile),
+                source: statusList, clock: clock)
+            fetcher.start(logger: logger)
+            statusFetcher = fetcher
+        } else {
+            statusFetcher = nil
+        }
+    }
+
+    /// The `http://host:port` libcurl takes for the configured CONNECT proxy.
+    static func proxyURL(_ proxy: HTTP2Proxy) -> String {
+        let host = proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host
+        return "http://\(host):\(proxy.port)"
     }
 }

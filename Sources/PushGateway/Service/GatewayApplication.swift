@@ -115,7 +115,7 @@ public final class GatewayApplication: Sendable {
             attestationVerifier = nil
         }
         let androidEnrollment = AndroidEnrollment(
-            configuration: configuration, now: clock.unixSeconds(), logger: logger)
+            configuration: configuration, clock: clock, logger: logger)
         self.androidEnrollment = androidEnrollment
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)

@@ -1,0 +1,119 @@
+import Foundation
+import PushTestSupport
+import Testing
+
+@testable import PushGateway
+
+/// docs/protocol.md §5a step 3, §4.2a, §12; docs/decisions/0510: the Key Attestation status list
+/// fetched over real TLS from a local HTTPS server standing for Google's URL.
+@Suite("Android enrollment checks the Key Attestation status list fetched from its URL")
+struct AndroidStatusListFetchTests {
+    static let revokedSerial = 0x5151
+    static let revokingList = #"{"entries":{"\#(String(revokedSerial, radix: 16))":{"status":"REVOKED"}}}"#
+
+    /// An Android gateway whose status list comes from `server` (no status file), trusting the
+    /// server's CA through the test-only `PUSH_GATEWAY_FCM_CA_FILE`, through `proxy` when given; it
+    /// returns once the fetch at start has produced a list.
+    static func gateway(
+        fetchingFrom server: StatusListTestServer, through proxy: TinyProxy? = nil,
+        clock: LifecycleTestClock = LifecycleTestClock()
+    ) throws -> AndroidLifecycleGateway {
+        let caFile = try StatusListTestServer.caFile
+        let android = try AndroidLifecycleGateway(statusList: nil, clock: clock) { environment in
+            environment.with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL", server.url)
+                .with("PUSH_GATEWAY_FCM_CA_FILE", caFile)
+                .with("PUSH_GATEWAY_EGRESS_PROXY", proxy.map { "http://127.0.0.1:\($0.port)" })
+        }
+        guard eventually(within: 20, { android.statusAge != nil }) else {
+            throw TestSupportError("the status list was not fetched at start")
+        }
+        return android
+    }
+
+    /// Enrolls a fresh device whose leaf carries `serialNumber`; the response.
+    static func enroll(_ android: AndroidLifecycleGateway, serialNumber: Int) throws -> HTTPTestResponse {
+        let gateway = android.lifecycle
+        return try android.post(
+            AndroidLifecycleGateway.path,
+            try android.makeDevice().enrollBody(
+                challenge: try gateway.challenge(), expiresAt: gateway.clock.unixSeconds() + 3600,
+                serialNumber: serialNumber))
+    }
+
+    @Test("the list fetched over HTTPS at start refuses a listed serial as revoked and lets others enroll")
+    func fetchedListRevokes() throws {
+        let server = try StatusListTestServer(body: Self.revokingList)
+        let clock = LifecycleTestClock()
+        let android = try Self.gateway(fetchingFrom: server, clock: clock)
+        #expect(server.requestCount == 1)
+
+        let refused = try Self.enroll(android, serialNumber: Self.revokedSerial)
+        #expect(refused.status == 401 && refused.bodyText == #"{"error":"invalid_attestation"}"#)
+        #expect(android.metrics.androidAttestations.count(.refused(.revoked)) == 1)
+        try android.enroll(try android.makeDevice())
+        #expect(try android.lifecycle.rowCounts()["installations"] == 1)
+
+        // The age metric follows the fetched list.
+        clock.advance(seconds: 120)
+        let metrics = try android.lifecycle.gateway.get("/metrics").bodyText
+        #expect(metrics.contains("\npush_gateway_android_status_list_age_seconds 120\n"))
+    }
+
+    @Test(
+        "a 500, a body that is no status list and an unreachable URL keep the last good list until it is 24 h old; then Android enrollment answers 503 while iOS enrollment works"
+    )
+    func failedFetchesKeepTheList() throws {
+        let server = try StatusListTestServer(body: Self.revokingList)
+        let clock = LifecycleTestClock()
+        let android = try Self.gateway(fetchingFrom: server, clock: clock)
+        let fetcher = try #require(android.lifecycle.server.application.androidEnrollment.statusFetcher)
+
+        clock.advance(seconds: 3600)
+        try server.serve(status: 500, body: #"{"error":"internal"}"#)
+        fetcher.fetchNow()
+        try server.serve(status: 200, body: "<html>not a status list</html>")
+        fetcher.fetchNow()
+        #expect(server.requestCount == 3)
+        server.stop()
+        fetcher.fetchNow()
+
+        // Still the list of the first fetch: its age grew, and its serial is still refused.
+        #expect(android.statusAge == 3600)
+        let refused = try Self.enroll(android, serialNumber: Self.revokedSerial)
+        #expect(refused.status == 401)
+        #expect(android.metrics.androidAttestations.count(.refused(.revoked)) == 1)
+
+        clock.advance(seconds: 86_400 - 3600 + 1)
+        let stale = try Self.enroll(android, serialNumber: 1)
+        #expect(stale.status == 503 && stale.bodyText == #"{"error":"temporarily_unavailable"}"#)
+        #expect(try android.lifecycle.rowCounts()["installations"] ?? 0 == 0)
+        try android.lifecycle.enroll(try android.lifecycle.makeDevice())
+        #expect(try android.lifecycle.rowCounts()["installations"] == 1)
+    }
+
+    @Test("the fetch goes through the egress proxy's CONNECT tunnel; a proxy that is gone keeps the list")
+    func fetchThroughEgressProxy() throws {
+        let server = try StatusListTestServer(body: Self.revokingList)
+        let proxy = try TinyProxy(connectPort: server.port)
+        let clock = LifecycleTestClock()
+        let android = try Self.gateway(fetchingFrom: server, through: proxy, clock: clock)
+        #expect(proxy.log.contains("127.0.0.1:\(server.port)"))
+        #expect(server.requestCount == 1)
+        let refused = try Self.enroll(android, serialNumber: Self.revokedSerial)
+        #expect(refused.status == 401)
+        #expect(android.metrics.androidAttestations.count(.refused(.revoked)) == 1)
+
+        proxy.stop()
+        clock.advance(seconds: 3600)
+        try #require(android.lifecycle.server.application.androidEnrollment.statusFetcher).fetchNow()
+        #expect(server.requestCount == 1)
+        #expect(android.statusAge == 3600)
+    }
+}
+
+extension AndroidLifecycleGateway {
+    /// The age of the status list in use; nil while there is none.
+    var statusAge: Int64? {
+        lifecycle.server.application.androidEnrollment.statusList.ageSeconds(at: lifecycle.clock.unixSeconds())
+    }
+}
