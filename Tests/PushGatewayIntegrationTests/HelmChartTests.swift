@@ -183,6 +183,25 @@ struct HelmChartTests {
     }
 
     @Test(
+        "the Marmot mode's values reach the pods: the secret key as a file of the runtime Secret, the relays, both profiles and a rate; the defaults leave it off"
+    )
+    func marmotReachesThePods() throws {
+        let (_, summary) = try Self.validateChart()
+        let kinds = try #require(summary["kinds"] as? [String: [String]])
+        #expect(kinds["with-marmot"] == kinds["defaults"])
+        #expect(
+            summary["marmot"] as? [String: String] == [
+                "PUSH_GATEWAY_MARMOT_SECRET_KEY_FILE": "/etc/push-gateway/secrets/marmot-secret-key",
+                "PUSH_GATEWAY_MARMOT_RELAYS": "wss://relay-one.example,wss://relay-two.example/inbox",
+                "PUSH_GATEWAY_MARMOT_APNS_PROFILE": "example-ios-production",
+                "PUSH_GATEWAY_MARMOT_FCM_PROFILE": "example-android",
+                "PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_MINUTE": "120",
+            ])
+        let defaults = try #require(summary["environment"] as? [String: String])
+        #expect(defaults.keys.allSatisfy { !$0.hasPrefix("PUSH_GATEWAY_MARMOT_") })
+    }
+
+    @Test(
         "the Docker build context (.dockerignore by Docker's rules) holds the manifest's every target path and the migrations, never .build, .local, .git or docs"
     )
     func dockerContextIsMinimal() throws {

@@ -155,13 +155,19 @@ def main():
     with_android = copy.deepcopy(defaults)
     with_android["profiles"].append(ANDROID_PROFILE)
     with_android["androidAttestationStatus"]["configMap"] = "android-attestation-status"
+    with_marmot = copy.deepcopy(with_android)
+    with_marmot["marmot"] = {
+        "enabled": True, "relays": ["wss://relay-one.example", "wss://relay-two.example/inbox"],
+        "apnsProfile": "example-ios-production", "fcmProfile": "example-android", "tokenRatePerMinute": 120,
+        "tokenRatePerHour": 0, "unwrapRatePerMinute": 0}
     with_ingress = copy.deepcopy(defaults)
     with_ingress["ingress"].update(enabled=True, className="nginx", tlsSecret="push-example-com-tls")
 
     summary = {"kinds": {}}
     for scenario, values, upgrade in (("defaults", defaults, False), ("everything", everything, True),
                                       ("without-migration", without_migration, False),
-                                      ("with-ingress", with_ingress, True), ("with-android", with_android, False)):
+                                      ("with-ingress", with_ingress, True), ("with-android", with_android, False),
+                                      ("with-marmot", with_marmot, False)):
         summary["kinds"][scenario] = sorted(validate(render(chart, values, upgrade), scenario))
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -184,6 +190,9 @@ def main():
     pod = next(d for d in render(chart, mirrored) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
     summary["androidMirror"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]
                                 if v["name"].startswith("PUSH_GATEWAY_ANDROID_")}
+    pod = next(d for d in render(chart, with_marmot) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    summary["marmot"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]
+                         if v["name"].startswith("PUSH_GATEWAY_MARMOT_")}
     summary["migrationJob"] = next(d for d in render(chart, defaults) if d["kind"] == "Job")["spec"]["template"]["spec"]
 
     # The pod template's checksums, for the defaults and for one change of each input.
@@ -245,6 +254,12 @@ def main():
     bad_digest = copy.deepcopy(with_android)
     bad_digest["profiles"][1]["androidSigningCertSha256"] = ["AB:CD"]
     must_fail(chart, bad_digest, "signing digest that is not 64 lowercase hex")
+    for broken, scenario in ((dict(relays=[]), "marmot without relays"),
+                             (dict(apnsProfile="", fcmProfile=""), "marmot without a profile"),
+                             (dict(relays=["ws://relay.example"]), "marmot relay that is not wss://")):
+        values = copy.deepcopy(with_marmot)
+        values["marmot"].update(broken)
+        must_fail(chart, values, scenario)
     no_profiles = copy.deepcopy(defaults)
     no_profiles["profiles"] = []
     must_fail(chart, no_profiles, "no profiles")

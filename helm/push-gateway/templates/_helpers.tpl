@@ -70,7 +70,7 @@ seccompProfile:
 
 {{/* The values the Deployment's environment is built from. */}}
 {{- define "push-gateway.configChecksum" -}}
-{{- $config := dict "origin" .Values.origin "publicOrigins" .Values.publicOrigins "trustedProxies" .Values.trustedProxies "logLevel" .Values.logLevel "limits" .Values.limits "profiles" .Values.profiles "apnsProxy" .Values.apnsProxy "androidAttestationStatus" .Values.androidAttestationStatus "extraEnv" .Values.extraEnv -}}
+{{- $config := dict "origin" .Values.origin "publicOrigins" .Values.publicOrigins "trustedProxies" .Values.trustedProxies "logLevel" .Values.logLevel "limits" .Values.limits "profiles" .Values.profiles "apnsProxy" .Values.apnsProxy "androidAttestationStatus" .Values.androidAttestationStatus "marmot" .Values.marmot "extraEnv" .Values.extraEnv -}}
 {{- toJson $config | sha256sum -}}
 {{- end -}}
 
