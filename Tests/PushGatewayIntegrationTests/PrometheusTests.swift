@@ -161,10 +161,15 @@ struct PrometheusTests {
             let alerts = groups.flatMap { ($0["rules"] as? [[String: Any]]) ?? [] }
             #expect(alerts.count == 17, "every alert of the rules file is loaded")
             // A query on a metric docs/status.md lists as not built yet must parse; it finds series
-            // once the metric is exported (and leaves docs/status.md).
+            // once the metric is exported (and leaves docs/status.md). So must one on the families of
+            // android profiles and the Marmot mode, which this iOS-only gateway does not run
+            // (MetricsTests checks they are exported where they apply).
             let unbuilt = try DocsStatus.unbuiltMetrics()
+            let notRunHere = ["push_gateway_fcm_", "push_gateway_android_", "push_gateway_marmot_"]
             func namesUnbuiltMetric(_ query: String) -> Bool {
-                !DocsStatus.metricNames(in: query, excluding: []).isDisjoint(with: unbuilt)
+                let names = DocsStatus.metricNames(in: query, excluding: [])
+                return !names.isDisjoint(with: unbuilt)
+                    || names.contains { name in notRunHere.contains { name.hasPrefix($0) } }
             }
             for alert in alerts {
                 let name = alert["name"] as? String ?? "?"
