@@ -1,3 +1,4 @@
+import MarmotIngress
 import PushAttest
 import PushDelivery
 import PushHTTP
@@ -130,17 +131,23 @@ public final class GatewayApplication: Sendable {
             ledger: ledger, providers: providers, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
     }
 
-    /// Builds and starts every long-running part of the gateway: both listeners, the reaper and the
-    /// certificate warnings. When one cannot start, those already started are stopped and its
-    /// error is thrown (a `ListenerError` for a listener).
+    /// Builds and starts every long-running part of the gateway: both listeners, the reaper, the
+    /// certificate warnings and, when configured, the Marmot subscriber. When one cannot start,
+    /// those already started are stopped and its error is thrown (a `ListenerError` for a listener).
     public func start() throws {
         let server = try GatewayServer(application: self)
-        let services: [any GatewayService] = [
+        var services: [any GatewayService] = [
             server,
             Reaper(
                 pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger),
             CertificateWarnings(configuration: configuration, logger: logger),
         ]
+        if let marmot = configuration.marmot {
+            services.append(
+                try marmot.subscriber(
+                    providers: marmotProviders(marmot), pool: pool, metrics: metrics.marmot, logger: logger,
+                    proxy: configuration.apnsProxy))
+        }
         var started: [any GatewayService] = []
         do {
             for service in services {
@@ -161,13 +168,24 @@ public final class GatewayApplication: Sendable {
     }
 
     /// Stops what `start()` started, side by side: the listeners drain while the reaper finishes
-    /// its pass; then the push providers' connections close.
+    /// its pass and the Marmot subscriber closes its relays; then the push providers' connections
+    /// close, so no wake reaches a provider that has shut down.
     public func stop() {
         Self.stop(
             running.withLock { services in
                 defer { services = [] }; return services
             })
         for provider in providers.values { provider.shutdown() }
+    }
+
+    /// docs/protocol.md §13 step 7: Marmot wakes go through the same providers as the deliveries,
+    /// those of the profiles `PUSH_GATEWAY_MARMOT_APNS_PROFILE` / `…_FCM_PROFILE` name. A named
+    /// profile without credentials is left out, so its tokens count as unconfigured.
+    private func marmotProviders(_ marmot: MarmotConfiguration) -> MarmotProviderMap {
+        var map: MarmotProviderMap = [:]
+        if let id = marmot.apnsProfileID, let provider = providers[id] { map[.apns] = (provider, id) }
+        if let id = marmot.fcmProfileID, let provider = providers[id] { map[.fcm] = (provider, id) }
+        return map
     }
 
     private static func stop(_ services: [any GatewayService]) {

@@ -1,8 +1,9 @@
+import MarmotIngress
 import PushSystem
 
 /// One long-running part of a serving gateway that the composition root (`GatewayApplication`)
-/// builds, starts and stops: the listeners, the reaper, the certificate warnings (and next the
-/// Marmot subscriber).
+/// builds, starts and stops: the listeners, the reaper, the certificate warnings and the Marmot
+/// subscriber.
 public protocol GatewayService: Sendable {
     func start() throws
     /// Asks the service to stop without waiting, so that services stop side by side.
@@ -28,3 +29,5 @@ extension Reaper: GatewayService {
 }
 
 extension CertificateWarnings: GatewayService {}
+
+extension MarmotSubscriber: GatewayService {}
