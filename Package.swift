@@ -172,6 +172,7 @@ let package = Package(
             dependencies: [
                 "PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport", "MarmotIngress",
                 "PushDelivery", "PushPostgres", "PushWebSocket", "PushMetrics", "PushGateway", "PushGatewayCommands",
+                "APNsMock", "FCMMock", "PushHTTP2",
             ]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(name: "PushRateLimitingTests", dependencies: ["PushRateLimiting"]),

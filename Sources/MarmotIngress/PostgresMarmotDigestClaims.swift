@@ -12,15 +12,19 @@ public final class PostgresMarmotDigestClaims: MarmotDigestClaims {
         self.pool = pool
     }
 
+    /// In a transaction of its own: `serve`'s pool refuses statements outside one (its search path
+    /// is pinned per transaction).
     public func claim(_ digest: [UInt8]) throws -> Bool {
         try pool.withConnection { connection in
-            try connection.query(
-                """
-                INSERT INTO marmot_trigger_digests (digest, expires_at)
-                VALUES ($1, now() + make_interval(secs => $2::double precision))
-                ON CONFLICT DO NOTHING
-                """, [.bytes(digest), .int64(Self.retentionSeconds)]
-            ).affectedRowCount == 1
+            try connection.withTransaction(isolation: .readCommitted) { transaction in
+                try transaction.query(
+                    """
+                    INSERT INTO marmot_trigger_digests (digest, expires_at)
+                    VALUES ($1, now() + make_interval(secs => $2::double precision))
+                    ON CONFLICT DO NOTHING
+                    """, [.bytes(digest), .int64(Self.retentionSeconds)]
+                ).affectedRowCount == 1
+            }
         }
     }
 }

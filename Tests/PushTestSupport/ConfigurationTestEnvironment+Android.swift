@@ -10,7 +10,7 @@ extension ConfigurationTestEnvironment {
     public static let fcmProjectID = "buzz-wake-1"
 
     /// One RSA key for every service-account file of the test process (2048-bit generation is slow).
-    private static let serviceAccountKey: X509SigningKey = try! X509SigningKey.rsa(bits: 2048)
+    public static let serviceAccountKey: X509SigningKey = try! X509SigningKey.rsa(bits: 2048)
 
     /// A service-account file as Google issues it (docs/protocol.md §8a).
     public static func serviceAccountJSON(projectID: String = fcmProjectID) -> String {
