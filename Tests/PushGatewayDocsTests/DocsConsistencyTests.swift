@@ -116,7 +116,9 @@ struct DocsConsistencyTests {
     func unbuiltNamesAreNotBuilt() throws {
         let variables = try Self.unbuiltVariables()
         let metrics = try Self.unbuiltMetrics()
-        #expect(!variables.isEmpty && !metrics.isEmpty)
+        // Both lists may be empty, but their headings must be there for a name to be listed at all.
+        let status = try DocsTests.read("docs/status.md")
+        #expect(status.contains("\n### Variables\n") && status.contains("\n### Metrics\n"))
         let read = try DocsTests.configurationVariables().union(try Self.toolingVariables())
         for name in variables.sorted() {
             #expect(!read.contains(name), "docs/status.md lists \(name), which the code now reads: remove it")
