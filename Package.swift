@@ -189,7 +189,8 @@ let package = Package(
             name: "PushGatewayIntegrationTests",
             dependencies: [
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
-                "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot",
+                "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot", "FCMMock",
+                "PushFCM",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(

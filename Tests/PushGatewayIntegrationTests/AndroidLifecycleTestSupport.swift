@@ -15,13 +15,15 @@ final class AndroidLifecycleGateway {
     let lifecycle: LifecycleGateway
     let authority: SyntheticKeyAttestationAuthority
 
-    /// `statusList`: the status file's content (nil: no file, so no list).
+    /// `statusList`: the status file's content (nil: no file, so no list); `providers` builds the push
+    /// providers from the final configuration.
     init(
         statusList: String? = #"{"entries":{}}"#, clock: LifecycleTestClock = LifecycleTestClock(),
+        providers: ProviderFactory = .none,
         _ adjust: @escaping (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
     ) throws {
         let authority = try SyntheticKeyAttestationAuthority()
-        lifecycle = try LifecycleGateway(clock: clock) { environment in
+        lifecycle = try LifecycleGateway(clock: clock, providers: providers) { environment in
             adjust(try! environment.withAndroidProfile(authority: authority, statusList: statusList))
         }
         self.authority = authority

@@ -224,6 +224,7 @@ struct MetricsLiveTests {
                 // Exported without series: no android profile is enabled (docs/decisions/0440).
                 "push_gateway_fcm_requests_total": "counter",
                 "push_gateway_fcm_responses_total": "counter",
+                "push_gateway_fcm_token_refreshes_total": "counter",
                 "push_gateway_stage_duration_seconds": "histogram",
                 "push_gateway_reaper_runs_total": "counter",
                 "push_gateway_reaper_deleted_rows_total": "counter",

@@ -33,7 +33,7 @@ final class MarmotServeHarness {
         let projectID = ConfigurationTestEnvironment.fcmProjectID
         fcm = try FCMMockServer(
             certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
-            servicePublicKey: ConfigurationTestEnvironment.serviceAccountKey.publicKey,
+            servicePublicKey: ConfigurationTestEnvironment.serviceAccountPublicKey,
             clientEmail: "gateway@\(projectID).iam.gserviceaccount.com", projectID: projectID)
         let environment = try ConfigurationTestEnvironment()
             .withAndroidProfile(authority: SyntheticKeyAttestationAuthority())

@@ -10,7 +10,13 @@ extension ConfigurationTestEnvironment {
     public static let fcmProjectID = "buzz-wake-1"
 
     /// One RSA key for every service-account file of the test process (2048-bit generation is slow).
-    public static let serviceAccountKey: X509SigningKey = try! X509SigningKey.rsa(bits: 2048)
+    private static let serviceAccountKey: X509SigningKey = try! X509SigningKey.rsa(bits: 2048)
+    /// The key a token endpoint checks the service account's assertions with.
+    public static var serviceAccountPublicKey: X509PublicKey { serviceAccountKey.publicKey }
+
+    public static func serviceAccountEmail(projectID: String = fcmProjectID) -> String {
+        "gateway@\(projectID).iam.gserviceaccount.com"
+    }
 
     /// A service-account file as Google issues it (docs/protocol.md §8a).
     public static func serviceAccountJSON(projectID: String = fcmProjectID) -> String {
@@ -20,7 +26,7 @@ extension ConfigurationTestEnvironment {
         writer.member("project_id", projectID)
         writer.member("private_key_id", "0123abcd4567ef89")
         writer.member("private_key", try! serviceAccountKey.pkcs8PEM())
-        writer.member("client_email", "gateway@\(projectID).iam.gserviceaccount.com")
+        writer.member("client_email", serviceAccountEmail(projectID: projectID))
         writer.endObject()
         return String(decoding: writer.bytes, as: UTF8.self)
     }

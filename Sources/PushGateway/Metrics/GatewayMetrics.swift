@@ -43,6 +43,20 @@ public final class GatewayMetrics: Sendable {
     /// The Marmot mode's families (docs/protocol.md §13), exported whether or not it is enabled.
     public let marmot: MarmotMetrics
     private let listenerSources = ListenerSources()
+    private let fcmTokenRefreshSources = FCMTokenRefreshSources()
+
+    /// How to read each android profile's token renewals at scrape time (the FCM provider keeps them).
+    private final class FCMTokenRefreshSources: Sendable {
+        let byProfile = Mutex<[String: @Sendable () -> [TokenRefreshResult: Int]]>([:])
+
+        /// Every result of every registered profile, 0 until its first renewal.
+        func sample() -> [(labelValues: [String], value: Double)] {
+            byProfile.withLock { $0 }.sorted { $0.key < $1.key }.flatMap { profile, read in
+                let counts = read()
+                return TokenRefreshResult.allCases.map { ([profile, $0.rawValue], Double(counts[$0] ?? 0)) }
+            }
+        }
+    }
 
     /// How to read each listener's queue and connections at scrape time.
     private final class ListenerSources: Sendable {
@@ -148,6 +162,13 @@ public final class GatewayMetrics: Sendable {
         registry.register(apnsResponses)
         registry.register(fcmOutcomes)
         registry.register(fcmResponses)
+        let refreshSources = fcmTokenRefreshSources
+        registry.register(
+            SampledGaugeFamily(
+                name: FCMMetricNames.tokenRefreshes,
+                help: "OAuth token-endpoint requests for FCM, by android profile and result.", type: "counter",
+                labelNames: ["profile", "result"]
+            ) { refreshSources.sample() })
         registry.register(stageDurations.family)
         registry.register(
             SampledGaugeFamily(
@@ -177,6 +198,12 @@ public final class GatewayMetrics: Sendable {
                 name: "push_gateway_android_status_list_age_seconds",
                 help: "Seconds since the Key Attestation status list in use was read or fetched."
             ) { age().map { [([], Double($0))] } ?? [] })
+    }
+
+    /// `push_gateway_fcm_token_refreshes_total` for `profileID`, read from its FCM provider at each
+    /// scrape.
+    func registerFCMTokenRefreshes(profileID: String, read: @escaping @Sendable () -> [TokenRefreshResult: Int]) {
+        fcmTokenRefreshSources.byProfile.withLock { $0[profileID] = read }
     }
 
     private func registerListenerGauges() {

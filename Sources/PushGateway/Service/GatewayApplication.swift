@@ -1,6 +1,7 @@
 import MarmotIngress
 import PushAttest
 import PushDelivery
+import PushFCM
 import PushHTTP
 import PushNostr
 import PushPostgres
@@ -119,6 +120,10 @@ public final class GatewayApplication: Sendable {
             configuration: configuration, clock: clock, logger: logger)
         self.androidEnrollment = androidEnrollment
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
+        for (profileID, provider) in providers {
+            guard let fcm = provider as? FCMPushProvider else { continue }
+            metrics.registerFCMTokenRefreshes(profileID: profileID) { fcm.tokenRefreshes(for: profileID) }
+        }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
         let rate = configuration.relayRatePerSecond
         // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
