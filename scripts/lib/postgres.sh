@@ -24,7 +24,8 @@ start_throwaway_postgres() {
     for port in $(seq 55432 55532); do
         (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && continue
         local before
-        before=$(cat "$PGDIR/server.log" 2>/dev/null | wc -l)
+        before=0
+        [ -f "$PGDIR/server.log" ] && before=$(wc -l <"$PGDIR/server.log")
         if pg_as_owner "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w -t 60 start \
             -o "-p $port -k $PGDIR -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300" \
             >/dev/null; then
