@@ -24,12 +24,14 @@ let package = Package(
         // Linux-only interfaces (epoll, eventfd) the Glibc module does not export; used by PushSystem only.
         .systemLibrary(name: "CPushSystem"),
 
+        // The code type every module's one error struct shares (docs/decisions/0540); no dependency.
+        .target(name: "PushErrors"),
         .target(name: "PushSystem", dependencies: ["CPushSystem"]),
         .target(name: "PushJSON"),
         // No dependency and no C library: an app links it (docs/decisions/0370).
         .target(name: "PushGatewayClient"),
         // Strict DER (X.690 §10), shared by App Attest's nonce extension and Android Key Attestation.
-        .target(name: "PushDER"),
+        .target(name: "PushDER", dependencies: ["PushErrors"]),
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
         .target(name: "PushHTTP", dependencies: ["PushSystem"]),

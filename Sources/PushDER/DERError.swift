@@ -1,41 +1,11 @@
+public import PushErrors
+
 /// Why DER input was refused, with the byte offset (from the start of the parsed input) where it
 /// was noticed. Never carries input bytes.
 public struct DERError: Error, Sendable, Equatable {
-    /// Why, as an extensible set of names (like PostgresError.Code): new checks add a code without
-    /// breaking a caller's `switch`, which ends in `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-
-        /// The input ended inside an element, or a length runs past its enclosing element.
-        public static let truncated = Code(name: "truncated")
-        /// Length octet 0x80 (BER's indefinite form; X.690 §10.1 forbids it in DER).
-        public static let indefiniteLength = Code(name: "indefiniteLength")
-        /// A length not in its shortest form (X.690 §10.1), or longer than four octets.
-        public static let nonMinimalLength = Code(name: "nonMinimalLength")
-        /// A high-tag-number identifier that is not minimal: a number below 31, or a leading 0x80.
-        public static let nonMinimalTag = Code(name: "nonMinimalTag")
-        /// A tag number that needs more than four subsequent octets, or UNIVERSAL 0 (end-of-contents).
-        public static let unsupportedTag = Code(name: "unsupportedTag")
-        /// Bytes after the element that should have been the last.
-        public static let trailingBytes = Code(name: "trailingBytes")
-        /// Nesting deeper than ``DERLimits/maximumDepth``.
-        public static let tooDeep = Code(name: "tooDeep")
-        /// Input longer than ``DERLimits/maximumByteCount``.
-        public static let tooLarge = Code(name: "tooLarge")
-        /// A universal type in the wrong form: a constructed string or a primitive SEQUENCE/SET
-        /// (X.690 §10.2 makes every string primitive in DER).
-        public static let wrongForm = Code(name: "wrongForm")
-        /// Contents that break their type's DER rules: a BOOLEAN that is not 0x00 or 0xff, an
-        /// INTEGER that is empty or not minimal, a non-empty NULL, a BIT STRING with bad padding, an
-        /// OBJECT IDENTIFIER with a non-minimal arc, a time that is not `…Z` with seconds.
-        public static let invalidContents = Code(name: "invalidContents")
-        /// A schema read found another tag, or nothing, where it expected `expected`.
-        public static let unexpectedTag = Code(name: "unexpectedTag")
-        /// A value that is well formed but does not fit the requested Swift type.
-        public static let outOfRange = Code(name: "outOfRange")
-
-        public var description: String { name }
-    }
+    /// Why (docs/decisions/0540): new checks add a code without breaking a caller's `switch`, which
+    /// ends in `default`.
+    public typealias Code = ErrorCode<DERError>
 
     public let code: Code
     public let offset: Int
@@ -63,4 +33,45 @@ public struct DERLimits: Sendable, Equatable {
     public static let certificate = DERLimits(maximumByteCount: 8192, maximumDepth: 32)
     /// One certificate extension value, parsed on its own.
     public static let extensionValue = DERLimits(maximumByteCount: 8192, maximumDepth: 32)
+}
+
+extension ErrorCode<DERError> {
+    /// The input ended inside an element, or a length runs past its enclosing element.
+    public static var truncated: Self { Self("truncated") }
+
+    /// Length octet 0x80 (BER's indefinite form; X.690 §10.1 forbids it in DER).
+    public static var indefiniteLength: Self { Self("indefiniteLength") }
+
+    /// A length not in its shortest form (X.690 §10.1), or longer than four octets.
+    public static var nonMinimalLength: Self { Self("nonMinimalLength") }
+
+    /// A high-tag-number identifier that is not minimal: a number below 31, or a leading 0x80.
+    public static var nonMinimalTag: Self { Self("nonMinimalTag") }
+
+    /// A tag number that needs more than four subsequent octets, or UNIVERSAL 0 (end-of-contents).
+    public static var unsupportedTag: Self { Self("unsupportedTag") }
+
+    /// Bytes after the element that should have been the last.
+    public static var trailingBytes: Self { Self("trailingBytes") }
+
+    /// Nesting deeper than ``DERLimits/maximumDepth``.
+    public static var tooDeep: Self { Self("tooDeep") }
+
+    /// Input longer than ``DERLimits/maximumByteCount``.
+    public static var tooLarge: Self { Self("tooLarge") }
+
+    /// A universal type in the wrong form: a constructed string or a primitive SEQUENCE/SET
+    /// (X.690 §10.2 makes every string primitive in DER).
+    public static var wrongForm: Self { Self("wrongForm") }
+
+    /// Contents that break their type's DER rules: a BOOLEAN that is not 0x00 or 0xff, an
+    /// INTEGER that is empty or not minimal, a non-empty NULL, a BIT STRING with bad padding, an
+    /// OBJECT IDENTIFIER with a non-minimal arc, a time that is not `…Z` with seconds.
+    public static var invalidContents: Self { Self("invalidContents") }
+
+    /// A schema read found another tag, or nothing, where it expected `expected`.
+    public static var unexpectedTag: Self { Self("unexpectedTag") }
+
+    /// A value that is well formed but does not fit the requested Swift type.
+    public static var outOfRange: Self { Self("outOfRange") }
 }
