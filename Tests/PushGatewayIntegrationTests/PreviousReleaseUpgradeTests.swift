@@ -212,6 +212,8 @@ struct PreviousReleaseUpgradeTests {
             let current = UpgradeClient(gateway: newServe)
             #expect(try current.deliver(renewedGrant, by: relay).bodyText == Self.accepted)
             #expect(try current.deliver(secondGrant, by: relay).bodyText == Self.accepted)
+            // The generation the old binary's renewal replaced stays revoked for this release.
+            #expect(try current.deliver(firstGrant, by: relay).status == 404)
             #expect(Self.requests(mock, for: first) == 4)
             #expect(Self.requests(mock, for: second) == 2)
             let next = try current.delegate(first, to: relay, generation: 3)
