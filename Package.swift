@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),
-        .target(name: "PushAPNs", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushAPNs", dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a), a PushProvider.
         .target(name: "PushFCM", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.

@@ -92,8 +92,18 @@ struct ProviderTokenCacheTests {
     func signerFailures() {
         struct Broken: Error {}
         let failing = ProviderTokenCache(teamID: "T", keyID: "K", signer: { _ in throw Broken() })
-        #expect(throws: ProviderTokenError.self) { try failing.token() }
+        #expect(throws: APNsError.self) { try failing.token() }
+        #expect(code(of: { try failing.token() }) == .signerFailed)
         let short = ProviderTokenCache(teamID: "T", keyID: "K", signer: { _ in [UInt8](repeating: 1, count: 72) })
-        #expect(throws: ProviderTokenError.self) { try short.token() }
+        #expect(code(of: { try short.token() }) == .signatureNotRaw)
+    }
+
+    private func code(of make: () throws(APNsError) -> ProviderToken) -> APNsError.Code? {
+        do {
+            _ = try make()
+            return nil
+        } catch {
+            return error.code
+        }
     }
 }
