@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "PushDelivery"),
         .target(name: "PushAPNs", dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a), a PushProvider.
-        .target(name: "PushFCM", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushFCM", dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;

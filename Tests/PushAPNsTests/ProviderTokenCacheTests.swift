@@ -93,14 +93,14 @@ struct ProviderTokenCacheTests {
         struct Broken: Error {}
         let failing = ProviderTokenCache(teamID: "T", keyID: "K", signer: { _ in throw Broken() })
         #expect(throws: APNsError.self) { try failing.token() }
-        #expect(code(of: { try failing.token() }) == .signerFailed)
+        #expect(tokenErrorCode(failing) == .signerFailed)
         let short = ProviderTokenCache(teamID: "T", keyID: "K", signer: { _ in [UInt8](repeating: 1, count: 72) })
-        #expect(code(of: { try short.token() }) == .signatureNotRaw)
+        #expect(tokenErrorCode(short) == .signatureNotRaw)
     }
 
-    private func code(of make: () throws(APNsError) -> ProviderToken) -> APNsError.Code? {
+    private func tokenErrorCode(_ cache: ProviderTokenCache) -> APNsError.Code? {
         do {
-            _ = try make()
+            _ = try cache.token()
             return nil
         } catch {
             return error.code
