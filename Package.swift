@@ -58,7 +58,7 @@ let package = Package(
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
-        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
+        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
         .target(
