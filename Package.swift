@@ -38,7 +38,7 @@ let package = Package(
         // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
         .target(name: "PushRateLimiting"),
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushSystem"]),
-        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushDER", "PushJSON"]),
+        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushDER", "PushErrors", "PushJSON"]),
         // Android Key Attestation verification (docs/protocol.md §5a), pure Swift over PushCrypto.
         .target(name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushJSON", "PushSystem"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
