@@ -97,7 +97,7 @@ public final class MarmotIngress: Sendable {
     }
 
     private func claim(_ wrap: NostrEvent) -> (class: MarmotTriggerResult, trigger: MarmotTrigger?) {
-        do throws(NIP59Failure) {
+        do throws(NostrError) {
             try NIP59.verifyWrap(wrap, recipient: serverKey.publicKey)
         } catch {
             return (MarmotTriggerResult(error), nil)
@@ -105,7 +105,7 @@ public final class MarmotIngress: Sendable {
         let now = Self.seconds(.now())
         guard unwrapBucket.withLock({ $0.take(now: now) }) == .allowed else { return (.rateLimited, nil) }
         let trigger: MarmotTrigger
-        do throws(NIP59Failure) {
+        do throws(NostrError) {
             let gift = try NIP59.open(verifiedWrap: wrap, recipientKey: serverKey)
             switch MarmotTriggerDecoder.decode(rumor: gift.rumor) {
             case .failure(let failure): return (failure, nil)

@@ -24,13 +24,14 @@ public enum MarmotTriggerResult: String, Sendable, Error, CaseIterable {
     /// Step 4: another replica or an earlier copy already claimed this content (the ingress decides).
     case duplicate
 
-    /// The class of a NIP-59 failure.
-    public init(_ failure: NIP59Failure) {
-        switch failure {
-        case .wrapKind, .wrapRecipient, .wrapID, .wrapSignature: self = .badEvent
+    /// The class of a NIP-59 failure (``NostrError/giftWrapCodes``); the wrap's own checks, and any
+    /// other code, are a bad event.
+    public init(_ failure: NostrError) {
+        switch failure.code {
         case .wrapDecryption: self = .unwrapFailed
         case .sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption: self = .badSeal
         case .rumorMalformed, .rumorAuthor, .rumorID: self = .badRumor
+        default: self = .badEvent
         }
     }
 }

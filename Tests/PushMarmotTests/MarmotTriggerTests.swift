@@ -222,7 +222,7 @@ struct MarmotTriggerTests {
                 "dispatched", "bad_event", "unwrap_failed", "bad_seal", "bad_rumor", "wrong_version", "bad_content",
                 "too_many_chunks", "rate_limited", "duplicate",
             ])
-        let mapped = Dictionary(grouping: NIP59Failure.allCases, by: { MarmotTriggerResult($0) })
+        let mapped = Dictionary(grouping: NostrError.giftWrapCodes, by: { MarmotTriggerResult(NostrError($0)) })
         #expect(mapped[.badEvent] == [.wrapKind, .wrapRecipient, .wrapID, .wrapSignature])
         #expect(mapped[.unwrapFailed] == [.wrapDecryption])
         #expect(mapped[.badSeal] == [.sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption])
