@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushSystem"]),
         .target(name: "PushAttest", dependencies: ["PushCrypto", "PushDER", "PushErrors", "PushJSON"]),
         // Android Key Attestation verification (docs/protocol.md §5a), pure Swift over PushCrypto.
-        .target(name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushJSON", "PushSystem"]),
+        .target(name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushErrors", "PushJSON", "PushSystem"]),
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushErrors", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
