@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushErrors", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
-        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
         .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
