@@ -17,7 +17,6 @@ public struct ProviderToken: Sendable, Equatable {
     }
 }
 
-
 /// The one provider token per (team id, key id), shared by every connection (docs/protocol.md §8):
 /// renewed once it is 50 minutes old, never more often than every 20 minutes, except the forced
 /// renewal after `403 ExpiredProviderToken`, which ignores that floor and always yields a new `iat`.
@@ -92,7 +91,8 @@ public final class ProviderTokenCache: Sendable {
             throw APNsError(.signerFailed, detail: "the provider token signer failed")
         }
         guard signature.count == 64 else {
-            throw APNsError(.signatureNotRaw, detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
+            throw APNsError(
+                .signatureNotRaw, detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
         }
         return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
     }

@@ -35,7 +35,9 @@ public enum AssertionVerifier {
             guard trailing.isEmpty else { throw AppAttestError(.format) }
         }
         // Step 2: rpIdHash and counter.
-        guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else { throw AppAttestError(.appID) }
+        guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else {
+            throw AppAttestError(.appID)
+        }
         let counter = authenticatorData[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         // Step 3: ECDSA-P256-SHA256 over nonce, so the nonce is hashed once more by the signature.
         let nonce = SHA256.hash(authenticatorData + clientDataHash)

@@ -64,7 +64,9 @@ public struct AttestationVerifier: Sendable {
         else { throw AppAttestError(.keyID) }
         // Step 5: authenticator data (WebAuthn §6.1 layout, offsets of docs/protocol.md §5).
         let authenticatorData = object.authenticatorData
-        guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else { throw AppAttestError(.appID) }
+        guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else {
+            throw AppAttestError(.appID)
+        }
         guard authenticatorData[33..<37].allSatisfy({ $0 == 0 }) else { throw AppAttestError(.counter) }
         guard authenticatorData[37..<53].elementsEqual(environment.aaguid) else { throw AppAttestError(.aaguid) }
         let credentialIDLength = Int(authenticatorData[53]) << 8 | Int(authenticatorData[54])
@@ -117,7 +119,9 @@ struct ParsedAttestation {
             authenticatorData.count >= Self.fixedAuthenticatorDataLength
         else { throw AppAttestError(.format) }
         let credentialIDLength = Int(authenticatorData[53]) << 8 | Int(authenticatorData[54])
-        guard authenticatorData.count >= Self.fixedAuthenticatorDataLength + credentialIDLength else { throw AppAttestError(.format) }
+        guard authenticatorData.count >= Self.fixedAuthenticatorDataLength + credentialIDLength else {
+            throw AppAttestError(.format)
+        }
         self.leafDER = leafDER
         self.intermediateDER = intermediateDER
         self.receipt = receipt

@@ -29,8 +29,12 @@ public struct ServiceAccount: Sendable {
         guard let email = try? object.string("client_email"), isPlausibleEmail(email) else {
             throw FCMError(.invalidClientEmail)
         }
-        guard let keyID = try? object.string("private_key_id"), isKeyID(keyID) else { throw FCMError(.invalidPrivateKeyID) }
-        guard let project = try? object.string("project_id"), isProjectID(project) else { throw FCMError(.invalidProjectID) }
+        guard let keyID = try? object.string("private_key_id"), isKeyID(keyID) else {
+            throw FCMError(.invalidPrivateKeyID)
+        }
+        guard let project = try? object.string("project_id"), isProjectID(project) else {
+            throw FCMError(.invalidProjectID)
+        }
         guard let pem = try? object.string("private_key"), let key = try? X509SigningKey(rsaPEM: pem) else {
             throw FCMError(.invalidPrivateKey)
         }

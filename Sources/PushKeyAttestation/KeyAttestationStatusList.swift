@@ -25,7 +25,9 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
         else { throw KeyAttestationError(.malformed) }
         var serials = Set<String>()
         for entry in entries {
-            guard case .object = entry.value, let serial = SerialNumber.normalized(entry.name) else { throw KeyAttestationError(.malformed) }
+            guard case .object = entry.value, let serial = SerialNumber.normalized(entry.name) else {
+                throw KeyAttestationError(.malformed)
+            }
             serials.insert(serial)
         }
         listedSerials = serials
@@ -34,7 +36,9 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
 
     /// Reads the list an operator mirrors into `path` (`PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`);
     /// `now` is its fetch time, so a mirror keeps the list fresh by being readable and valid.
-    public static func read(fromFile path: String, at now: Int64) throws(KeyAttestationError) -> KeyAttestationStatusList {
+    public static func read(
+        fromFile path: String, at now: Int64
+    ) throws(KeyAttestationError) -> KeyAttestationStatusList {
         let contents: [UInt8]
         do {
             contents = try FileContents.read(path, limit: maximumByteCount)

@@ -100,8 +100,12 @@ private final class CurlEasyHandle {
     }
 
     static func make() throws(RelayClientError) -> CurlEasyHandle {
-        guard globalInitialization == CURLE_OK else { throw RelayClientError(.transfer, "libcurl initialization failed") }
-        guard let handle = curl_easy_init() else { throw RelayClientError(.transfer, "libcurl handle allocation failed") }
+        guard globalInitialization == CURLE_OK else {
+            throw RelayClientError(.transfer, "libcurl initialization failed")
+        }
+        guard let handle = curl_easy_init() else {
+            throw RelayClientError(.transfer, "libcurl handle allocation failed")
+        }
         return CurlEasyHandle(handle: handle)
     }
 
@@ -194,6 +198,7 @@ private final class CurlEasyHandle {
     }
 
     private static func failure(_ code: CURLcode) -> RelayClientError {
-        RelayClientError(.transfer, curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)")
+        RelayClientError(
+            .transfer, curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)")
     }
 }

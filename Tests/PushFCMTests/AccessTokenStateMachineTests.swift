@@ -88,7 +88,9 @@ struct AccessTokenStateMachineTests {
         #expect(machine.tokenForSend(now: 1000) == .renew)
         machine.renewalFailed(FCMError(.rejected), now: 1000)
         #expect(machine.tokenForSend(now: 1059) == .fail(FCMError(.rejected)))
-        #expect(machine.unauthorized(rejected: AccessToken(value: "x", expiresAt: 0), now: 1059) == .fail(FCMError(.rejected)))
+        #expect(
+            machine.unauthorized(rejected: AccessToken(value: "x", expiresAt: 0), now: 1059)
+                == .fail(FCMError(.rejected)))
         #expect(machine.tokenForSend(now: 1060) == .renew)
     }
 

@@ -185,7 +185,8 @@ struct NIP59Tests {
 
     @Test("each broken layer is refused with the check it fails", arguments: BrokenWrap.allCases)
     func brokenLayers(_ broken: BrokenWrap) {
-        #expect(NIP59.unwrap(broken.wrap, recipientKey: GiftWrapFixture.recipient) == .failure(NostrError(broken.expected)))
+        #expect(
+            NIP59.unwrap(broken.wrap, recipientKey: GiftWrapFixture.recipient) == .failure(NostrError(broken.expected)))
     }
 
     @Test("a good wrap passes with the same fixtures, so each broken case breaks only its own layer")

@@ -75,7 +75,9 @@ struct NostrEventJSONTests {
     @Test("refuses a duplicate member, also when spelled with an escape")
     func duplicateMember() {
         #expect(failure(json(validMembers + [("kind", "27235")])) == NostrError(.json, json: .duplicateMember))
-        #expect(failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == NostrError(.json, json: .duplicateMember))
+        #expect(
+            failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == NostrError(.json, json: .duplicateMember)
+        )
     }
 
     @Test("refuses unknown and missing members")
@@ -149,8 +151,11 @@ struct NostrEventJSONTests {
     @Test("refuses hex fields that are not lowercase hex of the right length")
     func hexFields() {
         #expect(failure(json(members(replacing: "id", with: "\"\(Self.id.uppercased())\""))) == NostrError(.invalidHex))
-        #expect(failure(json(members(replacing: "sig", with: "\"\(Self.sig.dropLast(2))\""))) == NostrError(.invalidHex))
-        #expect(failure(json(members(replacing: "pubkey", with: "\"\(Self.pubkey.uppercased())\""))) == NostrError(.invalidHex))
+        #expect(
+            failure(json(members(replacing: "sig", with: "\"\(Self.sig.dropLast(2))\""))) == NostrError(.invalidHex))
+        #expect(
+            failure(json(members(replacing: "pubkey", with: "\"\(Self.pubkey.uppercased())\"")))
+                == NostrError(.invalidHex))
     }
 
     @Test("refuses a pubkey that is not a curve point")
