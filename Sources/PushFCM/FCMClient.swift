@@ -94,21 +94,21 @@ public final class FCMClient: Sendable {
     }
 
     private func withToken(
-        _ result: Result<AccessToken, TokenRenewalFailure>, requestsSent: Int,
+        _ result: Result<AccessToken, FCMError>, requestsSent: Int,
         _ completion: @escaping @Sendable (FCMSendResult) -> Void, then send: (AccessToken) -> Void
     ) {
         switch result {
         case .success(let token):
             send(token)
-        case .failure(.rejected):
-            completion(
-                FCMSendResult(
-                    outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: requestsSent))
-        case .failure(.transient):
+        case .failure(let failure) where failure.code == .transient:
             completion(
                 FCMSendResult(
                     outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: requestsSent,
                     failure: .accessToken))
+        case .failure:
+            completion(
+                FCMSendResult(
+                    outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: requestsSent))
         }
     }
 

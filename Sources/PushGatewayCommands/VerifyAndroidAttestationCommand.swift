@@ -29,7 +29,7 @@ enum VerifyAndroidAttestationCommand: InProcessCommand {
             let requirements = try requirements(flags)
             let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
             let statusList = try flags.values["--status-file"].map { path throws(DiagnosticFlags.UsageError) in
-                do throws(KeyAttestationStatusList.Problem) {
+                do throws(KeyAttestationError) {
                     return try KeyAttestationStatusList.read(fromFile: path, at: time)
                 } catch {
                     throw DiagnosticFlags.UsageError("--status-file: \(error)")
@@ -90,14 +90,14 @@ enum VerifyAndroidAttestationCommand: InProcessCommand {
 
     /// The output object: members in the order of docs/protocol.md §12, `null` for what the chain
     /// does not have (or could not be parsed).
-    static func render(_ report: KeyAttestationReport, reason: KeyAttestationFailure?) -> String {
+    static func render(_ report: KeyAttestationReport, reason: KeyAttestationError.Code?) -> String {
         let description = report.keyDescription
         let enforced = description?.hardwareEnforced
         let application = description?.attestationApplicationIDs.first
         var writer = JSONWriter()
         writer.beginObject()
         writer.member("ok", reason == nil)
-        writer.optionalMember("reason", reason?.rawValue)
+        writer.optionalMember("reason", reason?.name)
         writer.member("attestation_version", description?.attestationVersion)
         writer.optionalMember("attestation_security_level", description?.attestationSecurityLevel.name)
         writer.optionalMember("keymint_security_level", description?.keyMintSecurityLevel.name)

@@ -62,9 +62,9 @@ enum VerifyAttestationCommand: InProcessCommand {
 extension CommandResult {
     /// A diagnostic command's verdict on an invalid attestation or assertion: one JSON object naming
     /// the reason on standard output, exit status 1.
-    static func invalid(_ reason: AppAttestFailure) -> CommandResult {
+    static func invalid(_ reason: AppAttestError) -> CommandResult {
         CommandResult(
-            exitCode: 1, standardOutput: "{\"ok\":false,\"reason\":\"\(reason.rawValue)\"}\n", standardError: "")
+            exitCode: 1, standardOutput: "{\"ok\":false,\"reason\":\"\(reason.code)\"}\n", standardError: "")
     }
 
     /// A diagnostic command's bad flags: the problem, then the usage, on standard error.

@@ -44,9 +44,9 @@ enum VerifyMarmotTriggerCommand: InProcessCommand {
         var writer = JSONWriter()
         writer.beginObject()
         switch decoded {
-        case .failure(let result):
+        case .failure(let refusal):
             writer.member("ok", false)
-            writer.member("result", result.rawValue)
+            writer.member("result", refusal.code.name)
             writer.name("chunks")
             writer.beginArray()
             writer.endArray()
@@ -76,7 +76,7 @@ enum VerifyMarmotTriggerCommand: InProcessCommand {
                         writer.name(name)
                         writer.null()
                     }
-                    writer.member("reason", reason.rawValue)
+                    writer.member("reason", reason.code.name)
                 }
                 writer.endObject()
             }

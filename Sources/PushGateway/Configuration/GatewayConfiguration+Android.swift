@@ -133,7 +133,7 @@ extension GatewayConfiguration {
                 _ = try ServiceAccount.parse(contents)
                 account = (contents, path)
             } catch {
-                reader.fail(accountName, "is not a usable service-account JSON key (\(error.rawValue))")
+                reader.fail(accountName, "is not a usable service-account JSON key (\(error.code))")
             }
         }
         guard let project, let account else { return nil }

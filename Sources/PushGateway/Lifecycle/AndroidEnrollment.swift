@@ -41,14 +41,14 @@ struct AndroidEnrollmentTranscript: Equatable {
 /// failure class of every chain the Android enrollment route verified.
 enum AndroidAttestationResult: MetricLabel {
     case ok
-    case refused(KeyAttestationFailure)
+    case refused(KeyAttestationError.Code)
 
-    static let allCases: [AndroidAttestationResult] = [.ok] + KeyAttestationFailure.allCases.map(Self.refused)
+    static let allCases: [AndroidAttestationResult] = [.ok] + KeyAttestationError.allCodes.map(Self.refused)
 
     init?(rawValue: String) {
         if rawValue == "ok" {
             self = .ok
-        } else if let failure = KeyAttestationFailure(rawValue: rawValue) {
+        } else if let failure = KeyAttestationError.allCodes.first(where: { $0.name == rawValue }) {
             self = .refused(failure)
         } else {
             return nil
@@ -58,7 +58,7 @@ enum AndroidAttestationResult: MetricLabel {
     var rawValue: String {
         switch self {
         case .ok: "ok"
-        case .refused(let failure): failure.rawValue
+        case .refused(let failure): failure.name
         }
     }
 }
@@ -109,7 +109,7 @@ final class KeyAttestationStatusSource: Sendable {
         do {
             store(try KeyAttestationStatusList(json: body, fetchedAt: now))
         } catch {
-            logFailure(error.rawValue)
+            logFailure(error.code.name)
         }
     }
 
@@ -140,7 +140,7 @@ final class KeyAttestationStatusSource: Sendable {
         } catch {
             logger.warning(
                 "the Key Attestation status list file could not be used; keeping the last good list",
-                ["reason": .string(error.rawValue)])
+                ["reason": .string(error.code.name)])
             return nil
         }
     }

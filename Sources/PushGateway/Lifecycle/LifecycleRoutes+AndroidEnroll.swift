@@ -32,8 +32,8 @@ extension LifecycleRoutes {
                 chain: enroll.attestation, challenge: transcript.attestationChallenge,
                 profile: KeyAttestationProfile(requirements), statusList: statusList, at: now.seconds)
         } catch {
-            metrics.androidAttestations.increment(.refused(error))
-            logger.info("android attestation refused", ["reason": .string(error.rawValue)])
+            metrics.androidAttestations.increment(.refused(error.code))
+            logger.info("android attestation refused", ["reason": .string(error.code.name)])
             throw .invalidAttestation
         }
         metrics.androidAttestations.increment(.ok)
