@@ -10,22 +10,18 @@ extension LifecycleRoutes {
 
     private func androidEnrollment(_ request: Request) throws(LifecycleRejection) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let enroll = try? AndroidEnrollRequest(body: request.body),
-            let profile = configuration.profile(id: enroll.appProfile), let requirements = profile.android,
-            now.seconds < enroll.expiresAt,
-            enroll.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
-        else { throw .invalidRequest }
-        try takeLifecycleToken(request)
+        let (enroll, profile, requirements) = try admitEnrollment(AndroidEnrollRequest.self, request, now: now)
+        let head = enroll.head
         // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
         guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds) else {
             throw .unavailable
         }
-        try checkChallenge(id: enroll.challengeID.value, challenge: enroll.challenge.value, now: now)
+        try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
 
         let transcript = AndroidEnrollmentTranscript(
-            origin: configuration.origin.text, challengeID: enroll.challengeID.text, challenge: enroll.challenge.text,
-            appProfile: enroll.appProfile, endpoint: enroll.endpoint.text, endpointEpoch: enroll.endpointEpoch,
-            expiresAt: enroll.expiresAt)
+            origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
+            appProfile: head.appProfile, endpoint: head.endpoint.text, endpointEpoch: head.endpointEpoch,
+            expiresAt: head.expiresAt)
         let attested: AttestedAndroidKey
         do {
             attested = try verifier.verify(
@@ -37,23 +33,18 @@ extension LifecycleRoutes {
             throw .invalidAttestation
         }
         metrics.androidAttestations.increment(.ok)
-
-        let installation: NewInstallation
-        do {
-            installation = NewInstallation(
-                handle: try CanonicalUUID.version4(), platform: .android, keyID: attested.keyID,
-                publicKey: attested.publicKey, appProfile: profile.id, receipt: [],
-                encryptedEndpoint: try tokenEnvelope.seal(enroll.endpoint.value),
-                endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: enroll.endpoint.value),
-                expiresAt: enroll.expiresAt)
-        } catch {
-            throw .unavailable
-        }
-        let handle = try storeEnrollment(
-            installation, challengeID: enroll.challengeID.value, now: now, deadline: request.deadline,
-            route: GatewayRoute.enrollAndroid.rawValue)
-        return Self.enrolled(handle: handle, expiresAt: installation.expiresAt)
+        return try completeEnrollment(
+            enroll, profile: profile, keyID: attested.keyID, publicKey: attested.publicKey, receipt: [], now: now,
+            deadline: request.deadline)
     }
+}
+
+extension AndroidEnrollRequest: EnrollmentBody {
+    static let platform = AppProfile.Platform.android
+    static let route = GatewayRoute.enrollAndroid.rawValue
+
+    /// §4.2a: a profile with Key Attestation requirements.
+    static func requirements(of profile: AppProfile) -> AppProfile.Android? { profile.android }
 }
 
 extension KeyAttestationProfile {
