@@ -5,37 +5,30 @@ import PushKeyAttestation
 extension LifecycleRoutes {
     /// `POST /v1/installations/android` (docs/protocol.md §4.2a).
     func enrollAndroid(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try androidEnrollment(request) }
-    }
+        enroll(AndroidEnrollRequest.self, request) {
+            (enroll, profile, requirements, now) throws(LifecycleRejection) -> AttestedEnrollmentKey in
+            let head = enroll.head
+            // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
+            guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds)
+            else { throw .unavailable }
+            try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
 
-    private func androidEnrollment(_ request: Request) throws(LifecycleRejection) -> Response {
-        let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        let (enroll, profile, requirements) = try admitEnrollment(AndroidEnrollRequest.self, request, now: now)
-        let head = enroll.head
-        // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
-        guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds) else {
-            throw .unavailable
+            let transcript = AndroidEnrollmentTranscript(
+                origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
+                appProfile: head.appProfile, endpoint: head.endpoint.text, endpointEpoch: head.endpointEpoch,
+                expiresAt: head.expiresAt)
+            do throws(KeyAttestationFailure) {
+                let attested = try verifier.verify(
+                    chain: enroll.attestation, challenge: transcript.attestationChallenge,
+                    profile: KeyAttestationProfile(requirements), statusList: statusList, at: now.seconds)
+                metrics.androidAttestations.increment(.ok)
+                return AttestedEnrollmentKey(keyID: attested.keyID, publicKey: attested.publicKey, receipt: [])
+            } catch {
+                metrics.androidAttestations.increment(.refused(error))
+                logger.info("android attestation refused", ["reason": .string(error.rawValue)])
+                throw .invalidAttestation
+            }
         }
-        try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
-
-        let transcript = AndroidEnrollmentTranscript(
-            origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
-            appProfile: head.appProfile, endpoint: head.endpoint.text, endpointEpoch: head.endpointEpoch,
-            expiresAt: head.expiresAt)
-        let attested: AttestedAndroidKey
-        do {
-            attested = try verifier.verify(
-                chain: enroll.attestation, challenge: transcript.attestationChallenge,
-                profile: KeyAttestationProfile(requirements), statusList: statusList, at: now.seconds)
-        } catch {
-            metrics.androidAttestations.increment(.refused(error))
-            logger.info("android attestation refused", ["reason": .string(error.rawValue)])
-            throw .invalidAttestation
-        }
-        metrics.androidAttestations.increment(.ok)
-        return try completeEnrollment(
-            enroll, profile: profile, keyID: attested.keyID, publicKey: attested.publicKey, receipt: [], now: now,
-            deadline: request.deadline)
     }
 }
 
