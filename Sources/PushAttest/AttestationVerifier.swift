@@ -48,10 +48,8 @@ public struct AttestationVerifier: Sendable {
         // Step 2: chain to the pinned root at the verification time.
         do {
             try X509ChainVerifier.verify(leaf: leaf, intermediates: [intermediate], root: root, at: time)
-        } catch .time {
-            throw .time
         } catch {
-            throw .chain
+            throw error.code == .chainOutsideValidity ? .time : .chain
         }
         // Step 3: nonce.
         guard let extensionValue = leaf.extensionValue(oid: Self.nonceExtensionOID),

@@ -61,7 +61,7 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
         do {
             contents = try FileContents.read(path, limit: maximumByteCount)
         } catch {
-            throw error.code == EFBIG ? .tooLarge : .unreadable
+            throw error.errorNumber == EFBIG ? .tooLarge : .unreadable
         }
         return try KeyAttestationStatusList(json: contents, fetchedAt: now)
     }
