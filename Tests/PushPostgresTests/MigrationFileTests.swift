@@ -50,6 +50,7 @@ struct MigrationFileTests {
             defer { try? FileManager.default.removeItem(atPath: path) }
             let error = try #require(throws: PostgresError.self) { try Migration.load(directory: path) }
             #expect(error.code == .migration)
+            #expect(error.description == error.message, "a refusal prints its message alone, as migrate shows it")
             #expect(error.message.contains(expected), "\(error.message)")
         }
         let missing = try #require(throws: PostgresError.self) {
