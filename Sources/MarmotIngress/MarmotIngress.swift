@@ -61,7 +61,7 @@ public final class MarmotIngress: Sendable {
         serverKey: SchnorrSigningKey, providers: MarmotProviderMap, settings: MarmotIngressSettings,
         digests: any MarmotDigestClaims, metrics: MarmotMetrics, logger: Logger,
         unixTime: @escaping @Sendable () -> Int64, scheduleRetry: @escaping MarmotRetryScheduler
-    ) throws(SecureRandom.Failure) {
+    ) throws(CryptoError) {
         self.serverKey = serverKey
         self.providers = providers.mapValues { Provider(provider: $0.provider, profileID: $0.profileID) }
         self.settings = settings

@@ -48,10 +48,8 @@ public struct AttestationVerifier: Sendable {
         // Step 2: chain to the pinned root at the verification time.
         do {
             try X509ChainVerifier.verify(leaf: leaf, intermediates: [intermediate], root: root, at: time)
-        } catch .time {
-            throw AppAttestError(.time)
         } catch {
-            throw AppAttestError(.chain)
+            throw AppAttestError(error.code == .chainOutsideValidity ? .time : .chain)
         }
         // Step 3: nonce.
         guard let extensionValue = leaf.extensionValue(oid: Self.nonceExtensionOID),

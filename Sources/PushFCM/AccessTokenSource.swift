@@ -88,7 +88,7 @@ final class AccessTokenSource: Sendable {
                 switch result {
                 case .success(let response):
                     finish(GoogleTokenReply.parse(status: response.status, body: response.body))
-                case .failure(.tlsConfiguration):
+                case .failure(let failure) where failure.code == .tlsConfiguration:
                     finish(.failure(FCMError(.rejected)))
                 case .failure:
                     finish(.failure(FCMError(.transient)))

@@ -43,7 +43,7 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
         do {
             contents = try FileContents.read(path, limit: maximumByteCount)
         } catch {
-            throw KeyAttestationError(error.code == EFBIG ? .tooLarge : .unreadable)
+            throw KeyAttestationError(error.errorNumber == EFBIG ? .tooLarge : .unreadable)
         }
         return try KeyAttestationStatusList(json: contents, fetchedAt: now)
     }

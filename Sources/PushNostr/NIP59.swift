@@ -99,7 +99,7 @@ public enum NIP59 {
         }
 
         /// Fresh random values for a real wrap.
-        public static func random() throws(SecureRandom.Failure) -> WrapRandomness {
+        public static func random() throws(CryptoError) -> WrapRandomness {
             WrapRandomness(
                 sealNonce: try SecureRandom.bytes(32), wrapNonce: try SecureRandom.bytes(32),
                 sealSignature: try SecureRandom.bytes(32), wrapSignature: try SecureRandom.bytes(32))

@@ -23,7 +23,7 @@ extension MarmotConfiguration {
     /// `apnsProfileID` / `fcmProfileID`).
     public func subscriber(
         providers: MarmotProviderMap, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger, proxy: HTTP2Proxy?
-    ) throws(TLSError) -> MarmotSubscriber {
+    ) throws(CryptoError) -> MarmotSubscriber {
         try MarmotSubscriber(
             serverKey: serverKey, relays: relays, proxy: proxy.map { EgressProxy(host: $0.host, port: $0.port) },
             providers: providers, settings: ingress, pool: pool, metrics: metrics, logger: logger,
