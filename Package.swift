@@ -46,7 +46,7 @@ let package = Package(
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
         .target(name: "PushMarmot", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
-        .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
+        .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushSystem"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),

@@ -48,10 +48,7 @@ public struct ConnectTunnel: Sendable {
     /// The status code of a complete response head (`HTTP/1.x NNN …\r\n…\r\n\r\n`); nil while
     /// incomplete, 0 when it is not HTTP.
     private static func status(ofHead head: [UInt8]) -> Int? {
-        let end = Array("\r\n\r\n".utf8)
-        guard head.count >= end.count,
-            (0...(head.count - end.count)).contains(where: { head[$0..<($0 + end.count)].elementsEqual(end) })
-        else { return nil }
+        guard HTTPHead.end(in: head) != nil else { return nil }
         let line = String(decoding: head.prefix { $0 != 0x0D }, as: UTF8.self).split(separator: " ")
         guard line.count >= 2, line[0].hasPrefix("HTTP/1."), line[1].count == 3, let status = Int(line[1]) else {
             return 0
