@@ -2,17 +2,6 @@ import PushCrypto
 import PushSystem
 import PushWebSocket
 
-/// The egress proxy a relay connection tunnels through with HTTP `CONNECT` (docs/protocol.md §12).
-public struct EgressProxy: Sendable, Equatable {
-    public let host: String
-    public let port: UInt16
-
-    public init(host: String, port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-}
-
 /// The I/O of one RFC 6455 client connection on an `EventLoop`: name resolution, the non-blocking
 /// TCP connect, the proxy's `CONNECT` tunnel, TLS for `wss://`, and the bytes in and out of a
 /// `WebSocketClientStateMachine`, whose actions it carries out. It decides nothing about the

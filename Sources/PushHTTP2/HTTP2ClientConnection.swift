@@ -36,7 +36,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
 
     let id: HTTP2ConnectionID
     let target: HTTP2Target
-    let proxy: HTTP2Proxy?
+    let proxy: EgressProxy?
     private var tunnel: ConnectTunnel?
     private var stage = Stage.resolving
     private var socket: FileDescriptor?
@@ -50,7 +50,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     private(set) var reports: [Report] = []
 
-    init(id: HTTP2ConnectionID, target: HTTP2Target, proxy: HTTP2Proxy?) {
+    init(id: HTTP2ConnectionID, target: HTTP2Target, proxy: EgressProxy?) {
         self.id = id
         self.target = target
         self.proxy = proxy
