@@ -47,7 +47,7 @@ let package = Package(
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
         .target(name: "PushMarmot", dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
-        .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushErrors"]),
+        .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushErrors", "PushSystem"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushErrors", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),

@@ -2,17 +2,6 @@ import PushCrypto
 import PushSystem
 import PushWebSocket
 
-/// The egress proxy a relay connection tunnels through with HTTP `CONNECT` (docs/protocol.md §12).
-public struct EgressProxy: Sendable, Equatable {
-    public let host: String
-    public let port: UInt16
-
-    public init(host: String, port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-}
-
 /// The I/O of one RFC 6455 client connection on an `EventLoop`: name resolution, the non-blocking
 /// TCP connect, the proxy's `CONNECT` tunnel, TLS for `wss://`, and the bytes in and out of a
 /// `WebSocketClientStateMachine`, whose actions it carries out. It decides nothing about the
@@ -37,9 +26,6 @@ final class WebSocketClientConnection: @unchecked Sendable {
         case closed
     }
 
-    /// A proxy's answer to `CONNECT` longer than this is refused.
-    static let maximumTunnelResponse = 8_192
-
     let url: WebSocketURL
     private let loop: EventLoop
     private let tlsContext: TLSContext?
@@ -54,7 +40,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
     private var tls: TLSConnection?
     private var output: [UInt8] = []
     private var outputOffset = 0
-    private var tunnelResponse: [UInt8] = []
+    private var tunnel: ConnectTunnel?
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     /// Set when the closing handshake started: the connection ends at this instant at the latest.
     private var closeTimer: TimerID?
@@ -169,9 +155,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
                 return
             }
             if proxy != nil {
-                let authority = url.host.contains(":") ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)"
-                output = Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
-                outputOffset = 0
+                tunnel = ConnectTunnel(host: url.host, port: url.port)
                 stage = .tunneling
                 advanceTunnel()
             } else {
@@ -187,50 +171,16 @@ final class WebSocketClientConnection: @unchecked Sendable {
         updateInterest()
     }
 
-    /// Writes `CONNECT`, then reads the proxy's answer head; a 2xx opens the tunnel.
     private func advanceTunnel() {
-        do {
-            while outputOffset < output.count {
-                let result = try output[outputOffset...].withUnsafeBytes { bytes throws(SystemError) in
-                    try socket?.send(bytes)
-                }
-                guard case .value(let count) = result else { return }
-                outputOffset += count
-            }
-            while true {
-                let result = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                    try socket?.receive(into: buffer)
-                }
-                guard case .value(let count) = result else { return }
-                guard count > 0 else { return end("the proxy closed the connection") }
-                tunnelResponse += readBuffer[..<count]
-                if let status = Self.tunnelStatus(tunnelResponse) {
-                    guard (200..<300).contains(status) else { return end("the proxy refused the tunnel (\(status))") }
-                    output = []
-                    outputOffset = 0
-                    tunnelResponse = []
-                    return startStream()
-                }
-                guard tunnelResponse.count <= Self.maximumTunnelResponse else {
-                    return end("the proxy's answer is too long")
-                }
-            }
-        } catch {
-            end("proxy: \(error)")
+        guard var tunnel, let progress = socket?.advance(&tunnel) else { return }
+        self.tunnel = tunnel
+        switch progress {
+        case .pending: break
+        case .open:
+            self.tunnel = nil
+            startStream()
+        case .failed(let reason): end(reason)
         }
-    }
-
-    /// The status code of a complete response head; nil while incomplete, 0 when it is not HTTP.
-    static func tunnelStatus(_ head: [UInt8]) -> Int? {
-        let end = Array("\r\n\r\n".utf8)
-        guard head.count >= end.count,
-            (0...(head.count - end.count)).contains(where: { head[$0..<($0 + end.count)].elementsEqual(end) })
-        else { return nil }
-        let line = String(decoding: head.prefix { $0 != 0x0D }, as: UTF8.self).split(separator: " ")
-        guard line.count >= 2, line[0].hasPrefix("HTTP/1."), line[1].count == 3, let status = Int(line[1]) else {
-            return 0
-        }
-        return status
     }
 
     /// TLS for `wss://`, straight to the WebSocket handshake for `ws://`.
@@ -375,7 +325,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
         let wanted: EpollEvents
         switch stage {
         case .connecting: wanted = .writable
-        case .tunneling: wanted = outputOffset < output.count ? .writable : .readable
+        case .tunneling: wanted = tunnel?.isWriting == true ? .writable : .readable
         case .handshaking(let progress): wanted = progress == .wantWrite ? .writable : .readable
         case .open: wanted = outputOffset < output.count ? [.readable, .writable] : .readable
         case .resolving, .closed: return

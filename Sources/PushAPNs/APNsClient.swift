@@ -35,21 +35,10 @@ public final class APNsClient: Sendable {
     /// Sends one notification and blocks the calling (worker) thread until its outcome is known,
     /// at most two request timeouts (the one `ExpiredProviderToken` retry) later.
     public func send(_ notification: APNsNotification, profile: APNsProfile) -> APNsSendResult {
-        let box = Mutex<APNsSendResult?>(nil)
-        let done = CompletionLatch()
-        send(notification, profile: profile) { result in
-            box.withLock { $0 = result }
-            done.open()
-        }
-        // The I/O thread answers by each request's deadlines; this bound only guards against a bug
-        // there leaving a worker blocked forever.
         let bound = (configuration.connectionWaitTimeout + configuration.requestTimeout) * 2 + .seconds(5)
-        guard done.wait(until: MonotonicInstant.now().advanced(by: bound)) else {
-            return APNsSendResult(
-                outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: 0,
-                failure: .timeout)
-        }
-        return box.withLock { $0! }
+        return BlockingCall.result(within: bound) { send(notification, profile: profile, completion: $0) }
+            ?? APNsSendResult(
+                outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: 0, failure: .timeout)
     }
 
     /// Sends one notification; `completion` runs exactly once, on the I/O thread.

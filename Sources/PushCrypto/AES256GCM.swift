@@ -27,23 +27,10 @@ public enum AES256GCM {
         guard nonce.count == nonceByteCount, plaintext.count < Int32.max, additionalData.count < Int32.max else {
             throw CryptoError(.invalidInput)
         }
-        let context = try CipherContext()
-        guard EVP_EncryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes256GCM, nil, key, nonce) == 1,
-            try update(context, additionalData: additionalData, encrypting: true)
-        else { throw CryptoError.capturing(.operationFailed) }
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
-        var produced: Int32 = 0
-        if !plaintext.isEmpty {
-            guard EVP_EncryptUpdate(context.pointer, &ciphertext, &produced, plaintext, Int32(plaintext.count)) == 1
-            else { throw CryptoError.capturing(.operationFailed) }
-        }
-        var tail = [UInt8](repeating: 0, count: 16)
-        var tailLength: Int32 = 0
-        var tag = [UInt8](repeating: 0, count: tagByteCount)
-        guard EVP_EncryptFinal_ex(context.pointer, &tail, &tailLength) == 1, tailLength == 0,
-            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1
-        else { throw CryptoError.capturing(.operationFailed) }
-        return SealedBox(ciphertext: ciphertext, tag: tag)
+        let sealed = try CipherContext.sealAEAD(
+            FetchedAlgorithms.shared.aes256GCM, key: key, nonce: nonce, plaintext: plaintext,
+            additionalData: additionalData, tagByteCount: tagByteCount)
+        return SealedBox(ciphertext: sealed.ciphertext, tag: sealed.tag)
     }
 
     /// Verifies the tag and decrypts; throws `.authenticationFailed` for any tampering.
@@ -90,7 +77,7 @@ public enum AES256GCM {
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
         var produced: Int32 = 0
         // OpenSSL copies the expected tag; it never writes through the pointer.
-        guard try update(context, additionalData: additionalData, encrypting: false),
+        guard context.authenticate(additionalData, encrypting: false),
             ciphertext.isEmpty
                 || EVP_DecryptUpdate(
                     context.pointer, &plaintext, &produced, ciphertext.baseAddress, Int32(ciphertext.count)) == 1,
@@ -109,33 +96,6 @@ public enum AES256GCM {
         }
         return plaintext
     }
-
-    private static func update(
-        _ context: CipherContext, additionalData: [UInt8], encrypting: Bool
-    ) throws(CryptoError) -> Bool {
-        guard !additionalData.isEmpty else { return true }
-        var ignored: Int32 = 0
-        let status =
-            encrypting
-            ? EVP_EncryptUpdate(context.pointer, nil, &ignored, additionalData, Int32(additionalData.count))
-            : EVP_DecryptUpdate(context.pointer, nil, &ignored, additionalData, Int32(additionalData.count))
-        return status == 1
-    }
-}
-
-/// Owned `EVP_CIPHER_CTX`.
-///
-/// `@unchecked Sendable`: a context is used by one caller at a time; `DecryptionContexts` hands each
-/// spare to one caller under its lock.
-final class CipherContext: @unchecked Sendable {
-    let pointer: OpaquePointer
-
-    init() throws(CryptoError) {
-        guard let pointer = EVP_CIPHER_CTX_new() else { throw CryptoError.capturing(.operationFailed) }
-        self.pointer = pointer
-    }
-
-    deinit { EVP_CIPHER_CTX_free(pointer) }
 }
 
 /// AES-256-GCM decryption contexts kept for reuse (docs/decisions/0320). A new context allocates

@@ -17,24 +17,10 @@ public enum ChaCha20Poly1305 {
         guard nonce.count == nonceByteCount, plaintext.count < Int(Int32.max) - tagByteCount,
             additionalData.count < Int32.max
         else { throw CryptoError(.invalidInput) }
-        let context = try CipherContext()
-        guard EVP_EncryptInit_ex(context.pointer, FetchedAlgorithms.shared.chaCha20Poly1305, nil, key, nonce) == 1,
-            authenticate(context, additionalData, encrypting: true)
-        else { throw CryptoError.capturing(.operationFailed) }
-        var output = [UInt8](repeating: 0, count: plaintext.count + tagByteCount)
-        var produced: Int32 = 0
-        if !plaintext.isEmpty {
-            guard EVP_EncryptUpdate(context.pointer, &output, &produced, plaintext, Int32(plaintext.count)) == 1
-            else { throw CryptoError.capturing(.operationFailed) }
-        }
-        var tail = [UInt8](repeating: 0, count: 16)
-        var tailLength: Int32 = 0
-        var tag = [UInt8](repeating: 0, count: tagByteCount)
-        guard EVP_EncryptFinal_ex(context.pointer, &tail, &tailLength) == 1, tailLength == 0,
-            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_AEAD_GET_TAG, Int32(tagByteCount), &tag) == 1
-        else { throw CryptoError.capturing(.operationFailed) }
-        output.replaceSubrange(plaintext.count..., with: tag)
-        return output
+        let sealed = try CipherContext.sealAEAD(
+            FetchedAlgorithms.shared.chaCha20Poly1305, key: key, nonce: nonce, plaintext: plaintext,
+            additionalData: additionalData, tagByteCount: tagByteCount)
+        return sealed.ciphertext + sealed.tag
     }
 
     /// Verifies the tag at the end of `ciphertextAndTag` and returns the plaintext; throws
@@ -52,7 +38,7 @@ public enum ChaCha20Poly1305 {
         let ciphertextCount = sealed.count - tagByteCount
         let context = try CipherContext()
         guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.chaCha20Poly1305, nil, key, nonce) == 1,
-            authenticate(context, additionalData, encrypting: false)
+            context.authenticate(additionalData, encrypting: false)
         else { throw CryptoError.capturing(.operationFailed) }
         var plaintext = [UInt8](repeating: 0, count: ciphertextCount)
         let updated = sealed.withUnsafeBufferPointer { buffer -> Bool in
@@ -73,14 +59,5 @@ public enum ChaCha20Poly1305 {
             throw CryptoError(.authenticationFailed)
         }
         return plaintext
-    }
-
-    private static func authenticate(_ context: CipherContext, _ additionalData: [UInt8], encrypting: Bool) -> Bool {
-        guard !additionalData.isEmpty else { return true }
-        var ignored: Int32 = 0
-        let count = Int32(additionalData.count)
-        return encrypting
-            ? EVP_EncryptUpdate(context.pointer, nil, &ignored, additionalData, count) == 1
-            : EVP_DecryptUpdate(context.pointer, nil, &ignored, additionalData, count) == 1
     }
 }

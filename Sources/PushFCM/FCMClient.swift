@@ -56,19 +56,10 @@ public final class FCMClient: Sendable {
 
     /// Sends one message and blocks the calling (worker) thread until its outcome is known.
     public func send(_ message: FCMMessage, profile: FCMProfile) -> FCMSendResult {
-        let box = Mutex<FCMSendResult?>(nil)
-        let done = CompletionLatch()
-        send(message, profile: profile) { result in
-            box.withLock { $0 = result }
-            done.open()
-        }
-        // Two renewals and two sends at most; this bound only guards against a bug leaving a worker blocked.
+        // Two renewals and two sends at most.
         let bound = (configuration.connectionWaitTimeout + configuration.requestTimeout) * 4 + .seconds(5)
-        guard done.wait(until: MonotonicInstant.now().advanced(by: bound)) else {
-            return FCMSendResult(
-                outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .timeout)
-        }
-        return box.withLock { $0! }
+        return BlockingCall.result(within: bound) { send(message, profile: profile, completion: $0) }
+            ?? FCMSendResult(outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .timeout)
     }
 
     /// Sends one message; `completion` runs exactly once (on the I/O or the renewal thread, or here).

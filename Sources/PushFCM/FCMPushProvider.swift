@@ -68,10 +68,14 @@ public final class FCMPushProvider: PushProvider {
     /// The stored token bytes as FCM's registration token when they have docs/protocol.md §1's
     /// format (1...4096 of `[A-Za-z0-9_:.-]`, checked at enrollment and rotation), else nil.
     static func registrationToken(_ bytes: [UInt8]) -> String? {
-        guard !bytes.isEmpty, bytes.count <= maximumRegistrationTokenBytes, bytes.allSatisfy(isTokenByte) else {
-            return nil
-        }
+        guard isRegistrationToken(bytes) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `bytes` have docs/protocol.md §1's registration token format: the one check that
+    /// enrollment, rotation and every send share.
+    public static func isRegistrationToken(_ bytes: [UInt8]) -> Bool {
+        !bytes.isEmpty && bytes.count <= maximumRegistrationTokenBytes && bytes.allSatisfy(isTokenByte)
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

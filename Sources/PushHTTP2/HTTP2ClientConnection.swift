@@ -33,15 +33,11 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     }
 
     static let maximumResponseBody = 65_536
-    /// A proxy's answer to CONNECT longer than this is refused.
-    static let maximumTunnelResponse = 8_192
 
     let id: HTTP2ConnectionID
     let target: HTTP2Target
-    let proxy: HTTP2Proxy?
-    private var tunnelRequest: [UInt8] = []
-    private var tunnelRequestOffset = 0
-    private var tunnelResponse: [UInt8] = []
+    let proxy: EgressProxy?
+    private var tunnel: ConnectTunnel?
     private var stage = Stage.resolving
     private var socket: FileDescriptor?
     /// The socket's raw descriptor while one is open (for epoll), else -1.
@@ -54,7 +50,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     private(set) var reports: [Report] = []
 
-    init(id: HTTP2ConnectionID, target: HTTP2Target, proxy: HTTP2Proxy?) {
+    init(id: HTTP2ConnectionID, target: HTTP2Target, proxy: EgressProxy?) {
         self.id = id
         self.target = target
         self.proxy = proxy
@@ -69,7 +65,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         switch stage {
         case .resolving, .closed: return nil
         case .connecting: return .writable
-        case .tunneling: return tunnelRequestOffset < tunnelRequest.count ? .writable : .readable
+        case .tunneling: return tunnel?.isWriting == true ? .writable : .readable
         case .handshaking(let progress): return progress == .wantWrite ? .writable : .readable
         case .open: return wantsWrite ? [.readable, .writable] : .readable
         }
@@ -121,9 +117,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
                 return
             }
             guard proxy == nil else {
-                let authority =
-                    target.host.contains(":") ? "[\(target.host)]:\(target.port)" : "\(target.host):\(target.port)"
-                tunnelRequest = Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
+                tunnel = ConnectTunnel(host: target.host, port: target.port)
                 stage = .tunneling
                 advanceTunnel()
                 return
@@ -152,58 +146,15 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         advanceHandshake()
     }
 
-    /// Writes CONNECT, then reads the proxy's answer head; a 2xx opens the tunnel for TLS.
     /// docs/protocol.md §12: a proxy that refuses is a transient failure, like one that is down.
     private func advanceTunnel() {
-        do {
-            while tunnelRequestOffset < tunnelRequest.count {
-                let result = try tunnelRequest[tunnelRequestOffset...].withUnsafeBytes { bytes throws(SystemError) in
-                    try socket?.send(bytes)
-                }
-                guard case .value(let count) = result else { return }
-                tunnelRequestOffset += count
-            }
-            var chunk = [UInt8](repeating: 0, count: 1_024)
-            while true {
-                let result = try chunk.withUnsafeMutableBytes { buffer throws(SystemError) in
-                    try socket?.receive(into: buffer)
-                }
-                guard case .value(let count) = result else { return }
-                guard count > 0 else {
-                    fail(HTTP2Error(.transport, detail: "the proxy closed the connection"))
-                    return
-                }
-                tunnelResponse += chunk[..<count]
-                if let status = Self.tunnelStatus(tunnelResponse) {
-                    guard (200..<300).contains(status) else {
-                        fail(HTTP2Error(.transport, detail: "the proxy refused the tunnel (HTTP \(status))"))
-                        return
-                    }
-                    startTLS()
-                    return
-                }
-                guard tunnelResponse.count <= Self.maximumTunnelResponse else {
-                    fail(HTTP2Error(.transport, detail: "the proxy's answer is too long"))
-                    return
-                }
-            }
-        } catch {
-            fail(HTTP2Error(.transport, detail: "proxy: \(error)"))
+        guard var tunnel, let progress = socket?.advance(&tunnel) else { return }
+        self.tunnel = tunnel
+        switch progress {
+        case .pending: break
+        case .open: startTLS()
+        case .failed(let reason): fail(HTTP2Error(.transport, detail: reason))
         }
-    }
-
-    /// The status code of a complete response head (`HTTP/1.x NNN …\r\n…\r\n\r\n`); nil while
-    /// incomplete, 0 when it is not HTTP.
-    static func tunnelStatus(_ head: [UInt8]) -> Int? {
-        let end = Array("\r\n\r\n".utf8)
-        guard head.count >= end.count,
-            (0...(head.count - end.count)).contains(where: { head[$0..<($0 + end.count)].elementsEqual(end) })
-        else { return nil }
-        let line = String(decoding: head.prefix { $0 != 0x0D }, as: UTF8.self).split(separator: " ")
-        guard line.count >= 2, line[0].hasPrefix("HTTP/1."), line[1].count == 3, let status = Int(line[1]) else {
-            return 0
-        }
-        return status
     }
 
     private func advanceHandshake() {

@@ -1,3 +1,5 @@
+import PushSystem
+
 /// How a connection ended, for the owner's reconnect decision and its one log line.
 public enum WebSocketClosure: Sendable, Equatable {
     /// The server's handshake response was refused.
@@ -124,7 +126,7 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
 
     private mutating func receivedDuringHandshake(_ bytes: [UInt8]) -> [WebSocketAction] {
         responseHead.append(contentsOf: bytes)
-        guard let end = Self.endOfHead(responseHead) else {
+        guard let end = HTTPHead.end(in: responseHead) else {
             guard responseHead.count <= WebSocketHandshake.maximumResponseHeadByteCount else {
                 state = .closed
                 return [.closeConnection(.handshakeFailed(WebSocketError(.responseTooLarge)))]
@@ -145,16 +147,6 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
         parser.append(responseHead[(end + 4)...])
         responseHead = []
         return [.opened] + readFrames()
-    }
-
-    /// The index of the `\r\n\r\n` that ends the head.
-    private static func endOfHead(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
-        }
-        return nil
     }
 
     private mutating func readFrames() -> [WebSocketAction] {

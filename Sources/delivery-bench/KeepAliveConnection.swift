@@ -57,7 +57,7 @@ struct KeepAliveConnection {
     private mutating func readResponse() throws(Failure) -> (status: Int, body: [UInt8]) {
         var headEnd: Int?
         while true {
-            headEnd = Self.headEnd(buffer)
+            headEnd = HTTPHead.end(in: buffer)
             if headEnd != nil { break }
             try fill()
         }
@@ -92,14 +92,5 @@ struct KeepAliveConnection {
         let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress!, $0.count, 0) }
         guard count > 0 else { throw dropConnection(count == 0 ? "closed by the gateway" : "recv") }
         buffer += chunk[..<count]
-    }
-
-    private static func headEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
-        }
-        return nil
     }
 }

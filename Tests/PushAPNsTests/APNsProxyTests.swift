@@ -1,5 +1,6 @@
 import APNsMock
 import PushHTTP2
+import PushSystem
 import PushTestSupport
 import Testing
 
@@ -12,7 +13,7 @@ struct APNsProxyTests {
     static func configuration(proxyPort: Int) -> HTTP2ClientConfiguration {
         HTTP2ClientConfiguration(
             maximumConnectionsPerPool: 1, requestTimeout: .seconds(5), connectTimeout: .seconds(5),
-            proxy: HTTP2Proxy(host: "127.0.0.1", port: UInt16(proxyPort)))
+            proxy: EgressProxy(host: "127.0.0.1", port: UInt16(proxyPort)))
     }
 
     @Test("a request goes through the proxy's CONNECT tunnel with TLS to apns-mock inside and is accepted")
@@ -62,13 +63,13 @@ struct APNsProxyTests {
     @Test(
         "proxy URLs are http://host:port and nothing else",
         arguments: [
-            ("http://proxy.internal:3128", HTTP2Proxy(host: "proxy.internal", port: 3128)),
-            ("http://10.0.0.1:8080/", HTTP2Proxy(host: "10.0.0.1", port: 8080)),
-            ("http://[fd00::1]:3128", HTTP2Proxy(host: "fd00::1", port: 3128)),
+            ("http://proxy.internal:3128", EgressProxy(host: "proxy.internal", port: 3128)),
+            ("http://10.0.0.1:8080/", EgressProxy(host: "10.0.0.1", port: 8080)),
+            ("http://[fd00::1]:3128", EgressProxy(host: "fd00::1", port: 3128)),
             ("https://proxy:3128", nil), ("http://proxy", nil), ("http://proxy:0", nil), ("http://proxy:99999", nil),
             ("http://user@proxy:3128", nil), ("http://proxy:3128/path", nil), ("http://:3128", nil),
-        ] as [(String, HTTP2Proxy?)])
-    func parsesURL(_ url: String, _ expected: HTTP2Proxy?) {
-        #expect(HTTP2Proxy(url: url) == expected)
+        ] as [(String, EgressProxy?)])
+    func parsesURL(_ url: String, _ expected: EgressProxy?) {
+        #expect(EgressProxy(url: url) == expected)
     }
 }

@@ -48,4 +48,15 @@ struct FCMRequestTests {
                     == FCMClient.body(registrationToken: "tok", ttlSeconds: 3600))
         }
     }
+
+    @Test(
+        "a registration token is 1...4096 bytes of [A-Za-z0-9_:.-]; the provider sends only such a token",
+        arguments: [
+            ("dGVzdA:APA91b_device-1.x", true), (String(repeating: "Z", count: 4096), true), ("", false),
+            (String(repeating: "Z", count: 4097), false), ("a b", false), ("a+b", false), ("é", false),
+        ])
+    func registrationTokenFormat(text: String, valid: Bool) {
+        #expect(FCMPushProvider.isRegistrationToken(Array(text.utf8)) == valid)
+        #expect((FCMPushProvider.registrationToken(Array(text.utf8)) == text) == valid)
+    }
 }

@@ -145,6 +145,17 @@ struct RouteRequestTests {
         }
     }
 
+    @Test(
+        "an android endpoint is an FCM registration token by PushFCM's one check: 1...4096 of [A-Za-z0-9_:.-]",
+        arguments: [
+            ("dGVzdA:APA91b_device-1.x", true), (String(repeating: "a", count: 4096), true), ("", false),
+            (String(repeating: "a", count: 4097), false), ("tok en", false), ("tok/en", false), ("tök", false),
+        ])
+    func fcmEndpointFormat(text: String, valid: Bool) {
+        #expect((EndpointFormat.fcmToken(text) == Array(text.utf8)) == valid)
+        #expect((EndpointFormat.fcmToken(text) == nil) == !valid)
+    }
+
     @Test("delivery bodies: a canonical request id and a grant of at most 4096 bytes")
     func deliveryRules() throws {
         let members: [(String, String)] = [

@@ -22,10 +22,10 @@ extension MarmotConfiguration {
     /// relays through `proxy` (the egress proxy), wakes through `providers` (the profiles named by
     /// `apnsProfileID` / `fcmProfileID`).
     public func subscriber(
-        providers: MarmotProviderMap, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger, proxy: HTTP2Proxy?
+        providers: MarmotProviderMap, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger, proxy: EgressProxy?
     ) throws(CryptoError) -> MarmotSubscriber {
         try MarmotSubscriber(
-            serverKey: serverKey, relays: relays, proxy: proxy.map { EgressProxy(host: $0.host, port: $0.port) },
+            serverKey: serverKey, relays: relays, proxy: proxy,
             providers: providers, settings: ingress, pool: pool, metrics: metrics, logger: logger,
             unixTime: { SystemWallClock().unixSeconds() })
     }

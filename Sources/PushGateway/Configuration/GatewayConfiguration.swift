@@ -37,7 +37,7 @@ public struct GatewayConfiguration: Sendable {
     public let migrationsDirectory: String?
 
     /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
-    public internal(set) var apnsProxy: HTTP2Proxy?
+    public internal(set) var apnsProxy: EgressProxy?
     /// The gateway-wide Android settings (docs/protocol.md §5a, §12).
     public internal(set) var android = AndroidSettings.defaults
     /// The Marmot Push v1 mode (docs/protocol.md §13); nil when it is off.

@@ -229,7 +229,7 @@ struct AndroidEnrollment: Sendable {
     }
 
     /// The `http://host:port` libcurl takes for the configured CONNECT proxy.
-    static func proxyURL(_ proxy: HTTP2Proxy) -> String {
+    static func proxyURL(_ proxy: EgressProxy) -> String {
         let host = proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host
         return "http://\(host):\(proxy.port)"
     }

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushFCM
 import PushJSON
 import PushNostr
 
@@ -140,8 +141,7 @@ enum EndpointFormat {
     /// token (what custody seals and the fingerprint covers).
     static func fcmToken(_ text: String) -> [UInt8]? {
         let bytes = Array(text.utf8)
-        guard (1...4096).contains(bytes.count), bytes.allSatisfy(isFCMTokenByte) else { return nil }
-        return bytes
+        return FCMPushProvider.isRegistrationToken(bytes) ? bytes : nil
     }
 
     /// The token bytes of `text` in `platform`'s format; nil when it has the other format.
@@ -149,16 +149,6 @@ enum EndpointFormat {
         switch platform {
         case .ios: apnsToken(text)
         case .android: fcmToken(text)
-        }
-    }
-
-    private static func isFCMTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "."),
-            UInt8(ascii: "-"):
-            true
-        default: false
         }
     }
 }
