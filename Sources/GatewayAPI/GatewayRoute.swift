@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushAttest
 import PushHTTP
 import PushMetrics
@@ -96,7 +97,7 @@ public enum GatewayRoute: String, MetricLabel {
 
     /// docs/protocol.md §4.7, §4.8: the platform a delivery path requires of a grant's profile; nil
     /// on the platform-neutral paths.
-    static func requiredPlatform(onPath path: String) -> AppProfile.Platform? {
+    package static func requiredPlatform(onPath path: String) -> AppProfile.Platform? {
         path == apnsDeliveryPath || path == apnsBatchDeliveryPath ? .ios : nil
     }
 
@@ -106,12 +107,12 @@ public enum GatewayRoute: String, MetricLabel {
     }
 
     /// The router's entries for this route, one per path, with its handler.
-    func routes(handler: @escaping @Sendable (Request) -> Response) -> [Route] {
+    package func routes(handler: @escaping @Sendable (Request) -> Response) -> [Route] {
         routes(handlerOnPath: { _ in handler })
     }
 
     /// The router's entries for this route, one per path, each with the handler made for its path.
-    func routes(handlerOnPath handler: (String) -> @Sendable (Request) -> Response) -> [Route] {
+    package func routes(handlerOnPath handler: (String) -> @Sendable (Request) -> Response) -> [Route] {
         let declaration = declaration
         return declaration.paths.map { path in
             Route(
@@ -123,7 +124,7 @@ public enum GatewayRoute: String, MetricLabel {
 
     /// The router's entries for this route, one per path, each with the deferred handler made for its
     /// path (docs/decisions/0270).
-    func routes(deferredOnPath handler: (String) -> @Sendable (Request, Responder) -> Void) -> [Route] {
+    package func routes(deferredOnPath handler: (String) -> @Sendable (Request, Responder) -> Void) -> [Route] {
         let declaration = declaration
         return declaration.paths.map { path in
             Route(

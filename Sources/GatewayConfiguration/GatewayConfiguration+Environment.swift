@@ -15,7 +15,8 @@ extension GatewayConfiguration {
         "is not a libpq connection string (a postgresql:// URI or key=value pairs; percent-encode special characters)"
 
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
-    static let profileVariableSuffixes = iosProfileVariableSuffixes + androidProfileVariableSuffixes + ["PLATFORM"]
+    package static let profileVariableSuffixes =
+        iosProfileVariableSuffixes + androidProfileVariableSuffixes + ["PLATFORM"]
 
     /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no
     /// database). Throws every problem found, not just the first.

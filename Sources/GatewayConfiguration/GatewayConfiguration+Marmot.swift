@@ -33,7 +33,7 @@ extension MarmotConfiguration {
 
 extension GatewayConfiguration {
     /// Every variable of the Marmot mode (the secret key also as `_FILE`).
-    static let marmotVariables: Set<String> = [
+    package static let marmotVariables: Set<String> = [
         "PUSH_GATEWAY_MARMOT_SECRET_KEY", "PUSH_GATEWAY_MARMOT_SECRET_KEY_FILE", "PUSH_GATEWAY_MARMOT_RELAYS",
         "PUSH_GATEWAY_MARMOT_APNS_PROFILE", "PUSH_GATEWAY_MARMOT_FCM_PROFILE",
         "PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_MINUTE", "PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_HOUR",

@@ -1,3 +1,4 @@
+import GatewayMetrics
 import PushDelivery
 import PushFCM
 import PushSystem
@@ -7,7 +8,7 @@ import Synchronization
 /// configuration fault is logged at `error` with the profile id and the service's reason, at most once per profile and
 /// reason per interval; transient failures are counted and reported as one `warning` per profile
 /// per interval. Nothing here ever holds a token.
-final class APNsFaultLog: Sendable {
+package final class APNsFaultLog: Sendable {
     private let logger: Logger
     private let interval: Duration
     private let state = Mutex(State())
@@ -26,7 +27,7 @@ final class APNsFaultLog: Sendable {
         var timeouts = 0
     }
 
-    init(logger: Logger, interval: Duration = .seconds(60)) {
+    package init(logger: Logger, interval: Duration = .seconds(60)) {
         self.logger = logger
         self.interval = interval
     }

@@ -1,3 +1,4 @@
+import GatewayCredentials
 import PushPostgres
 import PushSystem
 

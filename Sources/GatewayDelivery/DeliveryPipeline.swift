@@ -1,3 +1,7 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayCredentials
+import GatewayMetrics
 import PushDelivery
 import PushJSON
 import PushPostgres
@@ -7,14 +11,20 @@ import Synchronization
 
 /// The relay a delivery request authenticated as (docs/protocol.md §6): its x-only key and the
 /// NIP-98 event that will be burned.
-struct AuthenticatedRelay: Sendable {
+package struct AuthenticatedRelay: Sendable {
     let publicKey: [UInt8]
     let eventID: [UInt8]
     let eventCreatedAt: Int64
+
+    package init(publicKey: [UInt8], eventID: [UInt8], eventCreatedAt: Int64) {
+        self.publicKey = publicKey
+        self.eventID = eventID
+        self.eventCreatedAt = eventCreatedAt
+    }
 }
 
 /// What one request of the delivery routes brings, whichever ingress carried it.
-struct DeliveryContext: Sendable {
+package struct DeliveryContext: Sendable {
     let relay: AuthenticatedRelay
     /// The gateway's Unix time in seconds for every comparison of this request.
     let now: Int64
@@ -25,11 +35,22 @@ struct DeliveryContext: Sendable {
     /// Runs work on a worker thread: a report arrives on a push service's I/O thread, which must
     /// never block, and bookkeeping needs the database (docs/decisions/0271).
     let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    package init(
+        relay: AuthenticatedRelay, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
+        resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
+        self.relay = relay
+        self.now = now
+        self.deadline = deadline
+        self.requiredPlatform = requiredPlatform
+        self.resume = resume
+    }
 }
 
 /// A batch's answer: a whole-request refusal, or one result per item in request order
 /// (docs/protocol.md §4.8).
-enum BatchDeliveryResult: Sendable, Equatable {
+package enum BatchDeliveryResult: Sendable, Equatable {
     case refused(DeliveryResult)
     case items([DeliveryResult])
 }
@@ -41,7 +62,7 @@ enum BatchDeliveryResult: Sendable, Equatable {
 /// that needs no database work completes on the thread its report arrived on; otherwise the
 /// bookkeeping continues on a worker through `DeliveryContext.resume`, then completes. The
 /// bookkeeping after an admission runs whether or not anyone still waits for the answer.
-struct DeliveryPipeline: Sendable {
+package struct DeliveryPipeline: Sendable {
     /// Per authenticated relay (x-only key bytes), per replica.
     let relayLimiter: KeyedRateLimiter<[UInt8]>
     let grants: SealedEnvelope
@@ -55,6 +76,23 @@ struct DeliveryPipeline: Sendable {
     let faultLog: APNsFaultLog
     /// Pause before retrying failed bookkeeping (tests shorten it).
     var bookkeepingRetryDelay: Duration = .milliseconds(200)
+
+    package init(
+        relayLimiter: KeyedRateLimiter<[UInt8]>, grants: SealedEnvelope, tokens: SealedEnvelope, profiles: [AppProfile],
+        ledger: DeliveryLedger, providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics,
+        faultLog: APNsFaultLog, bookkeepingRetryDelay: Duration = .milliseconds(200)
+    ) {
+        self.relayLimiter = relayLimiter
+        self.grants = grants
+        self.tokens = tokens
+        self.profiles = profiles
+        self.ledger = ledger
+        self.providers = providers
+        self.logger = logger
+        self.metrics = metrics
+        self.faultLog = faultLog
+        self.bookkeepingRetryDelay = bookkeepingRetryDelay
+    }
 
     /// A delivery the checks and the admission transaction let through, with what its attempt and
     /// bookkeeping need.
@@ -73,7 +111,7 @@ struct DeliveryPipeline: Sendable {
 
     // MARK: One delivery (docs/protocol.md §4.7)
 
-    func deliver(
+    package func deliver(
         _ delivery: DeliveryRequest, _ context: DeliveryContext,
         completion: @escaping @Sendable (DeliveryResult) -> Void
     ) {
@@ -122,7 +160,7 @@ struct DeliveryPipeline: Sendable {
     /// One token per item from the relay's bucket, all or nothing; one admission transaction; then
     /// every admitted item goes to its provider at once and the worker is returned. When the last
     /// report is in, the batch's bookkeeping (if any) runs on a worker and the batch completes.
-    func deliver(
+    package func deliver(
         batch deliveries: [DeliveryRequest], _ context: DeliveryContext,
         completion: @escaping @Sendable (BatchDeliveryResult) -> Void
     ) {

@@ -1,9 +1,10 @@
+import GatewayMetrics
 import PushDelivery
 
 /// How one delivery (one item of a batch) ended: the rows of docs/protocol.md §4.7's answers,
 /// whatever the push service. `DeliveryResponses.response(for:)` is the one place that turns it
 /// into bytes, `DeliveryAdmissionResult.init(_:)` the one place that turns it into a metric label.
-enum DeliveryResult: Sendable, Equatable {
+package enum DeliveryResult: Sendable, Equatable {
     case accepted
     /// Any grant, authority, replay, expiry or quota failure (docs/protocol.md §1: no oracle).
     case invalidGrant
@@ -66,7 +67,7 @@ extension PushOutcome {
 
 extension DeliveryAdmissionResult {
     /// The label a delivery counts under (docs/protocol.md §9). A 408 counts as temporarily unavailable.
-    init(_ result: DeliveryResult) {
+    package init(_ result: DeliveryResult) {
         switch result {
         case .accepted: self = .accepted
         case .invalidGrant: self = .invalidGrant

@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushCrypto
 import PushHTTP2
 import PushJSON
@@ -7,69 +8,13 @@ import PushRelayClient
 import PushSystem
 import Synchronization
 
-/// The Android enrollment transcript of docs/protocol.md §3 (`push-gateway.enroll-android.v1`): the
-/// Keystore key is generated with `attestationChallenge = SHA-256(bytes)` (§5a step 4).
-struct AndroidEnrollmentTranscript: Equatable {
-    static let domain = "push-gateway.enroll-android.v1"
-    static let path = "/v1/installations/android"
-
-    let bytes: [UInt8]
-
-    init(
-        origin: String, challengeID: String, challenge: String, appProfile: String, endpoint: String,
-        endpointEpoch: Int64, expiresAt: Int64
-    ) {
-        var writer = JSONWriter(prefix: Array((Self.domain + "\n").utf8))
-        writer.beginObject()
-        writer.member("v", 1)
-        writer.member("audience", origin + Self.path)
-        writer.member("challenge_id", challengeID)
-        writer.member("challenge", challenge)
-        writer.member("app_profile", appProfile)
-        writer.member("endpoint", endpoint)
-        writer.member("endpoint_epoch", endpointEpoch)
-        writer.member("expires_at", expiresAt)
-        writer.endObject()
-        bytes = writer.bytes
-    }
-
-    /// The `attestationChallenge` the key must carry.
-    var attestationChallenge: [UInt8] { SHA256.hash(bytes) }
-}
-
-/// `push_gateway_android_attestations_total{result}` (docs/protocol.md §9): `ok` or the closed §5a
-/// failure class of every chain the Android enrollment route verified.
-enum AndroidAttestationResult: MetricLabel {
-    case ok
-    case refused(KeyAttestationFailure)
-
-    static let allCases: [AndroidAttestationResult] = [.ok] + KeyAttestationFailure.allCases.map(Self.refused)
-
-    init?(rawValue: String) {
-        if rawValue == "ok" {
-            self = .ok
-        } else if let failure = KeyAttestationFailure(rawValue: rawValue) {
-            self = .refused(failure)
-        } else {
-            return nil
-        }
-    }
-
-    var rawValue: String {
-        switch self {
-        case .ok: "ok"
-        case .refused(let failure): failure.rawValue
-        }
-    }
-}
-
 /// The Key Attestation status list the Android enrollment route checks (docs/protocol.md §5a step 3).
 /// From `PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`: read at start and again when an enrollment
 /// finds the last read an hour old (docs/decisions/0452). From the URL (the default): fetched by
 /// `KeyAttestationStatusFetcher`'s thread at start and hourly, never on a request's thread
 /// (docs/decisions/0510). Either way a failed read or fetch keeps the last good list; a list older
 /// than 24 hours, or none, is not usable (§4.2a answers 503).
-final class KeyAttestationStatusSource: Sendable {
+package final class KeyAttestationStatusSource: Sendable {
     static let rereadIntervalSeconds: Int64 = 3600
 
     private struct State {
@@ -90,7 +35,7 @@ final class KeyAttestationStatusSource: Sendable {
     }
 
     /// The list when it is at most 24 hours old at `now`, after a file re-read that is due.
-    func usableList(at now: Int64) -> KeyAttestationStatusList? {
+    package func usableList(at now: Int64) -> KeyAttestationStatusList? {
         if let file, claimReread(at: now) {
             store(Self.read(file, at: now, logger: logger))
         }
@@ -99,7 +44,7 @@ final class KeyAttestationStatusSource: Sendable {
 
     /// Seconds since the current list was read or fetched; nil when there is none
     /// (`push_gateway_android_status_list_age_seconds`).
-    func ageSeconds(at now: Int64) -> Int64? {
+    package func ageSeconds(at now: Int64) -> Int64? {
         state.withLock { $0.list }?.ageSeconds(at: now)
     }
 
@@ -195,14 +140,14 @@ final class KeyAttestationStatusFetcher: Sendable {
 }
 
 /// What the Android enrollment route verifies with (docs/protocol.md §4.2a, §5a).
-struct AndroidEnrollment: Sendable {
+package struct AndroidEnrollment: Sendable {
     /// nil when the built-in Google roots fail their integrity check; Android enrollment then answers 503.
-    let verifier: KeyAttestationVerifier?
-    let statusList: KeyAttestationStatusSource
+    package let verifier: KeyAttestationVerifier?
+    package let statusList: KeyAttestationStatusSource
     /// The URL source's fetcher; nil for the file source or without an Android profile.
     let statusFetcher: KeyAttestationStatusFetcher?
 
-    init(configuration: GatewayConfiguration, clock: any WallClock, logger: Logger) {
+    package init(configuration: GatewayConfiguration, clock: any WallClock, logger: Logger) {
         var verifier = try? KeyAttestationVerifier.google()
         if let root = configuration.android.extraRootDER {
             verifier = try? verifier?.trusting(root: root)

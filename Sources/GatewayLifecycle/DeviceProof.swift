@@ -1,10 +1,11 @@
+import GatewayConfiguration
 import PushAttest
 import PushCrypto
 
 /// How an installation proves possession of its key on the lifecycle routes (docs/protocol.md §3,
 /// §4.3–§4.6): the `assertion` member checked against the route's transcript and the stored key.
 /// The routes pick the proof by the installation's platform (``DeviceProofs/proof(for:)``).
-protocol DeviceProof: Sendable {
+package protocol DeviceProof: Sendable {
     /// Verifies `assertion` over `transcript` with `installation`'s stored key; returns the counter
     /// to store with the change (nil: the platform's proofs carry none). Any failure is the route's
     /// `401 invalid_attestation`.
@@ -14,7 +15,7 @@ protocol DeviceProof: Sendable {
 }
 
 /// A proof that does not verify; which rule failed is not told to the client.
-struct DeviceProofFailure: Error, Equatable {}
+package struct DeviceProofFailure: Error, Equatable {}
 
 /// An iOS installation's proof: an App Attest assertion over SHA-256(transcript), its counter above
 /// the stored one (docs/protocol.md §5 "Assertion").
@@ -47,9 +48,9 @@ struct AndroidSignatureProof: DeviceProof {
     }
 }
 
-enum DeviceProofs {
+package enum DeviceProofs {
     /// The proof an installation of `platform` signs its lifecycle requests with.
-    static func proof(for platform: AppProfile.Platform) -> any DeviceProof {
+    package static func proof(for platform: AppProfile.Platform) -> any DeviceProof {
         switch platform {
         case .ios: AppAttestAssertionProof()
         case .android: AndroidSignatureProof()

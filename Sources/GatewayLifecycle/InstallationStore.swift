@@ -1,43 +1,60 @@
+import GatewayConfiguration
+import GatewayCredentials
 import PushCrypto
 import PushPostgres
 
 /// One `installations` row as the lifecycle routes need it.
-struct InstallationRecord: Equatable {
-    let handle: CanonicalUUID
-    let platform: AppProfile.Platform
+package struct InstallationRecord: Equatable {
+    package let handle: CanonicalUUID
+    package let platform: AppProfile.Platform
     /// The proof key (docs/protocol.md §3): the App Attest key of an iOS installation, the attested
     /// Keystore key of an Android one.
-    let keyID: [UInt8]
-    let publicKey: P256PublicKey
+    package let keyID: [UInt8]
+    package let publicKey: P256PublicKey
     /// The App Attest assertion counter; nil for an Android installation, whose proofs have none.
-    let proofCounter: UInt32?
-    let appProfile: String
-    let endpointFingerprint: [UInt8]
-    let endpointEpoch: Int64
-    let isRevoked: Bool
+    package let proofCounter: UInt32?
+    package let appProfile: String
+    package let endpointFingerprint: [UInt8]
+    package let endpointEpoch: Int64
+    package let isRevoked: Bool
     /// Unix seconds.
-    let expiresAt: Int64
+    package let expiresAt: Int64
 
     /// Unrevoked and unexpired at `now` (docs/protocol.md §4.2 "live").
-    func isLive(at now: Int64) -> Bool { !isRevoked && now < expiresAt }
+    package func isLive(at now: Int64) -> Bool { !isRevoked && now < expiresAt }
 }
 
 /// A new installation as enrollment stores it (docs/protocol.md §4.2, §4.2a): never the plaintext token.
-struct NewInstallation {
-    let handle: CanonicalUUID
-    let platform: AppProfile.Platform
-    let keyID: [UInt8]
-    let publicKey: P256PublicKey
-    let appProfile: String
+package struct NewInstallation {
+    package let handle: CanonicalUUID
+    package let platform: AppProfile.Platform
+    package let keyID: [UInt8]
+    package let publicKey: P256PublicKey
+    package let appProfile: String
     let receipt: [UInt8]
     /// The token custody envelope text (§7).
     let encryptedEndpoint: String
-    let endpointFingerprint: [UInt8]
-    let expiresAt: Int64
+    package let endpointFingerprint: [UInt8]
+    package let expiresAt: Int64
+
+    package init(
+        handle: CanonicalUUID, platform: AppProfile.Platform, keyID: [UInt8], publicKey: P256PublicKey,
+        appProfile: String, receipt: [UInt8], encryptedEndpoint: String, endpointFingerprint: [UInt8], expiresAt: Int64
+    ) {
+        self.handle = handle
+        self.platform = platform
+        self.keyID = keyID
+        self.publicKey = publicKey
+        self.appProfile = appProfile
+        self.receipt = receipt
+        self.encryptedEndpoint = encryptedEndpoint
+        self.endpointFingerprint = endpointFingerprint
+        self.expiresAt = expiresAt
+    }
 }
 
 /// A delegation as `POST /v1/delegations` writes it (docs/protocol.md §4.3).
-struct NewDelegation {
+package struct NewDelegation {
     let installation: CanonicalUUID
     let relayPublicKey: [UInt8]
     let delegationID: CanonicalUUID
@@ -45,14 +62,31 @@ struct NewDelegation {
     let endpointEpoch: Int64
     let notBefore: Int64
     let expiresAt: Int64
+
+    package init(
+        installation: CanonicalUUID, relayPublicKey: [UInt8], delegationID: CanonicalUUID, generation: Int64,
+        endpointEpoch: Int64, notBefore: Int64, expiresAt: Int64
+    ) {
+        self.installation = installation
+        self.relayPublicKey = relayPublicKey
+        self.delegationID = delegationID
+        self.generation = generation
+        self.endpointEpoch = endpointEpoch
+        self.notBefore = notBefore
+        self.expiresAt = expiresAt
+    }
 }
 
 /// The authority store: every SQL statement of the lifecycle routes, named and parameterized, run on
 /// a connection the caller leases (and, for writes, inside the caller's transaction). Times are the
 /// injected wall clock's Unix seconds, passed as parameters rather than `now()`, so one clock decides
 /// every expiry. Row locks are always taken installation first, then delegation (docs/protocol.md §4.7).
-struct InstallationStore {
+package struct InstallationStore {
     let connection: PostgresConnection
+
+    package init(connection: PostgresConnection) {
+        self.connection = connection
+    }
 
     enum SQL {
         static let installationColumns = """
@@ -136,28 +170,28 @@ struct InstallationStore {
     }
 
     /// Inserts the challenge id; a reuse throws the unique violation.
-    func consumeChallenge(_ challengeID: CanonicalUUID, expiresAt: Int64) throws(PostgresError) {
+    package func consumeChallenge(_ challengeID: CanonicalUUID, expiresAt: Int64) throws(PostgresError) {
         try connection.query(SQL.consumeChallenge, [.text(challengeID.text), .int64(expiresAt)])
     }
 
     /// The installation named `handle`, read without a lock (the installation stage of §1).
-    func installation(_ handle: CanonicalUUID) throws(PostgresError) -> InstallationRecord? {
+    package func installation(_ handle: CanonicalUUID) throws(PostgresError) -> InstallationRecord? {
         try Self.records(connection.query(SQL.selectInstallation, [.text(handle.text)])).first
     }
 
     /// The installation named `handle`, locked until the transaction ends.
-    func lockInstallation(_ handle: CanonicalUUID) throws(PostgresError) -> InstallationRecord? {
+    package func lockInstallation(_ handle: CanonicalUUID) throws(PostgresError) -> InstallationRecord? {
         try Self.records(connection.query(SQL.lockInstallation, [.text(handle.text)])).first
     }
 
     /// Stores `counter`; false when the stored counter is not lower (a lost race).
-    func advanceCounter(_ handle: CanonicalUUID, to counter: UInt32) throws(PostgresError) -> Bool {
+    package func advanceCounter(_ handle: CanonicalUUID, to counter: UInt32) throws(PostgresError) -> Bool {
         try connection.query(SQL.advanceCounter, [.text(handle.text), .int64(Int64(counter))]).affectedRowCount == 1
     }
 
     /// Deletes the expired installations that hold `keyID` or (`profile`, `fingerprint`), then
     /// locks and returns the live ones that do.
-    func lockLiveConflicts(
+    package func lockLiveConflicts(
         keyID: [UInt8], profile: String, fingerprint: [UInt8], now: Int64
     ) throws(PostgresError) -> [InstallationRecord] {
         let parameters: [PostgresParameter] = [.bytes(keyID), .text(profile), .bytes(fingerprint), .int64(now)]
@@ -165,7 +199,7 @@ struct InstallationStore {
         return try Self.records(connection.query(SQL.lockLiveConflicts, parameters))
     }
 
-    func insertInstallation(_ installation: NewInstallation) throws(PostgresError) {
+    package func insertInstallation(_ installation: NewInstallation) throws(PostgresError) {
         try connection.query(
             SQL.insertInstallation,
             [
@@ -178,14 +212,14 @@ struct InstallationStore {
     }
 
     /// The generation stored for (installation, relay), locked; nil when there is none.
-    func lockDelegationGeneration(installation: CanonicalUUID, relay: [UInt8]) throws(PostgresError) -> Int64? {
+    package func lockDelegationGeneration(installation: CanonicalUUID, relay: [UInt8]) throws(PostgresError) -> Int64? {
         let result = try connection.query(SQL.lockDelegationGeneration, [.text(installation.text), .bytes(relay)])
         guard result.rowCount == 1 else { return nil }
         return try result.int64(row: 0, column: 0)
     }
 
     /// Writes `delegation` over any lower generation; false when a generation at least as high exists.
-    func upsertDelegation(_ delegation: NewDelegation) throws(PostgresError) -> Bool {
+    package func upsertDelegation(_ delegation: NewDelegation) throws(PostgresError) -> Bool {
         try connection.query(
             SQL.upsertDelegation,
             [
@@ -196,13 +230,13 @@ struct InstallationStore {
         ).affectedRowCount == 1
     }
 
-    func revokeDelegation(installation: CanonicalUUID, relay: [UInt8], now: Int64) throws(PostgresError) {
+    package func revokeDelegation(installation: CanonicalUUID, relay: [UInt8], now: Int64) throws(PostgresError) {
         try connection.query(SQL.revokeDelegation, [.text(installation.text), .bytes(relay), .int64(now)])
     }
 
     /// Deletes expired holders of (`profile`, `fingerprint`); true when another live installation
     /// than `handle` holds it.
-    func endpointHeldByAnother(
+    package func endpointHeldByAnother(
         profile: String, fingerprint: [UInt8], handle: CanonicalUUID, now: Int64
     ) throws(PostgresError) -> Bool {
         try connection.query(SQL.deleteExpiredEndpointHolders, [.text(profile), .bytes(fingerprint), .int64(now)])
@@ -211,7 +245,7 @@ struct InstallationStore {
         return holders.rowCount > 0
     }
 
-    func rotateEndpoint(
+    package func rotateEndpoint(
         _ handle: CanonicalUUID, encryptedEndpoint: String, fingerprint: [UInt8], epoch: Int64
     ) throws(PostgresError) {
         try connection.query(
@@ -220,7 +254,7 @@ struct InstallationStore {
     }
 
     /// Marks the installation revoked at `now` with `epoch` and revokes all its delegations.
-    func revokeInstallation(_ handle: CanonicalUUID, epoch: Int64, now: Int64) throws(PostgresError) {
+    package func revokeInstallation(_ handle: CanonicalUUID, epoch: Int64, now: Int64) throws(PostgresError) {
         try connection.query(SQL.revokeInstallation, [.text(handle.text), .int64(now), .int64(epoch)])
         try connection.query(SQL.revokeDelegationsOfInstallation, [.text(handle.text), .int64(now)])
     }

@@ -4,7 +4,7 @@ import PushPostgres
 /// Why a lifecycle request was refused, in the order of checks of docs/protocol.md §1. Each case has
 /// exactly one answer, so "unknown installation", "revoked", "expired", "wrong epoch", "stale
 /// generation" and "challenge used/expired/forged" all produce the same bytes (no oracle).
-enum LifecycleRejection: Error, Equatable {
+package enum LifecycleRejection: Error, Equatable {
     /// Body shape or a route rule that needs the clock or the configuration: `400 invalid_request`.
     case invalidRequest
     /// The source's lifecycle bucket is empty: `429 rate_limited` with `Retry-After`.
@@ -19,7 +19,7 @@ enum LifecycleRejection: Error, Equatable {
     /// (docs/protocol.md §1). Answered `408 request_timeout` (the event loop has usually sent it already).
     case late
 
-    var response: Response {
+    package var response: Response {
         switch self {
         case .invalidRequest: .error(400, .invalidRequest)
         case .rateLimited(let retryAfter):
@@ -36,7 +36,7 @@ enum LifecycleRejection: Error, Equatable {
     /// slipped past the request checks (docs/decisions/0190); everything else (unavailable, pool
     /// exhausted, lock or statement timeout, deadlock) is a storage failure; a transaction stopped by
     /// its deadline check is late.
-    static func from(_ error: any Error) -> LifecycleRejection {
+    package static func from(_ error: any Error) -> LifecycleRejection {
         switch error {
         case let rejection as LifecycleRejection: rejection
         case let failure as PostgresError where failure.isPastDeadline: .late

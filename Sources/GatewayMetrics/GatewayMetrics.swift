@@ -1,3 +1,5 @@
+import GatewayAPI
+import GatewayConfiguration
 import MarmotIngress
 import PushDelivery
 import PushFCM
@@ -35,7 +37,7 @@ public final class GatewayMetrics: Sendable {
     let challengeRateLimited: CounterFamily
     let lifecycleRateLimited: CounterFamily
     /// Android enrollment chains verified, by `ok` or the §5a failure class (docs/protocol.md §9).
-    let androidAttestations: LabeledCounter<AndroidAttestationResult>
+    package let androidAttestations: LabeledCounter<AndroidAttestationResult>
     /// Reaper passes by result (§10).
     public let reaperRuns: LabeledCounter<ReaperRunResult>
     /// Rows the reaper deleted, by table (rows removed through a foreign-key cascade not included).
@@ -192,7 +194,7 @@ public final class GatewayMetrics: Sendable {
 
     /// `push_gateway_android_status_list_age_seconds`, read at each scrape; no sample while there is
     /// no list.
-    func registerAndroidStatusListAge(_ age: @escaping @Sendable () -> Int64?) {
+    package func registerAndroidStatusListAge(_ age: @escaping @Sendable () -> Int64?) {
         registry.register(
             SampledGaugeFamily(
                 name: "push_gateway_android_status_list_age_seconds",
@@ -202,7 +204,8 @@ public final class GatewayMetrics: Sendable {
 
     /// `push_gateway_fcm_token_refreshes_total` for `profileID`, read from its FCM provider at each
     /// scrape.
-    func registerFCMTokenRefreshes(profileID: String, read: @escaping @Sendable () -> [TokenRefreshResult: Int]) {
+    package func registerFCMTokenRefreshes(profileID: String, read: @escaping @Sendable () -> [TokenRefreshResult: Int])
+    {
         fcmTokenRefreshSources.byProfile.withLock { $0[profileID] = read }
     }
 

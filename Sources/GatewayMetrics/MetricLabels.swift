@@ -1,13 +1,8 @@
 import PushDelivery
+import PushKeyAttestation
 import PushMetrics
 
 // docs/protocol.md §9: label values come from closed sets only.
-
-/// Which listener served a request.
-public enum HTTPListener: String, MetricLabel {
-    case publicListener = "public"
-    case privateListener = "private"
-}
 
 /// The class of an HTTP status code.
 public enum HTTPStatusClass: String, MetricLabel {
@@ -110,5 +105,31 @@ public enum APNsReasonLabel {
     public static func label(status: Int, reason: String?) -> String {
         guard let reason else { return status == 200 ? "none" : "other" }
         return documentedSet.contains(reason) ? reason : "other"
+    }
+}
+
+/// `push_gateway_android_attestations_total{result}` (docs/protocol.md §9): `ok` or the closed §5a
+/// failure class of every chain the Android enrollment route verified.
+package enum AndroidAttestationResult: MetricLabel {
+    case ok
+    case refused(KeyAttestationFailure)
+
+    package static let allCases: [AndroidAttestationResult] = [.ok] + KeyAttestationFailure.allCases.map(Self.refused)
+
+    package init?(rawValue: String) {
+        if rawValue == "ok" {
+            self = .ok
+        } else if let failure = KeyAttestationFailure(rawValue: rawValue) {
+            self = .refused(failure)
+        } else {
+            return nil
+        }
+    }
+
+    package var rawValue: String {
+        switch self {
+        case .ok: "ok"
+        case .refused(let failure): failure.rawValue
+        }
     }
 }

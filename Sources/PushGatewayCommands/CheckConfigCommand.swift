@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushGateway
 
 /// `push-gateway check-config` (docs/protocol.md §12): validates the environment without touching the

@@ -1,5 +1,4 @@
 import Glibc
-import PushSystem
 
 /// Wall-clock time for protocol times (challenge issue times, expiries, NIP-98 `created_at`).
 /// Durations and timeouts use the monotonic clock instead.

@@ -1,6 +1,7 @@
 import PushCrypto
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 @testable import PushGatewayCommands
 

@@ -7,6 +7,9 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
+@testable import GatewayDelivery
 @testable import PushGateway
 
 /// Runs `count` calls of `body` on their own threads at once and returns their results in order.

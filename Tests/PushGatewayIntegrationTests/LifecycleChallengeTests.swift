@@ -3,6 +3,8 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Lifecycle challenges: stateless, single use, 300 s, keyring rotation", .tags(.postgres))

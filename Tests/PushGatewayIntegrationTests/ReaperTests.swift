@@ -5,6 +5,8 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// A migrated database with a runtime role, and rows placed relative to the database's `now()`.

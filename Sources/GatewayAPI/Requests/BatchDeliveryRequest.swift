@@ -3,14 +3,14 @@
 /// them makes the whole body a 400.
 package struct BatchDeliveryRequest: Sendable, Equatable {
     /// The items in request order.
-    let deliveries: [DeliveryRequest]
+    package let deliveries: [DeliveryRequest]
 
     /// docs/protocol.md §4.8: at most 100 deliveries per request.
     package static let maximumItems = 100
     /// docs/protocol.md §1: the batch route's body limit.
     static let bodyLimit = 65_536
 
-    init(body: [UInt8]) throws(InvalidRequest) {
+    package init(body: [UInt8]) throws(InvalidRequest) {
         let items = try RequestFields(body: body, names: ["v", "deliveries"]).array("deliveries")
         guard (1...Self.maximumItems).contains(items.count) else { throw InvalidRequest() }
         var deliveries: [DeliveryRequest] = []

@@ -1,3 +1,5 @@
+import GatewayConfiguration
+import GatewayCredentials
 import PushCrypto
 import PushJSON
 import PushNostr
@@ -134,7 +136,7 @@ struct RequestFields {
 }
 
 /// The endpoint formats of docs/protocol.md §1; the profile's platform decides which applies.
-enum EndpointFormat {
+package enum EndpointFormat {
     /// An APNs device token: non-empty, even-length lowercase hex, at most 1024 characters; the
     /// token's bytes.
     static func apnsToken(_ text: String) -> [UInt8]? {
@@ -151,7 +153,7 @@ enum EndpointFormat {
     }
 
     /// The token bytes of `text` in `platform`'s format; nil when it has the other format.
-    static func token(_ text: String, platform: AppProfile.Platform) -> [UInt8]? {
+    package static func token(_ text: String, platform: AppProfile.Platform) -> [UInt8]? {
         switch platform {
         case .ios: apnsToken(text)
         case .android: fcmToken(text)

@@ -1,3 +1,4 @@
+import GatewayCredentials
 import PushJSON
 import PushNostr
 

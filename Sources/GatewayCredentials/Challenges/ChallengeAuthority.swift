@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushCrypto
 
 /// A freshly issued challenge, as `POST /v1/installations/challenges` answers it (docs/protocol.md §4.1).

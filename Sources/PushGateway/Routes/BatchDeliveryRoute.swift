@@ -1,3 +1,5 @@
+import GatewayAPI
+import GatewayMetrics
 import PushHTTP
 
 /// `POST /v1/deliveries/batch` and `POST /v1/deliveries/apns/batch` (docs/protocol.md §4.8): up to

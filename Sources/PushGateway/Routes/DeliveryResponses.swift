@@ -1,3 +1,4 @@
+import GatewayDelivery
 import PushHTTP
 import PushJSON
 

@@ -1,3 +1,7 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayDelivery
+import GatewayMetrics
 import PushHTTP
 import PushNostr
 import PushSystem

@@ -1,3 +1,5 @@
+import GatewayAPI
+
 extension GatewayApplication {
     /// The delivery route's adapter for requests sent to `path`, which decides the grants' platform
     /// (docs/protocol.md §4.7).

@@ -1,3 +1,7 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayCredentials
+import GatewayLifecycle
 import PushCrypto
 import PushHTTP
 import PushKeyAttestation

@@ -1,3 +1,6 @@
+import GatewayAPI
+import GatewayCredentials
+import GatewayLifecycle
 import PushAttest
 import PushCrypto
 import PushHTTP

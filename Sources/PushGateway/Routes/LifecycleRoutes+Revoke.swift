@@ -1,3 +1,5 @@
+import GatewayAPI
+import GatewayLifecycle
 import PushAttest
 import PushHTTP
 

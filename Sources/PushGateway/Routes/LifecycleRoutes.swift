@@ -1,3 +1,8 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayCredentials
+import GatewayLifecycle
+import GatewayMetrics
 import PushAttest
 import PushCrypto
 import PushHTTP

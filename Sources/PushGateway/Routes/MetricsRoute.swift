@@ -1,3 +1,4 @@
+import GatewayMetrics
 import PushHTTP
 import PushMetrics
 

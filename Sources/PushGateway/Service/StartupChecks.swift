@@ -1,4 +1,7 @@
+import GatewayConfiguration
+import GatewayLifecycle
 import PushCrypto
+import PushSystem
 
 /// What the environment's syntax cannot show and `serve` must refuse anyway (docs/protocol.md §12):
 /// an App Attest root that is not Apple's without the explicit insecure setting, APNs `.p8` keys
