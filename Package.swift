@@ -73,7 +73,8 @@ let package = Package(
         .target(
             name: "GatewayConfiguration",
             dependencies: [
-                "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM", "PushKeyAttestation",
+                "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
+                "PushKeyAttestation",
                 "PushWebSocket", "MarmotIngress",
             ]
         ),

@@ -4,14 +4,14 @@ import Foundation
 /// at the first (so an operator fixes them in one go). Problems name the variable, never the value.
 struct EnvironmentReader {
     let environment: [String: String]
-    private(set) var errors: [ConfigurationError] = []
+    private(set) var problems: [ConfigurationError.Problem] = []
 
     init(_ environment: [String: String]) {
         self.environment = environment
     }
 
     mutating func fail(_ variable: String, _ problem: String) {
-        errors.append(ConfigurationError(variable: variable, problem: problem))
+        problems.append(ConfigurationError.Problem(variable: variable, problem: problem))
     }
 
     /// A set, non-empty value; nil (and a problem) when unset or empty.
@@ -43,7 +43,7 @@ struct EnvironmentReader {
         do {
             value = try SecretVariable.value(name, in: environment)
         } catch {
-            errors.append(error)
+            problems += error.problems
             return nil
         }
         guard let value else {

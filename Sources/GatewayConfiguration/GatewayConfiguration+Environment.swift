@@ -20,7 +20,7 @@ extension GatewayConfiguration {
 
     /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no
     /// database). Throws every problem found, not just the first.
-    public init(environment: [String: String]) throws(ConfigurationErrors) {
+    public init(environment: [String: String]) throws(ConfigurationError) {
         var reader = EnvironmentReader(environment)
 
         let databaseURL = reader.requiredSecret("DATABASE_URL")
@@ -48,9 +48,9 @@ extension GatewayConfiguration {
         let marmot = Self.marmot(&reader, profiles: profiles)
         let eventLoopCount = Self.eventLoopCount(&reader)
 
-        guard reader.errors.isEmpty, let databaseURL, let origin, let listen, let healthListen,
+        guard reader.problems.isEmpty, let databaseURL, let origin, let listen, let healthListen,
             let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing, let android
-        else { throw ConfigurationErrors(reader.errors) }
+        else { throw ConfigurationError(.invalidEnvironment, problems: reader.problems) }
         self.init(
             databaseURL: SecretText(databaseURL), origin: origin, publicOrigins: publicOrigins, listen: listen,
             healthListen: healthListen, trustedProxies: trustedProxies, grantKeys: keys.grant, tokenKeys: keys.token,
@@ -169,11 +169,11 @@ extension GatewayConfiguration {
 
     private static func keyring(_ reader: inout EnvironmentReader, _ name: String) -> Keyring? {
         guard let text = reader.requiredSecret(name) else { return nil }
-        switch Keyring.parse(text) {
+        switch Keyring.parse(text, variable: name) {
         case .success(let keyring):
             return keyring
         case .failure(let failure):
-            for problem in failure.problems { reader.fail(name, problem) }
+            for problem in failure.problems { reader.fail(problem.variable, problem.problem) }
             return nil
         }
     }

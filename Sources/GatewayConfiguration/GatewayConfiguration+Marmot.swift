@@ -48,7 +48,7 @@ extension GatewayConfiguration {
         do {
             keyText = try SecretVariable.value(keyName, in: reader.environment)
         } catch {
-            reader.fail(error.variable, error.problem)
+            for problem in error.problems { reader.fail(problem.variable, problem.problem) }
             return nil
         }
         guard let keyText else {

@@ -43,8 +43,9 @@ public struct Keyring: Sendable {
             }
     }
 
-    /// Parses a keyring; the problems (never quoting the text) when it is invalid.
-    public static func parse(_ text: String) -> Result<Keyring, KeyringProblems> {
+    /// Parses the keyring `variable` holds; its problems (naming entry positions, never quoting the
+    /// text) when it is invalid.
+    public static func parse(_ text: String, variable: String) -> Result<Keyring, ConfigurationError> {
         var problems: [String] = []
         var keys: [Key] = []
         for (index, entry) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
@@ -74,7 +75,12 @@ public struct Keyring: Sendable {
                 keys.append(Key(id: String(id), secret: SecretBytes(bytes)))
             }
         }
-        if !problems.isEmpty { return .failure(KeyringProblems(problems: problems)) }
+        if !problems.isEmpty {
+            return .failure(
+                ConfigurationError(
+                    .invalidKeyring,
+                    problems: problems.map { ConfigurationError.Problem(variable: variable, problem: $0) }))
+        }
         return .success(Keyring(keys: keys))
     }
 
@@ -83,9 +89,4 @@ public struct Keyring: Sendable {
         precondition(!keys.isEmpty && keys.allSatisfy { $0.bytes.count == Keyring.keyLength })
         self.keys = keys
     }
-}
-
-/// Why a keyring did not parse; each problem names the entry position, never its text.
-public struct KeyringProblems: Error, Sendable, Equatable {
-    public let problems: [String]
 }

@@ -9,15 +9,18 @@ package enum SecretVariable {
         let fileVariable = name + "_FILE"
         switch (environment[name], environment[fileVariable]) {
         case (.some, .some):
-            throw ConfigurationError(variable: name, problem: "set both \(name) and \(fileVariable); set only one")
+            throw ConfigurationError(
+                .invalidSecretVariable, variable: name, problem: "set both \(name) and \(fileVariable); set only one")
         case (.some(let value), .none):
             return value
         case (.none, .some(let path)):
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw ConfigurationError(variable: fileVariable, problem: "the file cannot be read")
+                throw ConfigurationError(
+                    .invalidSecretVariable, variable: fileVariable, problem: "the file cannot be read")
             }
             guard var text = String(data: data, encoding: .utf8) else {
-                throw ConfigurationError(variable: fileVariable, problem: "the file is not UTF-8 text")
+                throw ConfigurationError(
+                    .invalidSecretVariable, variable: fileVariable, problem: "the file is not UTF-8 text")
             }
             if text.hasSuffix("\r\n") {
                 text.removeLast(2)

@@ -230,7 +230,7 @@ struct ReaperTests {
         let custom = environment.with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", "5")
         #expect(try GatewayConfiguration(environment: custom.variables).reaperIntervalSeconds == 5)
         for bad in ["0", "86401", "x"] {
-            #expect(throws: ConfigurationErrors.self) {
+            #expect(throws: ConfigurationError.self) {
                 try GatewayConfiguration(
                     environment: environment.with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", bad).variables)
             }
