@@ -26,39 +26,44 @@ let package = Package(
 
         // The code type every module's one error struct shares (docs/decisions/0540); no dependency.
         .target(name: "PushErrors"),
-        .target(name: "PushSystem", dependencies: ["CPushSystem"]),
-        .target(name: "PushJSON"),
+        .target(name: "PushSystem", dependencies: ["CPushSystem", "PushErrors"]),
+        .target(name: "PushJSON", dependencies: ["PushErrors"]),
         // No dependency and no C library: an app links it (docs/decisions/0370).
         .target(name: "PushGatewayClient"),
         // Strict DER (X.690 §10), shared by App Attest's nonce extension and Android Key Attestation.
         .target(name: "PushDER", dependencies: ["PushErrors"]),
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
-        .target(name: "PushHTTP", dependencies: ["PushSystem"]),
+        .target(name: "PushHTTP", dependencies: ["PushErrors", "PushSystem"]),
         // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
         .target(name: "PushRateLimiting"),
-        .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushSystem"]),
-        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushDER", "PushJSON"]),
+        .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushErrors", "PushSystem"]),
+        .target(name: "PushAttest", dependencies: ["PushCrypto", "PushDER", "PushErrors", "PushJSON"]),
         // Android Key Attestation verification (docs/protocol.md §5a), pure Swift over PushCrypto.
-        .target(name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushJSON", "PushSystem"]),
-        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushJSON"]),
-        .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushSystem"]),
+        .target(
+            name: "PushKeyAttestation", dependencies: ["PushCrypto", "PushDER", "PushErrors", "PushJSON", "PushSystem"]),
+        .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushErrors", "PushJSON"]),
+        .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushErrors", "PushSystem"]),
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
-        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
-        .target(name: "PushWebSocket", dependencies: ["PushCrypto"]),
-        .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushSystem"]),
+        .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushErrors"]),
+        .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushErrors", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),
-        .target(name: "PushAPNs", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(
+            name: "PushAPNs",
+            dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // FCM HTTP v1 and its OAuth access token (docs/protocol.md §8a), a PushProvider.
-        .target(name: "PushFCM", dependencies: ["PushDelivery", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(
+            name: "PushFCM",
+            dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
-        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushNostr", "PushCrypto"]),
+        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
         .target(

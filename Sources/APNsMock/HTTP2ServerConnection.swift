@@ -37,7 +37,7 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
     /// Called for every PING the client sends (not for acknowledgements).
     var onPing: (() -> Void)?
 
-    init(socket: consuming FileDescriptor, context: TLSContext) throws(TLSError) {
+    init(socket: consuming FileDescriptor, context: TLSContext) throws(CryptoError) {
         let raw = socket.rawValue
         self.socket = socket
         self.tls = try TLSConnection(serverOn: raw, context: context)
@@ -82,7 +82,9 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
         while true {
             let result: TLSTransfer
             do {
-                result = try readBuffer.withUnsafeMutableBytes { buffer throws(TLSError) in try tls.read(into: buffer) }
+                result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
+                    try tls.read(into: buffer)
+                }
             } catch {
                 return false
             }

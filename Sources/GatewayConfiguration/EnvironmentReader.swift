@@ -71,6 +71,27 @@ struct EnvironmentReader {
         return value
     }
 
+    /// `true` or `false`, false when unset; nil (and a problem) for anything else.
+    mutating func boolean(_ name: String) -> Bool? {
+        switch optional(name) {
+        case nil where environment[name] == nil: return false
+        case "true": return true
+        case "false": return false
+        case nil: return nil
+        default:
+            fail(name, "must be true or false")
+            return nil
+        }
+    }
+
+    /// An allow flag that means something only when `companion` is set: true only when set to
+    /// `true`, and then a problem without `companion`.
+    mutating func allowFlag(_ name: String, onlyWith companion: String) -> Bool {
+        let allows = boolean(name) ?? false
+        if allows && environment[companion] == nil { fail(name, "is only meaningful with \(companion)") }
+        return allows
+    }
+
     /// One value of a closed set, `defaultValue` when unset (nil default: required).
     mutating func choice<Choice: RawRepresentable>(_ name: String, default defaultValue: Choice?) -> Choice?
     where Choice.RawValue == String, Choice: CaseIterable {

@@ -84,14 +84,7 @@ extension GatewayConfiguration {
         let level: AppProfile.Android.MinimumSecurityLevel? = reader.choice(
             variable("ANDROID_MIN_SECURITY_LEVEL"), default: .tee)
         let selfSignedName = variable("ANDROID_ALLOW_SELF_SIGNED_BOOT")
-        var allowsSelfSigned: Bool?
-        switch reader.optional(selfSignedName) {
-        case nil where reader.environment[selfSignedName] == nil: allowsSelfSigned = false
-        case "true": allowsSelfSigned = true
-        case "false": allowsSelfSigned = false
-        case nil: break
-        default: reader.fail(selfSignedName, "must be true or false")
-        }
+        let allowsSelfSigned = reader.boolean(selfSignedName)
         let fcm = fcmSettings(&reader, variable: variable)
         guard let package, let digests, let level, let allowsSelfSigned, let fcm else { return nil }
         return AppProfile(
@@ -133,7 +126,7 @@ extension GatewayConfiguration {
                 _ = try ServiceAccount.parse(contents)
                 account = (contents, path)
             } catch {
-                reader.fail(accountName, "is not a usable service-account JSON key (\(error.rawValue))")
+                reader.fail(accountName, "is not a usable service-account JSON key (\(error.code))")
             }
         }
         guard let project, let account else { return nil }
@@ -186,17 +179,7 @@ extension GatewayConfiguration {
     private static func extraAndroidRoot(_ reader: inout EnvironmentReader) -> [UInt8]? {
         let rootName = "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE"
         let allowName = "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT"
-        var allows = false
-        if let text = reader.optional(allowName) {
-            switch text {
-            case "true": allows = true
-            case "false": break
-            default: reader.fail(allowName, "must be true or false")
-            }
-            if allows && reader.environment[rootName] == nil {
-                reader.fail(allowName, "is only meaningful with \(rootName)")
-            }
-        }
+        let allows = reader.allowFlag(allowName, onlyWith: rootName)
         guard reader.environment[rootName] != nil else { return nil }
         guard let file = reader.pemFile(rootName, label: "CERTIFICATE", problem: "must hold a PEM certificate") else {
             return nil

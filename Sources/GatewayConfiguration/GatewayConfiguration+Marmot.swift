@@ -23,7 +23,7 @@ extension MarmotConfiguration {
     /// `apnsProfileID` / `fcmProfileID`).
     public func subscriber(
         providers: MarmotProviderMap, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger, proxy: HTTP2Proxy?
-    ) throws(TLSError) -> MarmotSubscriber {
+    ) throws(CryptoError) -> MarmotSubscriber {
         try MarmotSubscriber(
             serverKey: serverKey, relays: relays, proxy: proxy.map { EgressProxy(host: $0.host, port: $0.port) },
             providers: providers, settings: ingress, pool: pool, metrics: metrics, logger: logger,
@@ -86,14 +86,7 @@ extension GatewayConfiguration {
     private static func marmotRelays(_ reader: inout EnvironmentReader) -> [WebSocketURL]? {
         let name = "PUSH_GATEWAY_MARMOT_RELAYS"
         let allowName = "PUSH_GATEWAY_MARMOT_ALLOW_PLAIN_WS"
-        var allowsPlain = false
-        if let text = reader.optional(allowName) {
-            switch text {
-            case "true": allowsPlain = true
-            case "false": break
-            default: reader.fail(allowName, "must be true or false")
-            }
-        }
+        let allowsPlain = reader.boolean(allowName) ?? false
         guard let text = reader.required(name), let items = reader.commaList(name, text) else { return nil }
         guard items.count <= 16 else {
             reader.fail(name, "lists more than 16 relays")

@@ -149,9 +149,7 @@ extension GatewayConfiguration {
     static func testingOverrides(_ reader: inout EnvironmentReader) -> TestingOverrides? {
         var insecure = (insecureVariables + androidInsecureVariables).filter { reader.environment[$0] != nil }
         // An allow flag set to false allows nothing.
-        if reader.environment["PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT"] == "false" {
-            insecure.removeAll { $0 == "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT" }
-        }
+        insecure.removeAll { $0.hasPrefix("PUSH_GATEWAY_ALLOW_") && reader.environment[$0] == "false" }
         let production = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_PRODUCTION")
         let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
         let ca = reader.pemFile(
@@ -164,17 +162,7 @@ extension GatewayConfiguration {
             reader.environment[timeoutName] == nil
             ? nil : reader.integer(timeoutName, in: 100...15_000, default: 15_000).map { Duration.milliseconds($0) }
         let allowName = "PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT"
-        var allowsUntrusted = false
-        if let text = reader.optional(allowName) {
-            switch text {
-            case "true": allowsUntrusted = true
-            case "false": insecure.removeAll { $0 == allowName }
-            default: reader.fail(allowName, "must be true or false")
-            }
-            if allowsUntrusted && reader.environment[rootName] == nil {
-                reader.fail(allowName, "is only meaningful with \(rootName)")
-            }
-        }
+        let allowsUntrusted = reader.allowFlag(allowName, onlyWith: rootName)
         return TestingOverrides(
             apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: ca?.pem,
             apnsExtraTrustAnchorFile: ca?.path, apnsRequestTimeout: timeout, appAttestRootPEM: root?.pem,

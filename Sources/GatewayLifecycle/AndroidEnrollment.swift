@@ -54,7 +54,7 @@ package final class KeyAttestationStatusSource: Sendable {
         do {
             store(try KeyAttestationStatusList(json: body, fetchedAt: now))
         } catch {
-            logFailure(error.rawValue)
+            logFailure(error.code.name)
         }
     }
 
@@ -85,7 +85,7 @@ package final class KeyAttestationStatusSource: Sendable {
         } catch {
             logger.warning(
                 "the Key Attestation status list file could not be used; keeping the last good list",
-                ["reason": .string(error.rawValue)])
+                ["reason": .string(error.code.name)])
             return nil
         }
     }

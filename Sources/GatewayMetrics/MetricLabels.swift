@@ -112,14 +112,14 @@ public enum APNsReasonLabel {
 /// failure class of every chain the Android enrollment route verified.
 package enum AndroidAttestationResult: MetricLabel {
     case ok
-    case refused(KeyAttestationFailure)
+    case refused(KeyAttestationError.Code)
 
-    package static let allCases: [AndroidAttestationResult] = [.ok] + KeyAttestationFailure.allCases.map(Self.refused)
+    package static let allCases: [AndroidAttestationResult] = [.ok] + KeyAttestationError.allCodes.map(Self.refused)
 
     package init?(rawValue: String) {
         if rawValue == "ok" {
             self = .ok
-        } else if let failure = KeyAttestationFailure(rawValue: rawValue) {
+        } else if let failure = KeyAttestationError.allCodes.first(where: { $0.name == rawValue }) {
             self = .refused(failure)
         } else {
             return nil
@@ -129,7 +129,7 @@ package enum AndroidAttestationResult: MetricLabel {
     package var rawValue: String {
         switch self {
         case .ok: "ok"
-        case .refused(let failure): failure.rawValue
+        case .refused(let failure): failure.name
         }
     }
 }

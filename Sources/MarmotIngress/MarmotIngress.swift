@@ -61,7 +61,7 @@ public final class MarmotIngress: Sendable {
         serverKey: SchnorrSigningKey, providers: MarmotProviderMap, settings: MarmotIngressSettings,
         digests: any MarmotDigestClaims, metrics: MarmotMetrics, logger: Logger,
         unixTime: @escaping @Sendable () -> Int64, scheduleRetry: @escaping MarmotRetryScheduler
-    ) throws(SecureRandom.Failure) {
+    ) throws(CryptoError) {
         self.serverKey = serverKey
         self.providers = providers.mapValues { Provider(provider: $0.provider, profileID: $0.profileID) }
         self.settings = settings
@@ -97,22 +97,22 @@ public final class MarmotIngress: Sendable {
     }
 
     private func claim(_ wrap: NostrEvent) -> (class: MarmotTriggerResult, trigger: MarmotTrigger?) {
-        do throws(NIP59Failure) {
+        do throws(NostrError) {
             try NIP59.verifyWrap(wrap, recipient: serverKey.publicKey)
         } catch {
-            return (MarmotTriggerResult(error), nil)
+            return (MarmotTriggerResult(MarmotError(error)), nil)
         }
         let now = Self.seconds(.now())
         guard unwrapBucket.withLock({ $0.take(now: now) }) == .allowed else { return (.rateLimited, nil) }
         let trigger: MarmotTrigger
-        do throws(NIP59Failure) {
+        do throws(NostrError) {
             let gift = try NIP59.open(verifiedWrap: wrap, recipientKey: serverKey)
             switch MarmotTriggerDecoder.decode(rumor: gift.rumor) {
-            case .failure(let failure): return (failure, nil)
+            case .failure(let refusal): return (MarmotTriggerResult(refusal), nil)
             case .success(let decoded): trigger = decoded
             }
         } catch {
-            return (MarmotTriggerResult(error), nil)
+            return (MarmotTriggerResult(MarmotError(error)), nil)
         }
         do {
             guard try digests.claim(trigger.digest) else { return (.duplicate, nil) }

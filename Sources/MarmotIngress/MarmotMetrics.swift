@@ -38,12 +38,13 @@ public enum MarmotTokenResult: String, Sendable, CaseIterable {
     case configurationFault = "configuration_fault"
     case rejected
 
-    init(_ reason: MarmotChunkSkipReason) {
-        switch reason {
+    /// The label of a chunk step 5 skipped (``MarmotError/chunkSkipCodes``).
+    init(_ skipped: MarmotError) {
+        switch skipped.code {
         case .ecdh: self = .ecdh
-        case .aead: self = .aead
         case .platform: self = .platform
         case .length: self = .length
+        default: self = .aead
         }
     }
 }

@@ -11,7 +11,7 @@ extension MarmotSubscriber {
         serverKey: SchnorrSigningKey, relays: [WebSocketURL], proxy: EgressProxy?, providers: MarmotProviderMap,
         settings: MarmotIngressSettings, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger,
         unixTime: @escaping @Sendable () -> Int64
-    ) throws(TLSError) {
+    ) throws(CryptoError) {
         let tls = relays.contains(where: \.secure) ? try TLSContext.client(alpnProtocols: []) : nil
         self.init(
             settings: MarmotRelaySettings(serverKey: serverKey, relays: relays, tlsContext: tls, proxy: proxy),

@@ -274,7 +274,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
             if let tls {
                 let result: TLSTransfer
                 do {
-                    result = try readBuffer.withUnsafeMutableBytes { buffer throws(TLSError) in
+                    result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
                         try tls.read(into: buffer)
                     }
                 } catch {
@@ -311,7 +311,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
             if let tls {
                 let result: TLSTransfer
                 do {
-                    result = try output[outputOffset...].withUnsafeBytes { bytes throws(TLSError) in
+                    result = try output[outputOffset...].withUnsafeBytes { bytes throws(CryptoError) in
                         try tls.write(bytes)
                     }
                 } catch {
@@ -362,7 +362,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
 
     private static func describe(_ closure: WebSocketClosure) -> String {
         switch closure {
-        case .handshakeFailed(let failure): "WebSocket handshake refused (\(failure.rawValue))"
+        case .handshakeFailed(let failure): "WebSocket handshake refused (\(failure.code))"
         case .closedByClient: "closed"
         case .closedByServer(let code): "closed by the relay (\(code.map { String($0.rawValue) } ?? "no code"))"
         case .failed(let code): "protocol violation (\(code.rawValue))"

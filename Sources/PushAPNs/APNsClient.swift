@@ -84,14 +84,14 @@ public final class APNsClient: Sendable {
         let request = Self.request(for: notification, topic: profile.topic, token: token)
         http.submit(request, to: target) { [self] result in
             switch result {
-            case .failure(.tlsConfiguration):
+            case .failure(let failure) where failure.code == .tlsConfiguration:
                 completion(
                     APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: attempt - 1))
             case .failure(let failure):
                 completion(
                     APNsSendResult(
                         outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: attempt,
-                        failure: failure == .timedOut ? .timeout : .transportFailure))
+                        failure: failure.code == .timedOut ? .timeout : .transportFailure))
             case .success(let response):
                 let error = APNsErrorBody.parse(response.body)
                 // §8: only 403 ExpiredProviderToken renews the token, once, and retries once.
@@ -150,7 +150,7 @@ public final class APNsClient: Sendable {
         }
     }
 
-    private func tlsContext(for profile: APNsProfile) throws(TLSError) -> TLSContext {
+    private func tlsContext(for profile: APNsProfile) throws(CryptoError) -> TLSContext {
         let key = profile.poolIdentity
         if let context = tlsContexts.withLock({ $0[key] }) { return context }
         let context: TLSContext

@@ -15,14 +15,15 @@ public struct APNsProfile: Sendable {
         /// P-256 key); throws when the text is not such a key. The error never contains the key.
         public static func token(
             teamID: String, keyID: String, privateKeyPEM: String
-        ) throws(ProviderTokenError)
+        ) throws(APNsError)
             -> Credential
         {
             let privateKey: P256PrivateKey
             do {
                 privateKey = try P256PrivateKey(pem: privateKeyPEM)
             } catch {
-                throw ProviderTokenError(detail: "the provider key is not an unencrypted PKCS#8 P-256 private key")
+                throw APNsError(
+                    .invalidProviderKey, detail: "the provider key is not an unencrypted PKCS#8 P-256 private key")
             }
             return .token(teamID: teamID, keyID: keyID, signer: ProviderTokenCache.es256Signer(privateKey))
         }

@@ -17,12 +17,6 @@ public struct ProviderToken: Sendable, Equatable {
     }
 }
 
-/// Why no provider token could be produced: the signer failed or returned something that is not
-/// a raw 64-byte P-256 signature. A delivery in this state is a configuration fault (§4.7).
-public struct ProviderTokenError: Error, Sendable, Equatable {
-    public let detail: String
-}
-
 /// The one provider token per (team id, key id), shared by every connection (docs/protocol.md §8):
 /// renewed once it is 50 minutes old, never more often than every 20 minutes, except the forced
 /// renewal after `403 ExpiredProviderToken`, which ignores that floor and always yields a new `iat`.
@@ -61,9 +55,9 @@ public final class ProviderTokenCache: Sendable {
 
     /// The token to put on the next request, renewed first when it is 50 minutes old (and at
     /// least 20 minutes old, which matters only if the clock jumped backwards).
-    public func token() throws(ProviderTokenError) -> ProviderToken {
+    public func token() throws(APNsError) -> ProviderToken {
         let now = clock()
-        return try current.withLock { (cached: inout ProviderToken?) throws(ProviderTokenError) -> ProviderToken in
+        return try current.withLock { (cached: inout ProviderToken?) throws(APNsError) -> ProviderToken in
             if let token = cached {
                 let age = now - token.issuedAt
                 if age < renewAfterSeconds || age < minimumLifetimeSeconds { return token }
@@ -77,9 +71,9 @@ public final class ProviderTokenCache: Sendable {
     /// The forced renewal after APNs answered `403 ExpiredProviderToken` to `rejected`. When
     /// another request already replaced that token, the replacement is returned (one renewal for
     /// all the requests that saw the same rejection).
-    public func renew(replacing rejected: ProviderToken) throws(ProviderTokenError) -> ProviderToken {
+    public func renew(replacing rejected: ProviderToken) throws(APNsError) -> ProviderToken {
         let now = clock()
-        return try current.withLock { (cached: inout ProviderToken?) throws(ProviderTokenError) -> ProviderToken in
+        return try current.withLock { (cached: inout ProviderToken?) throws(APNsError) -> ProviderToken in
             if let token = cached, token != rejected { return token }
             // A new `iat` even within the same second, so the new JWT differs from the refused one.
             let token = try makeToken(issuedAt: max(now, rejected.issuedAt + 1))
@@ -88,16 +82,17 @@ public final class ProviderTokenCache: Sendable {
         }
     }
 
-    private func makeToken(issuedAt: Int64) throws(ProviderTokenError) -> ProviderToken {
+    private func makeToken(issuedAt: Int64) throws(APNsError) -> ProviderToken {
         let signingInput = Self.signingInput(teamID: teamID, keyID: keyID, issuedAt: issuedAt)
         let signature: [UInt8]
         do {
             signature = try signer(Array(signingInput.utf8))
         } catch {
-            throw ProviderTokenError(detail: "the provider token signer failed")
+            throw APNsError(.signerFailed, detail: "the provider token signer failed")
         }
         guard signature.count == 64 else {
-            throw ProviderTokenError(detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
+            throw APNsError(
+                .signatureNotRaw, detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
         }
         return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
     }

@@ -25,12 +25,9 @@ public enum AppleAppAttestationRoot {
 
         """
 
-    /// The built-in root exists but is not the pinned certificate (a corrupted or tampered binary).
-    public struct IntegrityError: Error, Sendable, Equatable {}
-
     /// The built-in root after checking its SHA-256 against ``pinnedFingerprintHex``. Callers treat
     /// a failure as fatal at start-up: nothing may be verified against an unknown root.
-    public static func certificate() throws(IntegrityError) -> X509Certificate {
+    public static func certificate() throws(AppAttestError) -> X509Certificate {
         try load(pem: pem, expectedFingerprintHex: pinnedFingerprintHex)
     }
 
@@ -40,11 +37,11 @@ public enum AppleAppAttestationRoot {
         Hex.encode(candidate.sha256Fingerprint) == pinnedFingerprintHex
     }
 
-    static func load(pem: String, expectedFingerprintHex: String) throws(IntegrityError) -> X509Certificate {
+    static func load(pem: String, expectedFingerprintHex: String) throws(AppAttestError) -> X509Certificate {
         guard let certificate = try? X509Certificate(pem: pem),
             ConstantTime.equals(
                 Array(Hex.encode(certificate.sha256Fingerprint).utf8), Array(expectedFingerprintHex.utf8))
-        else { throw IntegrityError() }
+        else { throw AppAttestError(.rootIntegrity) }
         return certificate
     }
 }

@@ -25,7 +25,7 @@ public struct AttestationVerifier: Sendable {
     }
 
     /// A verifier anchored at the built-in Apple App Attestation Root CA.
-    public static func apple() throws(AppleAppAttestationRoot.IntegrityError) -> AttestationVerifier {
+    public static func apple() throws(AppAttestError) -> AttestationVerifier {
         AttestationVerifier(root: try AppleAppAttestationRoot.certificate())
     }
 
@@ -34,7 +34,7 @@ public struct AttestationVerifier: Sendable {
     public func verify(
         attestationObject: [UInt8], clientDataHash: [UInt8], keyID: [UInt8], appID: String,
         environment: AppAttestEnvironment, at time: Int64
-    ) throws(AppAttestFailure) -> AttestedKey {
+    ) throws(AppAttestError) -> AttestedKey {
         // Step 1: strict parse.
         let object = try ParsedAttestation(attestationObject)
         let leaf: X509Certificate
@@ -43,34 +43,34 @@ public struct AttestationVerifier: Sendable {
             leaf = try X509Certificate(derEncoded: object.leafDER)
             intermediate = try X509Certificate(derEncoded: object.intermediateDER)
         } catch {
-            throw .chain
+            throw AppAttestError(.chain)
         }
         // Step 2: chain to the pinned root at the verification time.
         do {
             try X509ChainVerifier.verify(leaf: leaf, intermediates: [intermediate], root: root, at: time)
-        } catch .time {
-            throw .time
         } catch {
-            throw .chain
+            throw AppAttestError(error.code == .chainOutsideValidity ? .time : .chain)
         }
         // Step 3: nonce.
         guard let extensionValue = leaf.extensionValue(oid: Self.nonceExtensionOID),
             let certifiedNonce = Self.nonce(fromExtensionValue: extensionValue),
             ConstantTime.equals(certifiedNonce, SHA256.hash(object.authenticatorData + clientDataHash))
-        else { throw .nonce }
+        else { throw AppAttestError(.nonce) }
         // Step 4: key id.
         guard let publicKey = leaf.p256PublicKey(), keyID.count == SHA256.byteCount,
             ConstantTime.equals(SHA256.hash(publicKey.uncompressedPoint), keyID)
-        else { throw .keyID }
+        else { throw AppAttestError(.keyID) }
         // Step 5: authenticator data (WebAuthn §6.1 layout, offsets of docs/protocol.md §5).
         let authenticatorData = object.authenticatorData
-        guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else { throw .appID }
-        guard authenticatorData[33..<37].allSatisfy({ $0 == 0 }) else { throw .counter }
-        guard authenticatorData[37..<53].elementsEqual(environment.aaguid) else { throw .aaguid }
+        guard ConstantTime.equals(authenticatorData[0..<32], SHA256.hash(Array(appID.utf8))) else {
+            throw AppAttestError(.appID)
+        }
+        guard authenticatorData[33..<37].allSatisfy({ $0 == 0 }) else { throw AppAttestError(.counter) }
+        guard authenticatorData[37..<53].elementsEqual(environment.aaguid) else { throw AppAttestError(.aaguid) }
         let credentialIDLength = Int(authenticatorData[53]) << 8 | Int(authenticatorData[54])
         guard credentialIDLength == SHA256.byteCount,
             ConstantTime.equals(authenticatorData[55..<55 + credentialIDLength], keyID)
-        else { throw .credentialID }
+        else { throw AppAttestError(.credentialID) }
         return AttestedKey(keyID: keyID, publicKey: publicKey, receipt: object.receipt)
     }
 
@@ -101,12 +101,12 @@ struct ParsedAttestation {
     /// rpIdHash 32, flags 1, counter 4, aaguid 16, credential id length 2.
     static let fixedAuthenticatorDataLength = 55
 
-    init(_ bytes: [UInt8]) throws(AppAttestFailure) {
+    init(_ bytes: [UInt8]) throws(AppAttestError) {
         let root: CBORValue
         do {
             root = try CBORReader.decode(bytes, limits: .attestationObject)
         } catch {
-            throw .format
+            throw AppAttestError(.format)
         }
         guard root.textKeys == ["fmt", "attStmt", "authData"], root[textKey: "fmt"] == .text("apple-appattest"),
             let statement = root[textKey: "attStmt"], statement.textKeys == ["x5c", "receipt"],
@@ -115,9 +115,11 @@ struct ParsedAttestation {
             let receipt = statement[textKey: "receipt"]?.byteString,
             let authenticatorData = root[textKey: "authData"]?.byteString,
             authenticatorData.count >= Self.fixedAuthenticatorDataLength
-        else { throw .format }
+        else { throw AppAttestError(.format) }
         let credentialIDLength = Int(authenticatorData[53]) << 8 | Int(authenticatorData[54])
-        guard authenticatorData.count >= Self.fixedAuthenticatorDataLength + credentialIDLength else { throw .format }
+        guard authenticatorData.count >= Self.fixedAuthenticatorDataLength + credentialIDLength else {
+            throw AppAttestError(.format)
+        }
         self.leafDER = leafDER
         self.intermediateDER = intermediateDER
         self.receipt = receipt

@@ -24,49 +24,16 @@ public struct CBORLimits: Sendable, Equatable {
         maximumByteCount: 1024, maximumDepth: 8, maximumItemCount: 128)
 }
 
-/// Why CBOR input was refused, with the byte offset where it was noticed.
-public struct CBORError: Error, Sendable, Equatable {
-    public enum Code: String, Sendable {
-        /// Input ended inside an item, or a declared length exceeds the remaining input.
-        case truncated
-        /// Indefinite-length string, array or map (additional information 31).
-        case indefiniteLength
-        /// An integer, length or count not in its shortest encoding (RFC 8949 §4.2.1).
-        case nonShortestEncoding
-        /// Additional information 28–30.
-        case reservedAdditionalInformation
-        /// Tags, floats and simple values other than `false` and `true`.
-        case unsupportedType
-        /// Text that is not valid UTF-8.
-        case invalidUTF8
-        /// The same key twice in one map.
-        case duplicateKey
-        /// Bytes after the single top-level item.
-        case trailingBytes
-        case inputTooLarge
-        case nestingTooDeep
-        case tooManyItems
-    }
-
-    public let code: Code
-    public let offset: Int
-
-    public init(_ code: Code, offset: Int) {
-        self.code = code
-        self.offset = offset
-    }
-}
-
 /// Strict, bounded CBOR decoder (RFC 8949) for App Attest objects: exactly one item, definite lengths
 /// only, shortest-form heads, unique map keys, no tags, floats or simple values except booleans
 /// (docs/decisions/0020-strict-cbor.md).
 public enum CBORReader {
     /// Decodes `bytes` as exactly one CBOR item within `limits`.
-    public static func decode(_ bytes: [UInt8], limits: CBORLimits) throws(CBORError) -> CBORValue {
-        guard bytes.count <= limits.maximumByteCount else { throw CBORError(.inputTooLarge, offset: 0) }
+    public static func decode(_ bytes: [UInt8], limits: CBORLimits) throws(AppAttestError) -> CBORValue {
+        guard bytes.count <= limits.maximumByteCount else { throw AppAttestError(.inputTooLarge, offset: 0) }
         var parser = Parser(bytes: bytes, limits: limits)
         let value = try parser.readItem(depth: 1)
-        guard parser.position == bytes.count else { throw CBORError(.trailingBytes, offset: parser.position) }
+        guard parser.position == bytes.count else { throw AppAttestError(.trailingBytes, offset: parser.position) }
         return value
     }
 
@@ -83,12 +50,12 @@ public enum CBORReader {
 
         var remaining: Int { bytes.count - position }
 
-        mutating func readItem(depth: Int) throws(CBORError) -> CBORValue {
+        mutating func readItem(depth: Int) throws(AppAttestError) -> CBORValue {
             let start = position
-            guard depth <= limits.maximumDepth else { throw CBORError(.nestingTooDeep, offset: start) }
+            guard depth <= limits.maximumDepth else { throw AppAttestError(.nestingTooDeep, offset: start) }
             itemCount += 1
-            guard itemCount <= limits.maximumItemCount else { throw CBORError(.tooManyItems, offset: start) }
-            guard remaining > 0 else { throw CBORError(.truncated, offset: start) }
+            guard itemCount <= limits.maximumItemCount else { throw AppAttestError(.tooManyItems, offset: start) }
+            guard remaining > 0 else { throw AppAttestError(.truncated, offset: start) }
             let initial = bytes[position]
             let majorType = initial >> 5
             let additional = initial & 0x1f
@@ -97,11 +64,11 @@ public enum CBORReader {
                 switch additional {
                 case 20: return .boolean(false)
                 case 21: return .boolean(true)
-                case 31: throw CBORError(.indefiniteLength, offset: start)
-                default: throw CBORError(.unsupportedType, offset: start)
+                case 31: throw AppAttestError(.indefiniteLength, offset: start)
+                default: throw AppAttestError(.unsupportedType, offset: start)
                 }
             }
-            if majorType == 6 { throw CBORError(.unsupportedType, offset: start) }
+            if majorType == 6 { throw AppAttestError(.unsupportedType, offset: start) }
             let argument = try readArgument()
             switch majorType {
             case 0:
@@ -113,18 +80,18 @@ public enum CBORReader {
             case 3:
                 let payload = try readPayload(length: argument, start: start)
                 guard let text = String(validating: payload, as: UTF8.self) else {
-                    throw CBORError(.invalidUTF8, offset: start)
+                    throw AppAttestError(.invalidUTF8, offset: start)
                 }
                 return .text(text)
             case 4:
                 // Every item takes at least one byte, so a count beyond the remaining input is a lie;
                 // checking it first keeps a hostile count from driving any allocation.
-                guard argument <= UInt64(remaining) else { throw CBORError(.truncated, offset: start) }
+                guard argument <= UInt64(remaining) else { throw AppAttestError(.truncated, offset: start) }
                 var elements: [CBORValue] = []
                 for _ in 0..<Int(argument) { elements.append(try readItem(depth: depth + 1)) }
                 return .array(elements)
             default:
-                guard argument <= UInt64(remaining / 2) else { throw CBORError(.truncated, offset: start) }
+                guard argument <= UInt64(remaining / 2) else { throw AppAttestError(.truncated, offset: start) }
                 var entries: [CBORMapEntry] = []
                 var seenKeys: Set<ArraySlice<UInt8>> = []
                 for _ in 0..<Int(argument) {
@@ -133,7 +100,7 @@ public enum CBORReader {
                     // Shortest-form encoding makes equal keys byte-identical, so comparing the
                     // encodings detects every duplicate.
                     guard seenKeys.insert(bytes[keyStart..<position]).inserted else {
-                        throw CBORError(.duplicateKey, offset: keyStart)
+                        throw AppAttestError(.duplicateKey, offset: keyStart)
                     }
                     let value = try readItem(depth: depth + 1)
                     entries.append(CBORMapEntry(key: key, value: value))
@@ -143,7 +110,7 @@ public enum CBORReader {
         }
 
         /// Reads the head's argument (RFC 8949 §3), refusing indefinite, reserved and non-shortest forms.
-        mutating func readArgument() throws(CBORError) -> UInt64 {
+        mutating func readArgument() throws(AppAttestError) -> UInt64 {
             let start = position
             let additional = bytes[position] & 0x1f
             position += 1
@@ -154,10 +121,10 @@ public enum CBORReader {
             case 25: width = 2
             case 26: width = 4
             case 27: width = 8
-            case 31: throw CBORError(.indefiniteLength, offset: start)
-            default: throw CBORError(.reservedAdditionalInformation, offset: start)
+            case 31: throw AppAttestError(.indefiniteLength, offset: start)
+            default: throw AppAttestError(.reservedAdditionalInformation, offset: start)
             }
-            guard remaining >= width else { throw CBORError(.truncated, offset: start) }
+            guard remaining >= width else { throw AppAttestError(.truncated, offset: start) }
             var value: UInt64 = 0
             for byte in bytes[position..<position + width] { value = value << 8 | UInt64(byte) }
             position += width
@@ -168,12 +135,12 @@ public enum CBORReader {
                 case 4: 0x1_0000
                 default: 0x1_0000_0000
                 }
-            guard value >= smallestForWidth else { throw CBORError(.nonShortestEncoding, offset: start) }
+            guard value >= smallestForWidth else { throw AppAttestError(.nonShortestEncoding, offset: start) }
             return value
         }
 
-        mutating func readPayload(length: UInt64, start: Int) throws(CBORError) -> [UInt8] {
-            guard length <= UInt64(remaining) else { throw CBORError(.truncated, offset: start) }
+        mutating func readPayload(length: UInt64, start: Int) throws(AppAttestError) -> [UInt8] {
+            guard length <= UInt64(remaining) else { throw AppAttestError(.truncated, offset: start) }
             let payload = Array(bytes[position..<position + Int(length)])
             position += Int(length)
             return payload

@@ -27,14 +27,14 @@ public final class SecureRandomPool: Sendable {
 
     /// `count` random bytes (at most the pool's capacity); throws when the DRBG cannot produce them
     /// (docs/protocol.md §1 maps a randomness failure to 503).
-    public func bytes(_ count: Int) throws(SecureRandom.Failure) -> [UInt8] {
-        try buffer.withLock { (pool: inout Buffer) throws(SecureRandom.Failure) -> [UInt8] in
+    public func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        try buffer.withLock { (pool: inout Buffer) throws(CryptoError) -> [UInt8] in
             precondition(count >= 0 && count <= pool.bytes.count, "more bytes than the pool holds")
             if pool.bytes.count - pool.next < count {
                 let drawn = pool.bytes.withUnsafeMutableBufferPointer {
                     RAND_bytes($0.baseAddress, Int32($0.count))
                 }
-                guard drawn == 1 else { throw SecureRandom.Failure() }
+                guard drawn == 1 else { throw CryptoError(.randomUnavailable) }
                 pool.next = 0
             }
             let range = pool.next..<(pool.next + count)

@@ -28,34 +28,35 @@ public final class TLSConnection {
 
     /// A client session: sends SNI for a DNS name and verifies the certificate matches
     /// `serverName` (a DNS name or an IP literal, RFC 6125 / RFC 6066 §3: no SNI for IP literals).
-    public convenience init(clientOn fileDescriptor: Int32, context: TLSContext, serverName: String) throws(TLSError) {
+    public convenience init(clientOn fileDescriptor: Int32, context: TLSContext, serverName: String) throws(CryptoError)
+    {
         try self.init(fileDescriptor: fileDescriptor, context: context)
         if SocketAddress.numericFamily(of: serverName) != nil {
             guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(handle), serverName) == 1 else {
-                throw TLSError.fromQueue(.configuration, "expected IP address")
+                throw CryptoError.fromQueue(.configuration, "expected IP address")
             }
         } else {
             guard COpenSSL_SSL_set_tlsext_host_name(handle, serverName) == 1,
                 SSL_set1_host(handle, serverName) == 1
             else {
-                throw TLSError.fromQueue(.configuration, "server name")
+                throw CryptoError.fromQueue(.configuration, "server name")
             }
         }
         SSL_set_connect_state(handle)
     }
 
     /// A server session for an accepted socket.
-    public convenience init(serverOn fileDescriptor: Int32, context: TLSContext) throws(TLSError) {
+    public convenience init(serverOn fileDescriptor: Int32, context: TLSContext) throws(CryptoError) {
         try self.init(fileDescriptor: fileDescriptor, context: context)
         SSL_set_accept_state(handle)
     }
 
-    private init(fileDescriptor: Int32, context: TLSContext) throws(TLSError) {
+    private init(fileDescriptor: Int32, context: TLSContext) throws(CryptoError) {
         ERR_clear_error()
-        guard let handle = SSL_new(context.handle) else { throw TLSError.fromQueue(.configuration, "SSL_new") }
+        guard let handle = SSL_new(context.handle) else { throw CryptoError.fromQueue(.configuration, "SSL_new") }
         self.handle = handle
         self.context = context
-        guard SSL_set_fd(handle, fileDescriptor) == 1 else { throw TLSError.fromQueue(.configuration, "SSL_set_fd") }
+        guard SSL_set_fd(handle, fileDescriptor) == 1 else { throw CryptoError.fromQueue(.configuration, "SSL_set_fd") }
     }
 
     deinit { SSL_free(handle) }
@@ -83,13 +84,13 @@ public final class TLSConnection {
 
     /// Advances the handshake. A client refuses a session whose ALPN protocol is not one it
     /// offered (APNs requires `h2`, RFC 7540 §3.3) and a peer certificate that does not verify.
-    public func handshake() throws(TLSError) -> TLSProgress {
+    public func handshake() throws(CryptoError) -> TLSProgress {
         ERR_clear_error()
         let result = SSL_do_handshake(handle)
         if result == 1 {
             if context.role == .client, !context.alpnProtocols.isEmpty {
                 guard let selected = negotiatedProtocol, context.alpnProtocols.contains(selected) else {
-                    throw TLSError(.alpnNotNegotiated, "server did not select \(context.alpnProtocols)")
+                    throw CryptoError(.alpnNotNegotiated, detail: "server did not select \(context.alpnProtocols)")
                 }
             }
             return .complete
@@ -97,29 +98,29 @@ public final class TLSConnection {
         switch SSL_get_error(handle, result) {
         case SSL_ERROR_WANT_READ: return .wantRead
         case SSL_ERROR_WANT_WRITE: return .wantWrite
-        case SSL_ERROR_ZERO_RETURN: throw TLSError(.closed, "peer closed during the handshake")
+        case SSL_ERROR_ZERO_RETURN: throw CryptoError(.closed, detail: "peer closed during the handshake")
         default:
             let verification = SSL_get_verify_result(handle)
             if context.role == .client, verification != Int(X509_V_OK) {
                 let reason = String(cString: X509_verify_cert_error_string(verification))
-                _ = TLSError.drainErrorQueue()
-                throw TLSError(.certificateVerification, reason)
+                _ = CryptoError.drainErrorQueue()
+                throw CryptoError(.certificateVerification, detail: reason)
             }
-            let detail = TLSError.drainErrorQueue()
+            let detail = CryptoError.drainErrorQueue()
             if detail == "no OpenSSL error" {
-                throw TLSError(.closed, "connection ended during the handshake (errno \(errno))")
+                throw CryptoError(.closed, detail: "connection ended during the handshake (errno \(errno))")
             }
-            throw TLSError(.protocolFailure, "handshake: \(detail)")
+            throw CryptoError(.protocolFailure, detail: "handshake: \(detail)")
         }
     }
 
     /// Reads decrypted bytes into `buffer`.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> TLSTransfer {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) -> TLSTransfer {
         try transfer("read") { SSL_read_ex(handle, buffer.baseAddress, buffer.count, &$0) }
     }
 
     /// Writes up to `bytes.count` bytes (partial writes are enabled).
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> TLSTransfer {
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(CryptoError) -> TLSTransfer {
         try transfer("write") { SSL_write_ex(handle, bytes.baseAddress, bytes.count, &$0) }
     }
 
@@ -131,7 +132,7 @@ public final class TLSConnection {
     }
 
     /// Runs one `SSL_read_ex`/`SSL_write_ex` (`call` fills in the byte count) and classifies it.
-    private func transfer(_ operation: String, _ call: (inout Int) -> Int32) throws(TLSError) -> TLSTransfer {
+    private func transfer(_ operation: String, _ call: (inout Int) -> Int32) throws(CryptoError) -> TLSTransfer {
         ERR_clear_error()
         var count = 0
         let result = call(&count)
@@ -141,12 +142,12 @@ public final class TLSConnection {
         case SSL_ERROR_WANT_WRITE: return .wantWrite
         case SSL_ERROR_ZERO_RETURN: return .closed
         case SSL_ERROR_SYSCALL:
-            let detail = TLSError.drainErrorQueue()
+            let detail = CryptoError.drainErrorQueue()
             // EOF without close_notify: treat like a close, the HTTP/2 layer knows what was complete.
             if detail == "no OpenSSL error" { return .closed }
-            throw TLSError(.protocolFailure, "\(operation): \(detail)")
+            throw CryptoError(.protocolFailure, detail: "\(operation): \(detail)")
         default:
-            throw TLSError.fromQueue(.protocolFailure, operation)
+            throw CryptoError.fromQueue(.protocolFailure, operation)
         }
     }
 

@@ -24,20 +24,20 @@ public final class TLSContext: @unchecked Sendable {
         useSystemTrustStore: Bool = true,
         clientCertificateFile: String? = nil,
         clientKeyFile: String? = nil
-    ) throws(TLSError) -> TLSContext {
+    ) throws(CryptoError) -> TLSContext {
         let context = try TLSContext(role: .client, alpnProtocols: alpnProtocols)
         if useSystemTrustStore, SSL_CTX_set_default_verify_paths(context.handle) != 1 {
-            throw TLSError.fromQueue(.configuration, "system trust store")
+            throw CryptoError.fromQueue(.configuration, "system trust store")
         }
         if let extraTrustAnchorsFile,
             SSL_CTX_load_verify_locations(context.handle, extraTrustAnchorsFile, nil) != 1
         {
-            throw TLSError.fromQueue(.configuration, "extra trust anchors file")
+            throw CryptoError.fromQueue(.configuration, "extra trust anchors file")
         }
         SSL_CTX_set_verify(context.handle, SSL_VERIFY_PEER, nil)
         let wire = Self.wireFormat(alpnProtocols)
         if SSL_CTX_set_alpn_protos(context.handle, wire, UInt32(wire.count)) != 0 {
-            throw TLSError.fromQueue(.configuration, "ALPN protocols")
+            throw CryptoError.fromQueue(.configuration, "ALPN protocols")
         }
         if let clientCertificateFile {
             try context.useCertificate(
@@ -54,22 +54,22 @@ public final class TLSContext: @unchecked Sendable {
         keyFile: String,
         alpnProtocols: [String] = ["h2"],
         clientTrustAnchorsFile: String? = nil
-    ) throws(TLSError) -> TLSContext {
+    ) throws(CryptoError) -> TLSContext {
         let context = try TLSContext(role: .server, alpnProtocols: alpnProtocols)
         try context.useCertificate(chainFile: certificateChainFile, keyFile: keyFile)
         if let clientTrustAnchorsFile {
             guard SSL_CTX_load_verify_locations(context.handle, clientTrustAnchorsFile, nil) == 1 else {
-                throw TLSError.fromQueue(.configuration, "client trust anchors file")
+                throw CryptoError.fromQueue(.configuration, "client trust anchors file")
             }
             SSL_CTX_set_verify(context.handle, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
         return context
     }
 
-    private init(role: Role, alpnProtocols: [String]) throws(TLSError) {
+    private init(role: Role, alpnProtocols: [String]) throws(CryptoError) {
         ERR_clear_error()
         guard let handle = SSL_CTX_new(role == .client ? TLS_client_method() : TLS_server_method()) else {
-            throw TLSError.fromQueue(.configuration, "SSL_CTX_new")
+            throw CryptoError.fromQueue(.configuration, "SSL_CTX_new")
         }
         self.handle = handle
         self.role = role
@@ -85,7 +85,7 @@ public final class TLSContext: @unchecked Sendable {
             serverProtocolList = nil
         }
         guard COpenSSL_SSL_CTX_set_min_proto_version(handle, COpenSSL_TLS1_2_VERSION()) == 1 else {
-            throw TLSError.fromQueue(.configuration, "minimum protocol version")
+            throw CryptoError.fromQueue(.configuration, "minimum protocol version")
         }
         _ = COpenSSL_SSL_CTX_set_mode(handle, COpenSSL_SSL_MODE_nonblocking_writes())
     }
@@ -95,15 +95,15 @@ public final class TLSContext: @unchecked Sendable {
         serverProtocolList?.deallocate()
     }
 
-    private func useCertificate(chainFile: String, keyFile: String) throws(TLSError) {
+    private func useCertificate(chainFile: String, keyFile: String) throws(CryptoError) {
         guard SSL_CTX_use_certificate_chain_file(handle, chainFile) == 1 else {
-            throw TLSError.fromQueue(.configuration, "certificate chain file")
+            throw CryptoError.fromQueue(.configuration, "certificate chain file")
         }
         guard SSL_CTX_use_PrivateKey_file(handle, keyFile, SSL_FILETYPE_PEM) == 1 else {
-            throw TLSError.fromQueue(.configuration, "private key file")
+            throw CryptoError.fromQueue(.configuration, "private key file")
         }
         guard SSL_CTX_check_private_key(handle) == 1 else {
-            throw TLSError.fromQueue(.configuration, "private key does not match the certificate")
+            throw CryptoError.fromQueue(.configuration, "private key does not match the certificate")
         }
     }
 

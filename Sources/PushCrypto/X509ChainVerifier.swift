@@ -4,34 +4,28 @@ internal import COpenSSL
 /// OpenSSL's `X509_STORE_CTX` (RFC 5280 §6 path validation). The store holds only the pinned root:
 /// no system trust store, no CRL fetching.
 public enum X509ChainVerifier {
-    /// Why a chain was refused.
-    public enum Failure: Error, Sendable, Equatable {
-        /// A certificate of an otherwise valid chain is outside its validity period at the given time.
-        case time
-        /// Anything else: unknown issuer, bad signature, not a CA, wrong path length, unparsable, …
-        case chain(openSSLReason: String)
-    }
-
     /// Checks that `leaf` chains through exactly `intermediates` to `root` at `time` (Unix
     /// seconds); the built chain must have `intermediates.count + 2` certificates.
     public static func verify(
         leaf: X509Certificate, intermediates: [X509Certificate], root: X509Certificate, at time: Int64
-    ) throws(Failure) {
+    ) throws(CryptoError) {
         let outcome = evaluate(leaf: leaf, intermediates: intermediates, root: root, time: time, checkTime: true)
         switch outcome {
         case .valid:
             return
         case .rejected(let code, let reason):
             guard code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID else {
-                throw .chain(openSSLReason: reason)
+                throw CryptoError(.chainRejected, detail: reason)
             }
             // "time" only when the same chain is otherwise sound: verify again ignoring validity.
             let timeless = evaluate(leaf: leaf, intermediates: intermediates, root: root, time: time, checkTime: false)
             guard case .valid = timeless else {
-                if case .rejected(_, let otherReason) = timeless { throw .chain(openSSLReason: otherReason) }
-                throw .chain(openSSLReason: reason)
+                if case .rejected(_, let otherReason) = timeless {
+                    throw CryptoError(.chainRejected, detail: otherReason)
+                }
+                throw CryptoError(.chainRejected, detail: reason)
             }
-            throw .time
+            throw CryptoError(.chainOutsideValidity)
         }
     }
 

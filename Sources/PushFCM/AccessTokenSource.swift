@@ -7,7 +7,7 @@ import Synchronization
 /// `AccessTokenStateMachine` with the clock, runs each renewal's RS256 signing on the client's
 /// renewal thread (never the I/O thread) and its POST over PushHTTP2 (docs/decisions/0411).
 final class AccessTokenSource: Sendable {
-    typealias Completion = @Sendable (Result<AccessToken, TokenRenewalFailure>) -> Void
+    typealias Completion = @Sendable (Result<AccessToken, FCMError>) -> Void
 
     private struct State {
         var machine = AccessTokenStateMachine()
@@ -78,7 +78,7 @@ final class AccessTokenSource: Sendable {
             do {
                 body = OAuthAssertion.formBody(jwt: try OAuthAssertion.jwt(account: profile.account, issuedAt: clock()))
             } catch {
-                finish(.failure(.rejected))
+                finish(.failure(FCMError(.rejected)))
                 return
             }
             let request = HTTP2Request(
@@ -88,27 +88,26 @@ final class AccessTokenSource: Sendable {
                 switch result {
                 case .success(let response):
                     finish(GoogleTokenReply.parse(status: response.status, body: response.body))
-                case .failure(.tlsConfiguration):
-                    finish(.failure(.rejected))
+                case .failure(let failure) where failure.code == .tlsConfiguration:
+                    finish(.failure(FCMError(.rejected)))
                 case .failure:
-                    finish(.failure(.transient))
+                    finish(.failure(FCMError(.transient)))
                 }
             }
         }
-        if !accepted { finish(.failure(.transient)) }
+        if !accepted { finish(.failure(FCMError(.transient))) }
     }
 
-    private func finish(_ result: Result<(token: String, expiresIn: Int64), TokenRenewalFailure>) {
+    private func finish(_ result: Result<(token: String, expiresIn: Int64), FCMError>) {
         let now = clock()
         let label: TokenRefreshResult =
             switch result {
             case .success: .success
-            case .failure(.rejected): .rejected
-            case .failure(.transient): .transient
+            case .failure(let failure): failure.code == .transient ? .transient : .rejected
             }
         refreshResults.withLock { $0[label, default: 0] += 1 }
-        let (outcome, waiters) = state.withLock { state -> (Result<AccessToken, TokenRenewalFailure>, [Completion]) in
-            let outcome: Result<AccessToken, TokenRenewalFailure>
+        let (outcome, waiters) = state.withLock { state -> (Result<AccessToken, FCMError>, [Completion]) in
+            let outcome: Result<AccessToken, FCMError>
             switch result {
             case .success(let reply):
                 outcome = .success(

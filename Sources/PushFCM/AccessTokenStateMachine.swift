@@ -18,14 +18,6 @@ extension AccessToken: CustomStringConvertible, CustomDebugStringConvertible, Cu
     public var customMirror: Mirror { Mirror(self, children: ["expiresAt": expiresAt], displayStyle: .struct) }
 }
 
-/// How a renewal at Google's token endpoint failed (docs/protocol.md §8a).
-public enum TokenRenewalFailure: String, Error, Sendable, Equatable {
-    /// 400/401, or a reply that is not a usable token: the credential is wrong (a configuration fault).
-    case rejected
-    /// A transport failure, a timeout or a 5xx: try again later (transient).
-    case transient
-}
-
 /// When the one access token per credential is used, renewed or waited for (docs/protocol.md §8a,
 /// docs/decisions/0411). Pure: events in, decisions out; the caller owns the clock and the I/O.
 ///
@@ -51,13 +43,13 @@ public struct AccessTokenStateMachine: Sendable, Equatable {
         /// No usable token and a renewal is in flight: send when it finishes.
         case wait
         /// No usable token and the last renewal failed less than a backoff ago.
-        case fail(TokenRenewalFailure)
+        case fail(FCMError)
     }
 
     public private(set) var token: AccessToken?
     public private(set) var renewalInFlight = false
     public private(set) var consecutiveFailures = 0
-    private var lastFailure: TokenRenewalFailure?
+    private var lastFailure: FCMError?
     private var nextRenewalNotBefore = Int64.min
 
     public init() {}
@@ -91,16 +83,15 @@ public struct AccessTokenStateMachine: Sendable, Equatable {
     }
 
     /// The renewal failed; the cached token, if still valid, stays in use.
-    public mutating func renewalFailed(_ failure: TokenRenewalFailure, now: Int64) {
+    public mutating func renewalFailed(_ failure: FCMError, now: Int64) {
         renewalInFlight = false
         consecutiveFailures += 1
         lastFailure = failure
-        switch failure {
-        case .rejected:
-            nextRenewalNotBefore = now + Self.rejectedBackoffSeconds
-        case .transient:
+        if failure.code == .transient {
             let exponent = min(consecutiveFailures - 1, 6)
             nextRenewalNotBefore = now + min(Int64(1) << exponent, Self.transientBackoffMaximumSeconds)
+        } else {
+            nextRenewalNotBefore = now + Self.rejectedBackoffSeconds
         }
     }
 

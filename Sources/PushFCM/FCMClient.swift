@@ -94,21 +94,21 @@ public final class FCMClient: Sendable {
     }
 
     private func withToken(
-        _ result: Result<AccessToken, TokenRenewalFailure>, requestsSent: Int,
+        _ result: Result<AccessToken, FCMError>, requestsSent: Int,
         _ completion: @escaping @Sendable (FCMSendResult) -> Void, then send: (AccessToken) -> Void
     ) {
         switch result {
         case .success(let token):
             send(token)
-        case .failure(.rejected):
-            completion(
-                FCMSendResult(
-                    outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: requestsSent))
-        case .failure(.transient):
+        case .failure(let failure) where failure.code == .transient:
             completion(
                 FCMSendResult(
                     outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: requestsSent,
                     failure: .accessToken))
+        case .failure:
+            completion(
+                FCMSendResult(
+                    outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: requestsSent))
         }
     }
 
@@ -119,7 +119,7 @@ public final class FCMClient: Sendable {
         let request = Self.request(for: message, projectID: profile.projectID, token: token, now: clock())
         http.submit(request, to: target) { [self] result in
             switch result {
-            case .failure(.tlsConfiguration):
+            case .failure(let failure) where failure.code == .tlsConfiguration:
                 completion(
                     FCMSendResult(
                         outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: attempt - 1))
@@ -127,7 +127,7 @@ public final class FCMClient: Sendable {
                 completion(
                     FCMSendResult(
                         outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: attempt,
-                        failure: failure == .timedOut ? .timeout : .transportFailure))
+                        failure: failure.code == .timedOut ? .timeout : .transportFailure))
             case .success(let response):
                 // A success's body (the message name) carries nothing the classification reads.
                 let error = response.status == 200 ? FCMErrorBody.empty : FCMErrorBody.parse(response.body)
@@ -200,7 +200,7 @@ public final class FCMClient: Sendable {
         }
     }
 
-    private func tlsContext(for profile: FCMProfile) throws(TLSError) -> TLSContext {
+    private func tlsContext(for profile: FCMProfile) throws(CryptoError) -> TLSContext {
         let key = profile.extraTrustAnchorsFile ?? ""
         if let context = tlsContexts.withLock({ $0[key] }) { return context }
         let context = try TLSContext.client(extraTrustAnchorsFile: profile.extraTrustAnchorsFile)

@@ -10,18 +10,18 @@ public enum GoogleTokenReply {
     /// rejection (configuration fault), 429 and 5xx transient, any other status a rejection.
     public static func parse(
         status: Int, body: [UInt8]
-    ) -> Result<(token: String, expiresIn: Int64), TokenRenewalFailure> {
+    ) -> Result<(token: String, expiresIn: Int64), FCMError> {
         switch status {
         case 200: break
-        case 429, 500...599: return .failure(.transient)
-        default: return .failure(.rejected)
+        case 429, 500...599: return .failure(FCMError(.transient))
+        default: return .failure(FCMError(.rejected))
         }
         guard body.count <= maximumBodySize, let value = try? JSONReader.parse(body),
             let object = try? JSONObject(value),
             let token = try? object.string("access_token"), isHeaderSafe(token),
             let expiresIn = try? object.int64("expires_in"), expiresInRange.contains(expiresIn),
             (try? object.string("token_type")) == "Bearer"
-        else { return .failure(.rejected) }
+        else { return .failure(FCMError(.rejected)) }
         return .success((token, expiresIn))
     }
 

@@ -1,25 +1,6 @@
 import PushCrypto
 import PushJSON
 
-/// Why a service-account file was refused (docs/protocol.md §8a). A closed set: the reason never
-/// carries a value from the file, so it may be logged and shown by `check-config`.
-public enum ServiceAccountError: String, Error, Sendable, Equatable, CaseIterable {
-    /// Larger than 64 KiB.
-    case tooLarge = "too_large"
-    /// Not one JSON object with unique member names.
-    case notJSONObject = "not_json_object"
-    /// `type` is absent or not `service_account`.
-    case notServiceAccount = "not_service_account"
-    /// `client_email` is absent, not a string, or not a plausible address.
-    case invalidClientEmail = "invalid_client_email"
-    /// `private_key_id` is absent, not a string, or not 1..128 characters of `[A-Za-z0-9_-]`.
-    case invalidPrivateKeyID = "invalid_private_key_id"
-    /// `project_id` is absent or not a Firebase project id (6..30 of `[a-z0-9-]`).
-    case invalidProjectID = "invalid_project_id"
-    /// `private_key` is absent or not an unencrypted PEM RSA key of 2048..8192 bits.
-    case invalidPrivateKey = "invalid_private_key"
-}
-
 /// The members of a Google service-account JSON file that the OAuth assertion needs
 /// (docs/protocol.md §8a). Every other member, `token_uri` included, is ignored: the assertion is
 /// only ever posted to Google's token endpoint. Prints without its key.
@@ -39,19 +20,23 @@ public struct ServiceAccount: Sendable {
     }
 
     /// Parses the file's bytes; every refusal is one closed reason and echoes nothing of the input.
-    public static func parse(_ bytes: [UInt8]) throws(ServiceAccountError) -> ServiceAccount {
-        guard bytes.count <= maximumFileSize else { throw .tooLarge }
+    public static func parse(_ bytes: [UInt8]) throws(FCMError) -> ServiceAccount {
+        guard bytes.count <= maximumFileSize else { throw FCMError(.tooLarge) }
         guard let value = try? JSONReader.parse(bytes), let object = try? JSONObject(value) else {
-            throw .notJSONObject
+            throw FCMError(.notJSONObject)
         }
-        guard (try? object.string("type")) == "service_account" else { throw .notServiceAccount }
+        guard (try? object.string("type")) == "service_account" else { throw FCMError(.notServiceAccount) }
         guard let email = try? object.string("client_email"), isPlausibleEmail(email) else {
-            throw .invalidClientEmail
+            throw FCMError(.invalidClientEmail)
         }
-        guard let keyID = try? object.string("private_key_id"), isKeyID(keyID) else { throw .invalidPrivateKeyID }
-        guard let project = try? object.string("project_id"), isProjectID(project) else { throw .invalidProjectID }
+        guard let keyID = try? object.string("private_key_id"), isKeyID(keyID) else {
+            throw FCMError(.invalidPrivateKeyID)
+        }
+        guard let project = try? object.string("project_id"), isProjectID(project) else {
+            throw FCMError(.invalidProjectID)
+        }
         guard let pem = try? object.string("private_key"), let key = try? X509SigningKey(rsaPEM: pem) else {
-            throw .invalidPrivateKey
+            throw FCMError(.invalidPrivateKey)
         }
         return ServiceAccount(clientEmail: email, privateKeyID: keyID, projectID: project, privateKey: key)
     }

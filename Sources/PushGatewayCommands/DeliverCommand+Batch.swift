@@ -37,16 +37,12 @@ extension DeliverCommand {
             }
             let body = batchRequestBody(items: items, expiresAt: now + options.expiresIn)
             let response: HTTPResponse
-            do throws(RelayDeliveryPoster.Failure) {
+            do throws(RelayClientError) {
                 response = try poster.post(url: options.url + "/batch", body: body, now: now)
             } catch {
-                let problem =
-                    switch error {
-                    case .randomnessUnavailable: "secure randomness unavailable"
-                    case .transport(let failure): "no HTTP answer: \(failure.description)"
-                    }
                 return CommandResult(
-                    exitCode: 1, standardOutput: output, standardError: "push-gateway deliver: \(problem)\n")
+                    exitCode: 1, standardOutput: output,
+                    standardError: "push-gateway deliver: \(postProblem(error))\n")
             }
             guard let lines = resultLines(response, count: chunk.count) else {
                 return CommandResult(

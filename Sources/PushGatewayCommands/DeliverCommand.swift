@@ -71,19 +71,19 @@ package enum DeliverCommand: InProcessCommand {
         }
         let body = requestBody(grant: options.grant, requestID: requestID, expiresAt: now + options.expiresIn)
         let response: HTTPResponse
-        do throws(RelayDeliveryPoster.Failure) {
+        do throws(RelayClientError) {
             response = try RelayDeliveryPoster(key: key, client: client).post(url: options.url, body: body, now: now)
         } catch {
-            switch error {
-            case .randomnessUnavailable:
-                return .failure("push-gateway deliver: secure randomness unavailable\n")
-            case .transport(let failure):
-                return .failure("push-gateway deliver: no HTTP answer: \(failure.description)\n")
-            }
+            return .failure("push-gateway deliver: \(postProblem(error))\n")
         }
         let output = "\(response.status)\n" + String(decoding: response.body, as: UTF8.self) + "\n"
         return CommandResult(
             exitCode: (200...299).contains(response.status) ? 0 : 1, standardOutput: output, standardError: "")
+    }
+
+    /// What `deliver` prints when a post produced no answer.
+    static func postProblem(_ error: RelayClientError) -> String {
+        error.code == .randomnessUnavailable ? error.description : "no HTTP answer: \(error.description)"
     }
 
     /// The body of docs/protocol.md §4.7, `{"v":1,"endpoint_grant":…,"request_id":…,"expires_at":…}`.

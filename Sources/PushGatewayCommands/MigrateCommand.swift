@@ -91,8 +91,6 @@ enum MigrateCommand: InProcessCommand {
                 try runner.migrate(migrations, runtimeRole: options.runtimeRole)
             }
             return outcome
-        } catch let error as MigrationError {
-            return fail(error.message)
         } catch {
             return fail("\(error)")
         }

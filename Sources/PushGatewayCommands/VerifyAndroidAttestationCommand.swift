@@ -6,7 +6,7 @@ import PushKeyAttestation
 /// `push-gateway verify-android-attestation` (docs/protocol.md §12): offline Key Attestation
 /// diagnostics for app developers. Prints one JSON object — `ok`, the first failing step's `reason`
 /// and the parsed fields — and exits 0 (valid), 1 (invalid) or 2 (bad flags).
-enum VerifyAndroidAttestationCommand: InProcessCommand {
+enum VerifyAndroidAttestationCommand: DiagnosticCommand {
     static let usage = """
         usage: push-gateway verify-android-attestation --chain-file F [--challenge-hex H | --transcript-file F]
                  [--package P] [--signing-cert-sha256 HEX[,HEX...]] [--min-security-level tee|strongbox]
@@ -14,52 +14,48 @@ enum VerifyAndroidAttestationCommand: InProcessCommand {
 
         """
 
-    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
-        do throws(DiagnosticFlags.UsageError) {
-            let flags = try DiagnosticFlags(
-                arguments,
-                allowed: [
-                    "--chain-file", "--challenge-hex", "--transcript-file", "--package", "--signing-cert-sha256",
-                    "--min-security-level", "--at", "--status-file", "--root-ca-file",
-                ],
-                switches: ["--allow-self-signed-boot", "--chain-only"])
-            let chainPath = try flags.required("--chain-file")
-            let chain = AttestationChainFile.certificates(
-                try DiagnosticFlags.contents(ofFile: chainPath, flag: "--chain-file"))
-            let requirements = try requirements(flags)
-            let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
-            let statusList = try flags.values["--status-file"].map { path throws(DiagnosticFlags.UsageError) in
-                do throws(KeyAttestationStatusList.Problem) {
-                    return try KeyAttestationStatusList.read(fromFile: path, at: time)
-                } catch {
-                    throw DiagnosticFlags.UsageError("--status-file: \(error)")
-                }
+    static let name = "verify-android-attestation"
+    static let allowedFlags: Set<String> = [
+        "--chain-file", "--challenge-hex", "--transcript-file", "--package", "--signing-cert-sha256",
+        "--min-security-level", "--at", "--status-file", "--root-ca-file",
+    ]
+    static let switches: Set<String> = ["--allow-self-signed-boot", "--chain-only"]
+
+    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+        let chainPath = try flags.required("--chain-file")
+        let chain = AttestationChainFile.certificates(
+            try DiagnosticFlags.contents(ofFile: chainPath, flag: "--chain-file"))
+        let requirements = try requirements(flags)
+        let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
+        let statusList = try flags.values["--status-file"].map { path throws(DiagnosticFlags.UsageError) in
+            do throws(KeyAttestationError) {
+                return try KeyAttestationStatusList.read(fromFile: path, at: time)
+            } catch {
+                throw DiagnosticFlags.UsageError("--status-file: \(error)")
             }
-            guard var verifier = try? KeyAttestationVerifier.google() else {
-                return .failure(
-                    "push-gateway verify-android-attestation: a built-in Google attestation root does not have its "
-                        + "pinned SubjectPublicKeyInfo SHA-256\n")
-            }
-            if let rootPath = flags.values["--root-ca-file"] {
-                guard
-                    let extended = try? verifier.trusting(
-                        root: DiagnosticFlags.certificate(atPath: rootPath).derEncoded)
-                else {
-                    throw DiagnosticFlags.UsageError(
-                        "--root-ca-file is not a strict DER certificate with an RSA or EC P-256/P-384 key")
-                }
-                verifier = extended
-            }
-            let report = verifier.examine(chain: chain, requirements: requirements, statusList: statusList, at: time)
-            // --chain-only counts docs/protocol.md §5a steps 1–3 only; every field is printed either way.
-            let counted =
-                flags.switches.contains("--chain-only") ? report.failures.filter(\.isChainCheck) : report.failures
-            return CommandResult(
-                exitCode: counted.isEmpty ? 0 : 1, standardOutput: render(report, reason: counted.first),
-                standardError: "")
-        } catch {
-            return .usageError(error.message, usage: usage, command: "verify-android-attestation")
         }
+        guard var verifier = try? KeyAttestationVerifier.google() else {
+            return .failure(
+                "push-gateway verify-android-attestation: a built-in Google attestation root does not have its "
+                    + "pinned SubjectPublicKeyInfo SHA-256\n")
+        }
+        if let rootPath = flags.values["--root-ca-file"] {
+            guard
+                let extended = try? verifier.trusting(
+                    root: DiagnosticFlags.certificate(atPath: rootPath).derEncoded)
+            else {
+                throw DiagnosticFlags.UsageError(
+                    "--root-ca-file is not a strict DER certificate with an RSA or EC P-256/P-384 key")
+            }
+            verifier = extended
+        }
+        let report = verifier.examine(chain: chain, requirements: requirements, statusList: statusList, at: time)
+        // --chain-only counts docs/protocol.md §5a steps 1–3 only; every field is printed either way.
+        let counted =
+            flags.switches.contains("--chain-only") ? report.failures.filter(\.isChainCheck) : report.failures
+        return CommandResult(
+            exitCode: counted.isEmpty ? 0 : 1, standardOutput: render(report, reason: counted.first),
+            standardError: "")
     }
 
     private static func requirements(
@@ -90,14 +86,14 @@ enum VerifyAndroidAttestationCommand: InProcessCommand {
 
     /// The output object: members in the order of docs/protocol.md §12, `null` for what the chain
     /// does not have (or could not be parsed).
-    static func render(_ report: KeyAttestationReport, reason: KeyAttestationFailure?) -> String {
+    static func render(_ report: KeyAttestationReport, reason: KeyAttestationError.Code?) -> String {
         let description = report.keyDescription
         let enforced = description?.hardwareEnforced
         let application = description?.attestationApplicationIDs.first
         var writer = JSONWriter()
         writer.beginObject()
         writer.member("ok", reason == nil)
-        writer.optionalMember("reason", reason?.rawValue)
+        writer.optionalMember("reason", reason?.name)
         writer.member("attestation_version", description?.attestationVersion)
         writer.optionalMember("attestation_security_level", description?.attestationSecurityLevel.name)
         writer.optionalMember("keymint_security_level", description?.keyMintSecurityLevel.name)

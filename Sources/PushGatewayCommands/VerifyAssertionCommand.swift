@@ -4,39 +4,35 @@ import PushGateway
 
 /// `push-gateway verify-assertion` (docs/protocol.md §12): offline App Attest assertion check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
-enum VerifyAssertionCommand: InProcessCommand {
+enum VerifyAssertionCommand: DiagnosticCommand {
     static let usage = """
         usage: push-gateway verify-assertion --app-id ID (--public-key HEX | --public-key-file PEM)
                  (--client-data-file F | --client-data-hash HEX) --assertion-file F --previous-counter N
 
         """
 
-    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
-        do throws(DiagnosticFlags.UsageError) {
-            let flags = try DiagnosticFlags(
-                arguments,
-                allowed: [
-                    "--app-id", "--public-key", "--public-key-file", "--client-data-file", "--client-data-hash",
-                    "--assertion-file", "--previous-counter",
-                ])
-            let appID = try flags.required("--app-id")
-            let publicKey = try publicKey(flags)
-            let clientDataHash = try flags.clientDataHash()
-            let assertion = try flags.cborFile("--assertion-file")
-            let counterText = try flags.required("--previous-counter")
-            guard let previousCounter = UInt32(counterText), counterText.first != "+" else {
-                throw DiagnosticFlags.UsageError("--previous-counter must be an integer in 0...\(UInt32.max)")
-            }
-            do {
-                let counter = try AssertionVerifier.verify(
-                    assertion: assertion, clientDataHash: clientDataHash, appID: appID, publicKey: publicKey,
-                    previousCounter: previousCounter)
-                return .success("{\"ok\":true,\"counter\":\(counter)}\n")
-            } catch {
-                return .invalid(error)
-            }
+    static let name = "verify-assertion"
+    static let allowedFlags: Set<String> = [
+        "--app-id", "--public-key", "--public-key-file", "--client-data-file", "--client-data-hash",
+        "--assertion-file", "--previous-counter",
+    ]
+
+    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+        let appID = try flags.required("--app-id")
+        let publicKey = try publicKey(flags)
+        let clientDataHash = try flags.clientDataHash()
+        let assertion = try flags.cborFile("--assertion-file")
+        let counterText = try flags.required("--previous-counter")
+        guard let previousCounter = UInt32(counterText), counterText.first != "+" else {
+            throw DiagnosticFlags.UsageError("--previous-counter must be an integer in 0...\(UInt32.max)")
+        }
+        do {
+            let counter = try AssertionVerifier.verify(
+                assertion: assertion, clientDataHash: clientDataHash, appID: appID, publicKey: publicKey,
+                previousCounter: previousCounter)
+            return .success("{\"ok\":true,\"counter\":\(counter)}\n")
         } catch {
-            return .usageError(error.message, usage: usage, command: "verify-assertion")
+            return .invalid(error)
         }
     }
 

@@ -6,55 +6,51 @@ import PushGateway
 
 /// `push-gateway verify-attestation` (docs/protocol.md §12): offline App Attest attestation check for app
 /// developers. Prints one JSON object and exits 0 (valid), 1 (invalid) or 2 (bad flags).
-enum VerifyAttestationCommand: InProcessCommand {
+enum VerifyAttestationCommand: DiagnosticCommand {
     static let usage = """
         usage: push-gateway verify-attestation --app-id ID --environment production|development --key-id B64
                  (--client-data-file F | --client-data-hash HEX) --attestation-file F [--at UNIX] [--root-ca-file F]
 
         """
 
-    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
-        do throws(DiagnosticFlags.UsageError) {
-            let flags = try DiagnosticFlags(
-                arguments,
-                allowed: [
-                    "--app-id", "--environment", "--key-id", "--client-data-file", "--client-data-hash",
-                    "--attestation-file", "--at", "--root-ca-file",
-                ])
-            let appID = try flags.required("--app-id")
-            guard let attestEnvironment = AppAttestEnvironment(rawValue: try flags.required("--environment")) else {
-                throw DiagnosticFlags.UsageError("--environment must be production or development")
-            }
-            guard let keyID = Base64.decode(try flags.required("--key-id")) else {
-                throw DiagnosticFlags.UsageError("--key-id must be standard base64")
-            }
-            let clientDataHash = try flags.clientDataHash()
-            let attestation = try flags.cborFile("--attestation-file")
-            let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
-            let verifier: AttestationVerifier
-            if let rootPath = flags.values["--root-ca-file"] {
-                verifier = AttestationVerifier(root: try DiagnosticFlags.certificate(atPath: rootPath))
-            } else {
-                do {
-                    verifier = try AttestationVerifier.apple()
-                } catch {
-                    return .failure(
-                        "push-gateway verify-attestation: the built-in Apple App Attestation Root CA "
-                            + "does not match its pinned SHA-256\n")
-                }
-            }
+    static let name = "verify-attestation"
+    static let allowedFlags: Set<String> = [
+        "--app-id", "--environment", "--key-id", "--client-data-file", "--client-data-hash",
+        "--attestation-file", "--at", "--root-ca-file",
+    ]
+
+    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+        let appID = try flags.required("--app-id")
+        guard let attestEnvironment = AppAttestEnvironment(rawValue: try flags.required("--environment")) else {
+            throw DiagnosticFlags.UsageError("--environment must be production or development")
+        }
+        guard let keyID = Base64.decode(try flags.required("--key-id")) else {
+            throw DiagnosticFlags.UsageError("--key-id must be standard base64")
+        }
+        let clientDataHash = try flags.clientDataHash()
+        let attestation = try flags.cborFile("--attestation-file")
+        let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
+        let verifier: AttestationVerifier
+        if let rootPath = flags.values["--root-ca-file"] {
+            verifier = AttestationVerifier(root: try DiagnosticFlags.certificate(atPath: rootPath))
+        } else {
             do {
-                let attested = try verifier.verify(
-                    attestationObject: attestation, clientDataHash: clientDataHash, keyID: keyID, appID: appID,
-                    environment: attestEnvironment, at: time)
-                let keyID = Base64.encode(attested.keyID)
-                let publicKey = Hex.encode(attested.publicKey.uncompressedPoint)
-                return .success("{\"ok\":true,\"key_id\":\"\(keyID)\",\"public_key\":\"\(publicKey)\"}\n")
+                verifier = try AttestationVerifier.apple()
             } catch {
-                return .invalid(error)
+                return .failure(
+                    "push-gateway verify-attestation: the built-in Apple App Attestation Root CA "
+                        + "does not match its pinned SHA-256\n")
             }
+        }
+        do {
+            let attested = try verifier.verify(
+                attestationObject: attestation, clientDataHash: clientDataHash, keyID: keyID, appID: appID,
+                environment: attestEnvironment, at: time)
+            let keyID = Base64.encode(attested.keyID)
+            let publicKey = Hex.encode(attested.publicKey.uncompressedPoint)
+            return .success("{\"ok\":true,\"key_id\":\"\(keyID)\",\"public_key\":\"\(publicKey)\"}\n")
         } catch {
-            return .usageError(error.message, usage: usage, command: "verify-attestation")
+            return .invalid(error)
         }
     }
 }
@@ -62,14 +58,33 @@ enum VerifyAttestationCommand: InProcessCommand {
 extension CommandResult {
     /// A diagnostic command's verdict on an invalid attestation or assertion: one JSON object naming
     /// the reason on standard output, exit status 1.
-    static func invalid(_ reason: AppAttestFailure) -> CommandResult {
+    static func invalid(_ reason: AppAttestError) -> CommandResult {
         CommandResult(
-            exitCode: 1, standardOutput: "{\"ok\":false,\"reason\":\"\(reason.rawValue)\"}\n", standardError: "")
+            exitCode: 1, standardOutput: "{\"ok\":false,\"reason\":\"\(reason.code)\"}\n", standardError: "")
     }
+}
 
-    /// A diagnostic command's bad flags: the problem, then the usage, on standard error.
-    static func usageError(_ message: String, usage: String, command: String) -> CommandResult {
-        .usageError("push-gateway \(command): \(message)\n\(usage)")
+/// An offline diagnostic command of docs/protocol.md §12: `--name value` flags (and value-less
+/// switches), bad flags answered with the problem and the usage on standard error, exit status 2.
+protocol DiagnosticCommand: InProcessCommand {
+    /// The command word after `push-gateway`.
+    static var name: String { get }
+    static var usage: String { get }
+    static var allowedFlags: Set<String> { get }
+    static var switches: Set<String> { get }
+    /// The verdict on the parsed flags; a usage error for flags that are wrong together.
+    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult
+}
+
+extension DiagnosticCommand {
+    static var switches: Set<String> { [] }
+
+    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
+        do throws(DiagnosticFlags.UsageError) {
+            return try diagnose(DiagnosticFlags(arguments, allowed: allowedFlags, switches: switches))
+        } catch {
+            return .usageError("push-gateway \(name): \(error.message)\n\(usage)")
+        }
     }
 }
 

@@ -8,32 +8,30 @@ import PushNostr
 /// JSON object: `ok`, the trigger's `result` class and, per chunk, its platform and token length or
 /// why it was skipped — never the token, only its SHA-256. Exit 0 when a token would be dispatched,
 /// 1 when not, 2 for bad flags.
-enum VerifyMarmotTriggerCommand: InProcessCommand {
+enum VerifyMarmotTriggerCommand: DiagnosticCommand {
     static let usage = """
         usage: push-gateway verify-marmot-trigger --secret-key-file F --event-file F
 
         """
 
-    static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
-        do throws(DiagnosticFlags.UsageError) {
-            let flags = try DiagnosticFlags(arguments, allowed: ["--secret-key-file", "--event-file"], switches: [])
-            let keyPath = try flags.required("--secret-key-file")
-            let keyText = String(
-                decoding: try DiagnosticFlags.contents(ofFile: keyPath, flag: "--secret-key-file"), as: UTF8.self)
-            guard
-                let serverKey = Hex.decode(
-                    keyText.trimmingSuffix(while: { $0 == "\n" || $0 == "\r" }), byteCount: 32, lowercaseOnly: true
-                ).flatMap(SchnorrSigningKey.init(secretKey:))
-            else {
-                throw DiagnosticFlags.UsageError("--secret-key-file must hold 64 lowercase hex digits (a secret key)")
-            }
-            let eventPath = try flags.required("--event-file")
-            let event = try DiagnosticFlags.contents(ofFile: eventPath, flag: "--event-file")
-            let report = examine(event: event, serverKey: serverKey)
-            return CommandResult(exitCode: report.ok ? 0 : 1, standardOutput: report.json, standardError: "")
-        } catch {
-            return .usageError(error.message, usage: usage, command: "verify-marmot-trigger")
+    static let name = "verify-marmot-trigger"
+    static let allowedFlags: Set<String> = ["--secret-key-file", "--event-file"]
+
+    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+        let keyPath = try flags.required("--secret-key-file")
+        let keyText = String(
+            decoding: try DiagnosticFlags.contents(ofFile: keyPath, flag: "--secret-key-file"), as: UTF8.self)
+        guard
+            let serverKey = Hex.decode(
+                keyText.trimmingSuffix(while: { $0 == "\n" || $0 == "\r" }), byteCount: 32, lowercaseOnly: true
+            ).flatMap(SchnorrSigningKey.init(secretKey:))
+        else {
+            throw DiagnosticFlags.UsageError("--secret-key-file must hold 64 lowercase hex digits (a secret key)")
         }
+        let eventPath = try flags.required("--event-file")
+        let event = try DiagnosticFlags.contents(ofFile: eventPath, flag: "--event-file")
+        let report = examine(event: event, serverKey: serverKey)
+        return CommandResult(exitCode: report.ok ? 0 : 1, standardOutput: report.json, standardError: "")
     }
 
     /// The diagnostics of one gift-wrap event's JSON bytes.
@@ -44,9 +42,9 @@ enum VerifyMarmotTriggerCommand: InProcessCommand {
         var writer = JSONWriter()
         writer.beginObject()
         switch decoded {
-        case .failure(let result):
+        case .failure(let refusal):
             writer.member("ok", false)
-            writer.member("result", result.rawValue)
+            writer.member("result", refusal.code.name)
             writer.name("chunks")
             writer.beginArray()
             writer.endArray()
@@ -76,7 +74,7 @@ enum VerifyMarmotTriggerCommand: InProcessCommand {
                         writer.name(name)
                         writer.null()
                     }
-                    writer.member("reason", reason.rawValue)
+                    writer.member("reason", reason.code.name)
                 }
                 writer.endObject()
             }

@@ -166,7 +166,7 @@ final class ConnectionLoop: @unchecked Sendable {
             do {
                 accepted = try server.listener.accept(peer: &peer)
             } catch {
-                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
+                if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errorNumber) {
                     // Out of descriptors: stop polling the listener briefly instead of spinning on it.
                     pauseAccepting()
                 }

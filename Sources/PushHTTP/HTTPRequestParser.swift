@@ -7,7 +7,7 @@ public enum HTTPParseResult: Sendable {
     /// A complete request; `consumed` bytes of the input belong to it (the rest is the next request).
     case request(RequestHead, body: [UInt8], consumed: Int)
     /// The request is invalid; answer `error.status` and close.
-    case failure(HTTPParseError)
+    case failure(HTTPError)
 }
 
 /// Incremental HTTP/1.1 request parser: call `parse` with all unconsumed bytes whenever more arrive.
@@ -64,7 +64,7 @@ public struct HTTPRequestParser: Sendable {
             switch findEndOfHead(input) {
             case .incomplete:
                 if input.count > maxHeaderBytes {
-                    return fail(HTTPParseError(status: 431, reason: "head too large"))
+                    return fail(HTTPError(.headTooLarge, reason: "head too large"))
                 }
                 return .needMoreData
             case .bareLineFeed:
@@ -83,10 +83,10 @@ public struct HTTPRequestParser: Sendable {
             }
             // docs/protocol.md §1: requests with a body must carry Content-Length.
             if parsed.contentLength == nil && HTTPRequestParser.methodsWithBody.contains(parsed.method) {
-                return fail(HTTPParseError(status: 411, reason: "length required"))
+                return fail(HTTPError(.lengthRequired, reason: "length required"))
             }
             if let length = parsed.contentLength, length > bodyLimit(parsed.path) {
-                return fail(HTTPParseError(status: 413, reason: "body too large"))
+                return fail(HTTPError(.contentTooLarge, reason: "body too large"))
             }
             head = parsed
             bodyStart = end
@@ -110,7 +110,7 @@ public struct HTTPRequestParser: Sendable {
 
     private static let methodsWithBody: Set<String> = ["POST", "PUT", "PATCH"]
 
-    private mutating func fail(_ error: HTTPParseError) -> HTTPParseResult {
+    private mutating func fail(_ error: HTTPError) -> HTTPParseResult {
         reset()
         return .failure(error)
     }

@@ -1,12 +1,6 @@
 import PushSystem
 import Synchronization
 
-/// Why a server could not be created or started. Carries no configuration value.
-public enum HTTPServerError: Error, Equatable, Sendable {
-    case invalidListenAddress(SocketAddressError)
-    case system(SystemError)
-}
-
 /// An HTTP/1.1 server on one listening socket served by `eventLoopCount` PushSystem event loops:
 /// the first accepts and hands connections to the loops in turn; each loop reads, parses and
 /// answers its own connections, and §1's connection limits are shared by all of them
@@ -51,22 +45,14 @@ public final class HTTPServer: Sendable {
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger = Logger(),
         accessLog: AccessLog? = nil
-    ) throws(HTTPServerError) {
+    ) throws(SystemError) {
         precondition(configuration.workerCount > 0 && configuration.maxQueuedRequests > 0, "empty pool")
         precondition(configuration.eventLoopCount > 0, "no event loop")
         self.configuration = configuration
         self.router = router
         self.logger = logger
         self.accessLog = accessLog ?? { entry in Self.log(entry, to: logger) }
-        do {
-            listener = try TCPListener(address: try SocketAddress(parsing: configuration.listen))
-        } catch let error as SocketAddressError {
-            throw .invalidListenAddress(error)
-        } catch let error as SystemError {
-            throw .system(error)
-        } catch {
-            preconditionFailure("unexpected error type")
-        }
+        listener = try TCPListener(listening: configuration.listen)
         queue = BoundedBlockingQueue(capacity: configuration.maxQueuedRequests)
         admission = SharedAdmission(
             maxConnections: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerPeer)
@@ -97,11 +83,11 @@ public final class HTTPServer: Sendable {
     public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }
 
     /// Starts the event loop and the worker threads. Ignores SIGPIPE process-wide.
-    public func start() throws(HTTPServerError) {
+    public func start() throws(SystemError) {
         ProcessSignals.ignoreBrokenPipe()
         let result: Result<Void, SystemError> = lifecycle.withLock { state in
             guard case .created = state else { return .success(()) }
-            do {
+            do throws(SystemError) {
                 for _ in 0..<configuration.workerCount {
                     _ = try PosixThread.spawn { [self] in runWorker() }
                 }
@@ -114,14 +100,12 @@ public final class HTTPServer: Sendable {
                 for loop in connections { loop.loop.execute { loop.start() } }
                 state = .running(group, connections)
                 return .success(())
-            } catch let error as SystemError {
+            } catch {
                 queue.close()
                 return .failure(error)
-            } catch {
-                preconditionFailure("PosixThread.spawn and EventLoopGroup throw only SystemError")
             }
         }
-        if case .failure(let error) = result { throw .system(error) }
+        try result.get()
     }
 
     /// Begins a graceful drain (docs/protocol.md §9): stop accepting at once (new connections are

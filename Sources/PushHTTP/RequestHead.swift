@@ -48,21 +48,3 @@ public struct RequestHead: Sendable {
             contentLength: contentLength, keepAlive: keepAlive)
     }
 }
-
-/// Why a request could not be parsed. All map to the body `{"error":"invalid_request"}`, and the
-/// connection is closed after the response because the framing can no longer be trusted.
-public struct HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The response status: 400, 411, 413 or 431.
-    public let status: Int
-    /// What was wrong, for tests and debugging; never sent to the client.
-    public let reason: String
-
-    public init(status: Int, reason: String) {
-        self.status = status
-        self.reason = reason
-    }
-
-    static func badRequest(_ reason: String) -> HTTPParseError { HTTPParseError(status: 400, reason: reason) }
-
-    public var description: String { "\(status) \(reason)" }
-}

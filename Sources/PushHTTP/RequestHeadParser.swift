@@ -5,7 +5,7 @@ enum RequestHeadParser {
     private static let http10Bytes = Array("HTTP/1.0".utf8)
 
     /// `head` must end with CR LF CR LF and contain no bare LF (the framer checked both).
-    static func parse(_ head: UnsafeRawBufferPointer) throws(HTTPParseError) -> RequestHead {
+    static func parse(_ head: UnsafeRawBufferPointer) throws(HTTPError) -> RequestHead {
         var index = 0
 
         // request-line = method SP request-target SP HTTP-version CRLF (RFC 9112 §3)
@@ -121,7 +121,7 @@ enum RequestHeadParser {
         }
 
         // docs/protocol.md §1: any Transfer-Encoding, with or without Content-Length → 411.
-        if hasTransferEncoding { throw HTTPParseError(status: 411, reason: "transfer-encoding") }
+        if hasTransferEncoding { throw HTTPError(.lengthRequired, reason: "transfer-encoding") }
         guard contentLengthValid else { throw .badRequest("bad content-length") }
         // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
         guard hostCount <= 1, version == .http10 || hostCount == 1 else { throw .badRequest("bad host") }

@@ -23,15 +23,15 @@ public final class HTTP2Client: Sendable {
     /// else `requestTimeout` after its stream was submitted (docs/decisions/0170).
     public func submit(
         _ request: HTTP2Request, to target: HTTP2Target,
-        completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Failure>) -> Void
+        completion: @escaping @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void
     ) {
         guard accepting.load(ordering: .acquiring) else {
-            completion(.failure(.shutdown))
+            completion(.failure(HTTP2Error(.shutdown)))
             return
         }
         let pending = HTTP2PendingRequest(target: target, request: request, completion: completion)
         let driver = self.driver
-        if !loop.execute({ driver.submit(pending) }) { completion(.failure(.shutdown)) }
+        if !loop.execute({ driver.submit(pending) }) { completion(.failure(HTTP2Error(.shutdown))) }
     }
 
     /// Stops accepting requests, answers every pending one with `.shutdown`, closes connections

@@ -13,7 +13,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         case goAway(lastStreamID: Int32)
         case pingAcknowledged
         case activity
-        case closed(HTTP2Failure)
+        case closed(HTTP2Error)
     }
 
     private enum Stage {
@@ -89,9 +89,9 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
             addresses = resolved
             connectNextAddress(lastError: nil)
         case .success:
-            fail(.transport(proxy == nil ? "no address for the host" : "no address for the proxy"))
+            fail(HTTP2Error(.transport, detail: proxy == nil ? "no address for the host" : "no address for the proxy"))
         case .failure(let error):
-            fail(.transport(error.description))
+            fail(HTTP2Error(.transport, detail: error.description))
         }
     }
 
@@ -108,7 +108,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
                 lastError = error
             }
         }
-        fail(.transport(lastError?.description ?? "connect failed"))
+        fail(HTTP2Error(.transport, detail: lastError?.description ?? "connect failed"))
     }
 
     /// Handles readiness of the socket.
@@ -145,7 +145,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         do {
             tls = try TLSConnection(clientOn: descriptor, context: target.tls, serverName: target.host)
         } catch {
-            fail(.tlsConfiguration(error.description))
+            fail(HTTP2Error(.tlsConfiguration, detail: error.description))
             return
         }
         stage = .handshaking(.wantWrite)
@@ -170,25 +170,25 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
                 }
                 guard case .value(let count) = result else { return }
                 guard count > 0 else {
-                    fail(.transport("the proxy closed the connection"))
+                    fail(HTTP2Error(.transport, detail: "the proxy closed the connection"))
                     return
                 }
                 tunnelResponse += chunk[..<count]
                 if let status = Self.tunnelStatus(tunnelResponse) {
                     guard (200..<300).contains(status) else {
-                        fail(.transport("the proxy refused the tunnel (HTTP \(status))"))
+                        fail(HTTP2Error(.transport, detail: "the proxy refused the tunnel (HTTP \(status))"))
                         return
                     }
                     startTLS()
                     return
                 }
                 guard tunnelResponse.count <= Self.maximumTunnelResponse else {
-                    fail(.transport("the proxy's answer is too long"))
+                    fail(HTTP2Error(.transport, detail: "the proxy's answer is too long"))
                     return
                 }
             }
         } catch {
-            fail(.transport("proxy: \(error)"))
+            fail(HTTP2Error(.transport, detail: "proxy: \(error)"))
         }
     }
 
@@ -217,9 +217,9 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         } catch {
             switch error.code {
             case .certificateVerification, .alpnNotNegotiated, .configuration:
-                fail(.tlsConfiguration(error.description))
-            case .protocolFailure, .closed:
-                fail(.transport(error.description))
+                fail(HTTP2Error(.tlsConfiguration, detail: error.description))
+            default:
+                fail(HTTP2Error(.transport, detail: error.description))
             }
             return
         }
@@ -228,7 +228,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
             session = try HTTP2Session(
                 role: .client, delegate: self, settings: [.enablePush(false), .initialWindowSize(1 << 20)])
         } catch {
-            fail(.transport("HTTP/2 session setup failed"))
+            fail(HTTP2Error(.transport, detail: "HTTP/2 session setup failed"))
             return
         }
         stage = .open
@@ -286,11 +286,11 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         switch session.flush(to: tls) {
         case .drained:
             wantsWrite = false
-            if session.isFinished { fail(.transport("HTTP/2 session finished")) }
+            if session.isFinished { fail(HTTP2Error(.transport, detail: "HTTP/2 session finished")) }
         case .wouldBlockOnWrite: wantsWrite = true
         case .wouldBlockOnRead: break
-        case .closed: fail(.transport("connection closed by the server"))
-        case .failed(let detail): fail(.transport(detail))
+        case .closed: fail(HTTP2Error(.transport, detail: "connection closed by the server"))
+        case .failed(let detail): fail(HTTP2Error(.transport, detail: detail))
         }
     }
 
@@ -300,9 +300,11 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         while !isClosed {
             let result: TLSTransfer
             do {
-                result = try readBuffer.withUnsafeMutableBytes { buffer throws(TLSError) in try tls.read(into: buffer) }
+                result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
+                    try tls.read(into: buffer)
+                }
             } catch {
-                fail(.transport("\(error)"))
+                fail(HTTP2Error(.transport, detail: "\(error)"))
                 return
             }
             switch result {
@@ -315,19 +317,19 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
                     session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count]))
                 }
                 guard accepted else {
-                    fail(.transport("HTTP/2 protocol error"))
+                    fail(HTTP2Error(.transport, detail: "HTTP/2 protocol error"))
                     return
                 }
             case .wantRead, .wantWrite:
                 return
             case .closed:
-                fail(.transport("connection closed by the server"))
+                fail(HTTP2Error(.transport, detail: "connection closed by the server"))
                 return
             }
         }
     }
 
-    private func fail(_ failure: HTTP2Failure) {
+    private func fail(_ failure: HTTP2Error) {
         guard !isClosed else { return }
         close()
         reports.append(.closed(failure))

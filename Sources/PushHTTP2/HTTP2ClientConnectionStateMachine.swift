@@ -40,7 +40,7 @@ struct HTTP2ClientConnectionStateMachine {
         case closeConnection(HTTP2ConnectionID)
         /// Answer the request with the response the connection buffered for the stream.
         case succeed(HTTP2RequestID, streamID: Int32, on: HTTP2ConnectionID)
-        case fail(HTTP2RequestID, HTTP2Failure)
+        case fail(HTTP2RequestID, HTTP2Error)
     }
 
     enum ConnectionPhase: Equatable, Sendable {
@@ -89,7 +89,7 @@ struct HTTP2ClientConnectionStateMachine {
     private(set) var consecutiveFailures = 0
     /// No new connection attempt before this instant (reconnect backoff).
     private(set) var retryAt: MonotonicInstant?
-    private var lastFailure: HTTP2Failure?
+    private var lastFailure: HTTP2Error?
     /// No stream deadline is earlier (a lower bound, so `tick` need not visit every stream).
     private var streamDeadlineFloor: MonotonicInstant?
     private var isShutDown = false
@@ -104,7 +104,7 @@ struct HTTP2ClientConnectionStateMachine {
     // MARK: Events
 
     mutating func submit(_ request: HTTP2RequestID, now: MonotonicInstant) -> [Action] {
-        guard !isShutDown else { return [.fail(request, .shutdown)] }
+        guard !isShutDown else { return [.fail(request, HTTP2Error(.shutdown))] }
         requests[request] = Request(waitDeadline: now.advanced(by: configuration.connectionWaitTimeout))
         queue.append(request)
         var actions: [Action] = []
@@ -142,7 +142,7 @@ struct HTTP2ClientConnectionStateMachine {
     mutating func streamNotOpened(_ request: HTTP2RequestID, on id: HTTP2ConnectionID) -> [Action] {
         connections[id]?.opening.removeAll { $0 == request }
         guard requests.removeValue(forKey: request) != nil else { return [] }
-        return [.fail(request, .transport("the HTTP/2 session refused a new stream"))]
+        return [.fail(request, HTTP2Error(.transport, detail: "the HTTP/2 session refused a new stream"))]
     }
 
     mutating func streamEnded(
@@ -161,7 +161,7 @@ struct HTTP2ClientConnectionStateMachine {
         case .unprocessed:
             resendOnce(request, into: &actions)
         case .reset:
-            finish(request, .transport("stream reset by the server"), into: &actions)
+            finish(request, HTTP2Error(.transport, detail: "stream reset by the server"), into: &actions)
         }
         closeIfDrained(id, into: &actions)
         dispatch(now: now, into: &actions)
@@ -200,7 +200,7 @@ struct HTTP2ClientConnectionStateMachine {
 
     /// The connection ended on its own (refused, TLS failure, peer closed, protocol error).
     mutating func connectionClosed(
-        on id: HTTP2ConnectionID, _ failure: HTTP2Failure, now: MonotonicInstant
+        on id: HTTP2ConnectionID, _ failure: HTTP2Error, now: MonotonicInstant
     )
         -> [Action]
     {
@@ -219,12 +219,12 @@ struct HTTP2ClientConnectionStateMachine {
             case .settingUp(let deadline):
                 if now >= deadline {
                     actions.append(.closeConnection(id))
-                    drop(id, .transport("connection setup timed out"), now: now, into: &actions)
+                    drop(id, HTTP2Error(.transport, detail: "connection setup timed out"), now: now, into: &actions)
                 }
             case .ready, .draining:
                 if let pingSentAt = connection.pingSentAt, pingSentAt.duration(to: now) >= configuration.pingTimeout {
                     actions.append(.closeConnection(id))
-                    drop(id, .transport("PING unanswered"), now: now, into: &actions)
+                    drop(id, HTTP2Error(.transport, detail: "PING unanswered"), now: now, into: &actions)
                 } else if connection.pingSentAt == nil, connection.phase == .ready,
                     connection.lastActivity.duration(to: now) >= configuration.pingInterval
                 {
@@ -243,12 +243,12 @@ struct HTTP2ClientConnectionStateMachine {
     mutating func shutdown() -> [Action] {
         isShutDown = true
         var actions: [Action] = []
-        for request in queue { actions.append(.fail(request, .shutdown)) }
+        for request in queue { actions.append(.fail(request, HTTP2Error(.shutdown))) }
         queue.removeAll()
         for id in connections.keys.sorted() {
             guard let connection = connections[id] else { continue }
             for streamID in connection.streams.keys.sorted() {
-                actions.append(.fail(connection.streams[streamID]!, .shutdown))
+                actions.append(.fail(connection.streams[streamID]!, HTTP2Error(.shutdown)))
             }
             actions.append(.closeConnection(id))
         }
@@ -326,7 +326,7 @@ struct HTTP2ClientConnectionStateMachine {
 
     /// Forgets a connection that is gone and settles what it held.
     private mutating func drop(
-        _ id: HTTP2ConnectionID, _ failure: HTTP2Failure, now: MonotonicInstant, into actions: inout [Action]
+        _ id: HTTP2ConnectionID, _ failure: HTTP2Error, now: MonotonicInstant, into actions: inout [Action]
     ) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if case .settingUp = connection.phase {
@@ -357,7 +357,8 @@ struct HTTP2ClientConnectionStateMachine {
     private mutating func resendOnce(_ request: HTTP2RequestID, into actions: inout [Action]) {
         guard var state = requests[request] else { return }
         guard !state.resent else {
-            finish(request, .transport("the server did not process the request twice"), into: &actions)
+            finish(
+                request, HTTP2Error(.transport, detail: "the server did not process the request twice"), into: &actions)
             return
         }
         state.resent = true
@@ -365,12 +366,12 @@ struct HTTP2ClientConnectionStateMachine {
         queue.insert(request, at: 0)
     }
 
-    private mutating func finish(_ request: HTTP2RequestID, _ failure: HTTP2Failure, into actions: inout [Action]) {
+    private mutating func finish(_ request: HTTP2RequestID, _ failure: HTTP2Error, into actions: inout [Action]) {
         guard requests.removeValue(forKey: request) != nil else { return }
         actions.append(.fail(request, failure))
     }
 
-    private mutating func failQueueUnlessServed(_ failure: HTTP2Failure, into actions: inout [Action]) {
+    private mutating func failQueueUnlessServed(_ failure: HTTP2Error, into actions: inout [Action]) {
         guard !connections.values.contains(where: { $0.phase == .ready }) else { return }
         for request in queue { finish(request, failure, into: &actions) }
         queue.removeAll()
@@ -398,7 +399,7 @@ struct HTTP2ClientConnectionStateMachine {
                 }
                 connections[id]?.streams[streamID] = nil
                 actions.append(.cancelStream(streamID, on: id))
-                finish(request, .timedOut, into: &actions)
+                finish(request, HTTP2Error(.timedOut), into: &actions)
             }
             closeIfDrained(id, into: &actions)
         }
@@ -418,11 +419,11 @@ struct HTTP2ClientConnectionStateMachine {
             if let streamDeadline = state.streamDeadline {
                 // A re-send waiting for another connection: its stream's time keeps running.
                 if streamDeadline <= now {
-                    finish(request, .timedOut, into: &actions)
+                    finish(request, HTTP2Error(.timedOut), into: &actions)
                     continue
                 }
             } else if state.waitDeadline <= now {
-                finish(request, .connectionUnavailable, into: &actions)
+                finish(request, HTTP2Error(.connectionUnavailable), into: &actions)
                 continue
             }
             waiting.append(request)

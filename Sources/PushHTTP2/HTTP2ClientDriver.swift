@@ -41,7 +41,7 @@ final class HTTP2ClientDriver: @unchecked Sendable {
 
     func submit(_ request: HTTP2PendingRequest) {
         guard !stopped else {
-            request.completion(.failure(.shutdown))
+            request.completion(.failure(HTTP2Error(.shutdown)))
             return
         }
         let pool = self.pool(for: request.target)
@@ -61,7 +61,7 @@ final class HTTP2ClientDriver: @unchecked Sendable {
         settleBeforeWait()
     }
 
-    /// Answers every pending request with `.shutdown` and closes every connection.
+    /// Answers every pending request with `HTTP2Error(.shutdown)` and closes every connection.
     func shutdown() {
         guard !stopped else { return }
         stopped = true
@@ -143,7 +143,7 @@ final class HTTP2ClientDriver: @unchecked Sendable {
             case .succeed(let request, let streamID, let id):
                 let response = pool.connections[id]?.takeResponse(streamID: streamID)
                 pending.removeValue(forKey: request)?.completion(
-                    response.map { .success($0) } ?? .failure(.transport("connection closed")))
+                    response.map { .success($0) } ?? .failure(HTTP2Error(.transport, detail: "connection closed")))
             case .fail(let request, let failure):
                 pending.removeValue(forKey: request)?.completion(.failure(failure))
             }

@@ -41,21 +41,6 @@ public struct HTTP2Response: Sendable, Equatable {
     public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }
 
-/// Why a request got no response. Details name the layer that failed, never request data.
-public enum HTTP2Failure: Error, Sendable, Equatable {
-    /// TLS refused the server (trust, hostname, ALPN) or the client credential: an operator problem.
-    case tlsConfiguration(String)
-    /// Connecting, TLS records, HTTP/2 framing or the peer closing: worth retrying later.
-    case transport(String)
-    /// No connection could take the request within the connection wait bound
-    /// (docs/decisions/0170): worth retrying later.
-    case connectionUnavailable
-    /// No complete response within the request timeout, counted from submitting the stream.
-    case timedOut
-    /// The client is shutting down.
-    case shutdown
-}
-
 /// Where requests go: one pool of connections per (host, port, credential).
 public struct HTTP2Target: Sendable {
     public let host: String
@@ -86,5 +71,5 @@ struct HTTP2PoolKey: Hashable, Sendable {
 struct HTTP2PendingRequest: Sendable {
     let target: HTTP2Target
     let request: HTTP2Request
-    let completion: @Sendable (Result<HTTP2Response, HTTP2Failure>) -> Void
+    let completion: @Sendable (Result<HTTP2Response, HTTP2Error>) -> Void
 }

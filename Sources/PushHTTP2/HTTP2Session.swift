@@ -11,9 +11,6 @@ public struct HTTP2ErrorCode: RawRepresentable, Sendable, Hashable {
     public static let cancel = HTTP2ErrorCode(rawValue: 0x8)
 }
 
-/// nghttp2 could not allocate or set up a session (out of memory).
-public struct HTTP2SessionError: Error, Sendable {}
-
 /// A SETTINGS parameter this project sends (RFC 9113 §6.5.2).
 public enum HTTP2Setting: Sendable, Equatable {
     case enablePush(Bool)
@@ -72,10 +69,10 @@ public final class HTTP2Session {
     /// unanswered, like a dead path (a test server's option).
     public init(
         role: Role, delegate: any HTTP2SessionDelegate, settings: [HTTP2Setting], acknowledgePings: Bool = true
-    ) throws(HTTP2SessionError) {
+    ) throws(HTTP2Error) {
         self.delegate = delegate
         var options: OpaquePointer?
-        guard nghttp2_option_new(&options) == 0, let options else { throw HTTP2SessionError() }
+        guard nghttp2_option_new(&options) == 0, let options else { throw HTTP2Error(.sessionSetup) }
         defer { nghttp2_option_del(options) }
         if !acknowledgePings { nghttp2_option_set_no_auto_ping_ack(options, 1) }
         var created: OpaquePointer?
@@ -85,11 +82,11 @@ public final class HTTP2Session {
             case .client: nghttp2_session_client_new2(&created, Self.callbacks, user, options)
             case .server: nghttp2_session_server_new2(&created, Self.callbacks, user, options)
             }
-        guard status == 0, let created else { throw HTTP2SessionError() }
+        guard status == 0, let created else { throw HTTP2Error(.sessionSetup) }
         handle = created
         var entries = settings.map(Self.entry)
         guard nghttp2_submit_settings(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count) == 0 else {
-            throw HTTP2SessionError()
+            throw HTTP2Error(.sessionSetup)
         }
     }
 
@@ -129,7 +126,8 @@ public final class HTTP2Session {
             }
             let result: TLSTransfer
             do {
-                result = try pending[pendingOffset...].withUnsafeBytes { bytes throws(TLSError) in try tls.write(bytes)
+                result = try pending[pendingOffset...].withUnsafeBytes { bytes throws(CryptoError) in
+                    try tls.write(bytes)
                 }
             } catch {
                 return .failed("\(error)")

@@ -1,37 +1,11 @@
+public import PushErrors
+
 /// Why a JSON document or a member was rejected. It carries a byte offset or one of the caller's
 /// own member names, never bytes of the input (a body may hold tokens or grants).
 public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Why, as an extensible set of names (like PostgresError.Code): new checks add a code without
-    /// breaking a caller's `switch`, which ends in `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-
-        /// No value at all (empty input or only whitespace).
-        public static let emptyInput = Code(name: "emptyInput")
-        /// Bytes that are not JSON grammar at this point.
-        public static let syntax = Code(name: "syntax")
-        /// Non-whitespace after the single top-level value.
-        public static let trailingData = Code(name: "trailingData")
-        /// A string holds bytes that are not well-formed UTF-8 (RFC 3629).
-        public static let invalidUTF8 = Code(name: "invalidUTF8")
-        /// An unknown escape, malformed `\u` escape, or an unpaired UTF-16 surrogate.
-        public static let invalidEscape = Code(name: "invalidEscape")
-        /// An unescaped U+0000..U+001F inside a string.
-        public static let controlCharacter = Code(name: "controlCharacter")
-        /// The same member name twice in one object.
-        public static let duplicateMember = Code(name: "duplicateMember")
-        /// Containers nested deeper than the reader's limit.
-        public static let depthLimitExceeded = Code(name: "depthLimitExceeded")
-        /// A closed object lacks a required member.
-        public static let missingMember = Code(name: "missingMember")
-        /// A closed object has a member it does not allow.
-        public static let unknownMember = Code(name: "unknownMember")
-        /// A member or value has another type than expected (an integer where a non-integer
-        /// number such as `1.0` or `2^63` was given included).
-        public static let wrongType = Code(name: "wrongType")
-
-        public var description: String { name }
-    }
+    /// Why (docs/decisions/0540): new checks add a code without breaking a caller's `switch`, which
+    /// ends in `default`.
+    public typealias Code = ErrorCode<JSONError>
 
     /// Kinds of JSON values, used in `wrongType` errors.
     public enum Kind: String, Sendable, Equatable {
@@ -57,4 +31,40 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         if let member { text += " (member \"\(member)\")" }
         return text
     }
+}
+
+extension ErrorCode<JSONError> {
+    /// No value at all (empty input or only whitespace).
+    public static var emptyInput: Self { Self("emptyInput") }
+
+    /// Bytes that are not JSON grammar at this point.
+    public static var syntax: Self { Self("syntax") }
+
+    /// Non-whitespace after the single top-level value.
+    public static var trailingData: Self { Self("trailingData") }
+
+    /// A string holds bytes that are not well-formed UTF-8 (RFC 3629).
+    public static var invalidUTF8: Self { Self("invalidUTF8") }
+
+    /// An unknown escape, malformed `\u` escape, or an unpaired UTF-16 surrogate.
+    public static var invalidEscape: Self { Self("invalidEscape") }
+
+    /// An unescaped U+0000..U+001F inside a string.
+    public static var controlCharacter: Self { Self("controlCharacter") }
+
+    /// The same member name twice in one object.
+    public static var duplicateMember: Self { Self("duplicateMember") }
+
+    /// Containers nested deeper than the reader's limit.
+    public static var depthLimitExceeded: Self { Self("depthLimitExceeded") }
+
+    /// A closed object lacks a required member.
+    public static var missingMember: Self { Self("missingMember") }
+
+    /// A closed object has a member it does not allow.
+    public static var unknownMember: Self { Self("unknownMember") }
+
+    /// A member or value has another type than expected (an integer where a non-integer
+    /// number such as `1.0` or `2^63` was given included).
+    public static var wrongType: Self { Self("wrongType") }
 }

@@ -286,43 +286,35 @@ struct JSONScanner {
     /// Scans a number token (RFC 8259 §6) and classifies it; `end` is the offset after the token.
     mutating func scanNumber() throws(JSONError) -> (value: JSONValue, end: Int) {
         let start = position
-        var negative = false
-        if position < input.count && input[position] == UInt8(ascii: "-") {
-            negative = true
-            position += 1
-        }
-        guard position < input.count, isDigit(input[position]) else { throw JSONError(.syntax, offset: position) }
+        let negative = consume(UInt8(ascii: "-"))
         let integerStart = position
-        if input[position] == UInt8(ascii: "0") {
-            position += 1
-            // RFC 8259: no leading zeros ("01" is not a number).
-            if position < input.count && isDigit(input[position]) { throw JSONError(.syntax, offset: position) }
-        } else {
-            while position < input.count && isDigit(input[position]) { position += 1 }
+        try scanDigits()
+        // RFC 8259: no leading zeros ("01" is not a number).
+        if input[integerStart] == UInt8(ascii: "0") && position > integerStart + 1 {
+            throw JSONError(.syntax, offset: integerStart + 1)
         }
         let integerEnd = position
         var isInteger = true
-        if position < input.count && input[position] == UInt8(ascii: ".") {
+        if consume(UInt8(ascii: ".")) {
             isInteger = false
-            position += 1
-            guard position < input.count, isDigit(input[position]) else { throw JSONError(.syntax, offset: position) }
-            while position < input.count && isDigit(input[position]) { position += 1 }
+            try scanDigits()
         }
-        if position < input.count && (input[position] == UInt8(ascii: "e") || input[position] == UInt8(ascii: "E")) {
+        if consume(UInt8(ascii: "e")) || consume(UInt8(ascii: "E")) {
             isInteger = false
-            position += 1
-            if position < input.count && (input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-"))
-            {
-                position += 1
-            }
-            guard position < input.count, isDigit(input[position]) else { throw JSONError(.syntax, offset: position) }
-            while position < input.count && isDigit(input[position]) { position += 1 }
+            _ = consume(UInt8(ascii: "+")) || consume(UInt8(ascii: "-"))
+            try scanDigits()
         }
         if isInteger, let integer = exactInteger(negative: negative, digits: integerStart..<integerEnd) {
             return (.integer(integer), position)
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
         return (.number(JSONNumber(validatedText: text)), position)
+    }
+
+    /// One or more digits: the integer part, the fraction and the exponent of a number.
+    private mutating func scanDigits() throws(JSONError) {
+        guard position < input.count, isDigit(input[position]) else { throw JSONError(.syntax, offset: position) }
+        repeat { position += 1 } while position < input.count && isDigit(input[position])
     }
 
     /// The digits as an `Int64`, or nil when outside its range or when the token is `-0` (which

@@ -63,19 +63,16 @@ public enum GoogleAttestationRoots {
         """,
     ]
 
-    /// A built-in root does not parse or does not have its pinned key (a corrupted or tampered binary).
-    public struct IntegrityError: Error, Sendable, Equatable {}
-
     /// The pinned root keys after checking each against its pinned hash. Callers treat a failure as
     /// fatal: nothing may be verified against an unknown root.
-    public static func keys() throws(IntegrityError) -> [X509PublicKey] {
+    public static func keys() throws(KeyAttestationError) -> [X509PublicKey] {
         var keys: [X509PublicKey] = []
         for (pem, pinned) in zip(pems, pinnedSubjectPublicKeyInfoSHA256Hex) {
             guard let der = PEMCertificates.decode(pem)?.first,
                 let certificate = try? AttestationCertificate(derEncoded: der),
                 let key = try? X509PublicKey(subjectPublicKeyInfoDER: certificate.subjectPublicKeyInfoDER),
                 Hex.encode(key.sha256) == pinned
-            else { throw IntegrityError() }
+            else { throw KeyAttestationError(.rootIntegrity) }
             keys.append(key)
         }
         return keys

@@ -11,28 +11,6 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
     /// docs/protocol.md §4.2a: a list older than 24 hours is not used.
     public static let maximumAgeSeconds: Int64 = 86_400
 
-    /// Why a list cannot be used.
-    public enum Problem: String, Error, Sendable, CustomStringConvertible {
-        /// The file cannot be read.
-        case unreadable
-        /// More than ``maximumByteCount`` bytes.
-        case tooLarge
-        /// Not JSON, no `entries` object, an entry that is not an object, or a key that is not hex.
-        case malformed
-        /// Fetched or read more than ``maximumAgeSeconds`` ago.
-        case stale
-
-        /// Words for logs and command-line errors.
-        public var description: String {
-            switch self {
-            case .unreadable: "cannot be read"
-            case .tooLarge: "larger than 4 MiB"
-            case .malformed: "not a Key Attestation status list"
-            case .stale: "older than 24 hours"
-            }
-        }
-    }
-
     /// Listed serial numbers in the form of ``AttestationCertificate/serialNumberHex``.
     public let listedSerials: Set<String>
     /// Unix seconds of the fetch (or the file read) that produced the list.
@@ -40,14 +18,16 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
 
     /// Parses the list's JSON. A list that does not parse is refused whole: a partly understood
     /// revocation list would let a revoked key through.
-    public init(json: [UInt8], fetchedAt: Int64) throws(Problem) {
-        guard json.count <= Self.maximumByteCount else { throw .tooLarge }
+    public init(json: [UInt8], fetchedAt: Int64) throws(KeyAttestationError) {
+        guard json.count <= Self.maximumByteCount else { throw KeyAttestationError(.tooLarge) }
         guard let document = try? JSONObject(JSONReader.parse(json)),
             case .object(let entries)? = try? document.value("entries")
-        else { throw .malformed }
+        else { throw KeyAttestationError(.malformed) }
         var serials = Set<String>()
         for entry in entries {
-            guard case .object = entry.value, let serial = SerialNumber.normalized(entry.name) else { throw .malformed }
+            guard case .object = entry.value, let serial = SerialNumber.normalized(entry.name) else {
+                throw KeyAttestationError(.malformed)
+            }
             serials.insert(serial)
         }
         listedSerials = serials
@@ -56,12 +36,14 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
 
     /// Reads the list an operator mirrors into `path` (`PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`);
     /// `now` is its fetch time, so a mirror keeps the list fresh by being readable and valid.
-    public static func read(fromFile path: String, at now: Int64) throws(Problem) -> KeyAttestationStatusList {
+    public static func read(
+        fromFile path: String, at now: Int64
+    ) throws(KeyAttestationError) -> KeyAttestationStatusList {
         let contents: [UInt8]
         do {
             contents = try FileContents.read(path, limit: maximumByteCount)
         } catch {
-            throw error.code == EFBIG ? .tooLarge : .unreadable
+            throw KeyAttestationError(error.errorNumber == EFBIG ? .tooLarge : .unreadable)
         }
         return try KeyAttestationStatusList(json: contents, fetchedAt: now)
     }
@@ -73,8 +55,8 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
 
     /// The list, when it is at most ``maximumAgeSeconds`` old at `now`; `.stale` otherwise (the
     /// enrollment route then answers 503 before any other work).
-    public func usable(at now: Int64) throws(Problem) -> KeyAttestationStatusList {
-        guard ageSeconds(at: now) <= Self.maximumAgeSeconds else { throw .stale }
+    public func usable(at now: Int64) throws(KeyAttestationError) -> KeyAttestationStatusList {
+        guard ageSeconds(at: now) <= Self.maximumAgeSeconds else { throw KeyAttestationError(.stale) }
         return self
     }
 }

@@ -64,7 +64,7 @@ public struct AttestedAndroidKey: Sendable, Equatable {
 /// Every §5a rule's outcome for one chain, with what could be parsed.
 public struct KeyAttestationReport: Sendable, Equatable {
     /// Each failed rule once, in step order.
-    public let failures: [KeyAttestationFailure]
+    public let failures: [KeyAttestationError.Code]
     /// The chain, leaf first; empty after a `format` failure.
     public let certificates: [AttestationCertificate]
     /// The leaf's KeyDescription; `nil` when absent or malformed.
@@ -77,7 +77,7 @@ public struct KeyAttestationReport: Sendable, Equatable {
     public let leafKey: P256PublicKey?
 
     /// The failure §5a reports: that of the first failing step.
-    public var firstFailure: KeyAttestationFailure? { failures.first }
+    public var firstFailure: KeyAttestationError.Code? { failures.first }
 }
 
 /// Verifies Android Key Attestation certificate chains (docs/protocol.md §5a) against the pinned
@@ -93,15 +93,15 @@ public struct KeyAttestationVerifier: Sendable {
     }
 
     /// A verifier anchored at the built-in Google roots.
-    public static func google() throws(GoogleAttestationRoots.IntegrityError) -> KeyAttestationVerifier {
+    public static func google() throws(KeyAttestationError) -> KeyAttestationVerifier {
         KeyAttestationVerifier(trustedRoots: try GoogleAttestationRoots.keys())
     }
 
     /// This verifier, also trusting the key of `root` (a strict DER certificate).
-    public func trusting(root: [UInt8]) throws(KeyAttestationRootError) -> KeyAttestationVerifier {
+    public func trusting(root: [UInt8]) throws(KeyAttestationError) -> KeyAttestationVerifier {
         guard let certificate = try? AttestationCertificate(derEncoded: root),
             let key = try? X509PublicKey(subjectPublicKeyInfoDER: certificate.subjectPublicKeyInfoDER)
-        else { throw KeyAttestationRootError() }
+        else { throw KeyAttestationError(.unusableRoot) }
         return KeyAttestationVerifier(trustedRoots: trustedRoots + [key])
     }
 
@@ -110,12 +110,12 @@ public struct KeyAttestationVerifier: Sendable {
     public func verify(
         chain: [[UInt8]], challenge: [UInt8], profile: KeyAttestationProfile, statusList: KeyAttestationStatusList,
         at time: Int64
-    ) throws(KeyAttestationFailure) -> AttestedAndroidKey {
+    ) throws(KeyAttestationError) -> AttestedAndroidKey {
         let report = examine(
             chain: chain, requirements: .enrollment(challenge: challenge, profile: profile), statusList: statusList,
             at: time)
-        if let failure = report.firstFailure { throw failure }
-        guard let key = report.leafKey else { throw .key }
+        if let failure = report.firstFailure { throw KeyAttestationError(failure) }
+        guard let key = report.leafKey else { throw KeyAttestationError(.key) }
         return AttestedAndroidKey(keyID: SHA256.hash(key.uncompressedPoint), publicKey: key)
     }
 
@@ -134,7 +134,7 @@ public struct KeyAttestationVerifier: Sendable {
                 failures: [.format], certificates: [], keyDescription: nil, rootSubjectPublicKeyInfoSHA256: nil,
                 leafKey: nil)
         }
-        var failures = Set<KeyAttestationFailure>()
+        var failures = Set<KeyAttestationError.Code>()
         // Step 2.
         let (chainFailures, rootHash) = signatureAndTimeFailures(certificates, at: time)
         failures.formUnion(chainFailures)
@@ -163,8 +163,8 @@ public struct KeyAttestationVerifier: Sendable {
     /// every certificate but the trust anchor within its validity at `time`.
     private func signatureAndTimeFailures(
         _ certificates: [AttestationCertificate], at time: Int64
-    ) -> (Set<KeyAttestationFailure>, [UInt8]) {
-        var failures = Set<KeyAttestationFailure>()
+    ) -> (Set<KeyAttestationError.Code>, [UInt8]) {
+        var failures = Set<KeyAttestationError.Code>()
         for (certificate, issuer) in zip(certificates, certificates.dropFirst()) {
             let issuerKey = try? X509PublicKey(subjectPublicKeyInfoDER: issuer.subjectPublicKeyInfoDER)
             if !(issuerKey.map(certificate.isSigned(by:)) ?? false) { failures.insert(.chain) }
@@ -182,8 +182,8 @@ public struct KeyAttestationVerifier: Sendable {
     /// Steps 4–6 on the leaf's KeyDescription.
     private static func descriptionFailures(
         _ description: KeyDescription, _ requirements: KeyAttestationRequirements
-    ) -> Set<KeyAttestationFailure> {
-        var failures = Set<KeyAttestationFailure>()
+    ) -> Set<KeyAttestationError.Code> {
+        var failures = Set<KeyAttestationError.Code>()
         if description.attestationVersion < 3 { failures.insert(.version) }
         let minimum = max(requirements.minimumSecurityLevel, .trustedEnvironment)
         if description.attestationSecurityLevel < minimum || description.keyMintSecurityLevel < minimum {
@@ -220,7 +220,3 @@ public struct KeyAttestationVerifier: Sendable {
         return failures
     }
 }
-
-/// A root certificate given to ``KeyAttestationVerifier/trusting(root:)`` that is not a strict DER
-/// certificate with a supported key.
-public struct KeyAttestationRootError: Error, Sendable, Equatable {}

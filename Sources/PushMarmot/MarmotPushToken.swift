@@ -47,18 +47,6 @@ public struct MarmotDeviceToken: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "MarmotDeviceToken(\(platform.rawValue), <redacted>)" }
 }
 
-/// Why one chunk gave no token (docs/protocol.md §12 `verify-marmot-trigger`'s `reason`; closed set).
-public enum MarmotChunkSkipReason: String, Sendable, Error, CaseIterable {
-    /// The ephemeral key is not an x coordinate on the curve, or the shared x is zero.
-    case ecdh
-    /// ChaCha20-Poly1305 did not open: a padding chunk, a chunk for another server, or a corrupt one.
-    case aead
-    /// The platform byte is neither `0x01` nor `0x02`, or an FCM token is not in §1's format.
-    case platform
-    /// `token_length` is outside 1...1021.
-    case length
-}
-
 /// The Marmot Push v1 encrypted token: `ephemeral_pubkey[32] ‖ nonce[12] ‖ ciphertext[1040]`, whose
 /// ChaCha20-Poly1305 plaintext is `platform[1] ‖ token_length[2, BE] ‖ token ‖ random padding`
 /// (1024 bytes), keyed by HKDF-SHA256 of the ECDH x (docs/protocol.md §13 step 5).
@@ -90,20 +78,20 @@ public enum MarmotPushToken {
     public static func open(
         _ chunk: ArraySlice<UInt8>, serverKey: SchnorrSigningKey
     ) -> Result<
-        MarmotDeviceToken, MarmotChunkSkipReason
+        MarmotDeviceToken, MarmotError
     > {
         precondition(chunk.count == byteCount, "a chunk is 1084 bytes")
         let start = chunk.startIndex
         let nonceStart = start + ephemeralKeyByteCount
         let ciphertextStart = nonceStart + nonceByteCount
         guard let sharedX = serverKey.sharedSecretX(withPublicKeyX: chunk[start..<nonceStart]) else {
-            return .failure(.ecdh)
+            return .failure(MarmotError(.ecdh))
         }
         guard
             let plaintext = try? ChaCha20Poly1305.open(
                 key: key(sharedX: sharedX), nonce: chunk[nonceStart..<ciphertextStart],
                 ciphertextAndTag: chunk[ciphertextStart...])
-        else { return .failure(.aead) }
+        else { return .failure(MarmotError(.aead)) }
         return parse(plaintext)
     }
 
@@ -122,14 +110,14 @@ public enum MarmotPushToken {
     }
 
     /// Reads `platform ‖ token_length ‖ token` from an opened 1024-byte plaintext.
-    static func parse(_ plaintext: [UInt8]) -> Result<MarmotDeviceToken, MarmotChunkSkipReason> {
+    static func parse(_ plaintext: [UInt8]) -> Result<MarmotDeviceToken, MarmotError> {
         guard plaintext.count == plaintextByteCount, let platform = MarmotPlatform(byte: plaintext[0]) else {
-            return .failure(.platform)
+            return .failure(MarmotError(.platform))
         }
         let length = Int(plaintext[1]) << 8 | Int(plaintext[2])
-        guard (1...maximumTokenByteCount).contains(length) else { return .failure(.length) }
+        guard (1...maximumTokenByteCount).contains(length) else { return .failure(MarmotError(.length)) }
         let token = Array(plaintext[3..<(3 + length)])
-        if platform == .fcm, !token.allSatisfy(fcmCharacters.contains) { return .failure(.platform) }
+        if platform == .fcm, !token.allSatisfy(fcmCharacters.contains) { return .failure(MarmotError(.platform)) }
         return .success(MarmotDeviceToken(platform: platform, bytes: token))
     }
 }

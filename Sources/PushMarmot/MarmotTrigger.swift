@@ -20,7 +20,7 @@ public struct MarmotTrigger: Sendable, Equatable {
     public var digest: [UInt8] { SHA256.hash(tokenData) }
 
     /// Step 5 for every chunk, in order; each chunk succeeds or fails on its own.
-    public func openChunks(serverKey: SchnorrSigningKey) -> [Result<MarmotDeviceToken, MarmotChunkSkipReason>] {
+    public func openChunks(serverKey: SchnorrSigningKey) -> [Result<MarmotDeviceToken, MarmotError>] {
         chunks.map { MarmotPushToken.open($0, serverKey: serverKey) }
     }
 }
@@ -33,8 +33,8 @@ public enum MarmotTriggerDecoder {
     public static let maximumChunkCount = 32
 
     /// The strict gift-wrap event of a relay's `EVENT` message; a malformed one is `bad_event`.
-    public static func giftWrap(json: [UInt8]) -> Result<NostrEvent, MarmotTriggerResult> {
-        guard let event = try? NostrEvent(json: json) else { return .failure(.badEvent) }
+    public static func giftWrap(json: [UInt8]) -> Result<NostrEvent, MarmotError> {
+        guard let event = try? NostrEvent(json: json) else { return .failure(MarmotError(.badEvent)) }
         return .success(event)
     }
 
@@ -42,10 +42,10 @@ public enum MarmotTriggerDecoder {
     public static func decode(
         _ wrap: NostrEvent, serverKey: SchnorrSigningKey
     ) -> Result<
-        MarmotTrigger, MarmotTriggerResult
+        MarmotTrigger, MarmotError
     > {
         switch NIP59.unwrap(wrap, recipientKey: serverKey) {
-        case .failure(let failure): .failure(MarmotTriggerResult(failure))
+        case .failure(let failure): .failure(MarmotError(failure))
         case .success(let gift): decode(rumor: gift.rumor)
         }
     }
@@ -53,19 +53,19 @@ public enum MarmotTriggerDecoder {
     /// Step 3: kind 446, exactly the version tag, then the content: padded standard base64 of 1...32
     /// whole chunks. Oversize is checked before the multiple, so 33 whole chunks and 34,700 bytes are
     /// both `too_many_chunks`.
-    public static func decode(rumor: NostrRumor) -> Result<MarmotTrigger, MarmotTriggerResult> {
-        guard rumor.kind == rumorKind else { return .failure(.badRumor) }
+    public static func decode(rumor: NostrRumor) -> Result<MarmotTrigger, MarmotError> {
+        guard rumor.kind == rumorKind else { return .failure(MarmotError(.badRumor)) }
         guard rumor.tags.count == 1, rumor.tags[0].count == 2, UTF8Equality.equal(rumor.tags[0][0], "v"),
             UTF8Equality.equal(rumor.tags[0][1], "marmot-push-v1")
-        else { return .failure(.wrongVersion) }
+        else { return .failure(MarmotError(.wrongVersion)) }
         let content = rumor.content.utf8
         guard !content.isEmpty, content.count % 4 == 0, let tokenData = Base64.decode(rumor.content),
             !tokenData.isEmpty
-        else { return .failure(.badContent) }
+        else { return .failure(MarmotError(.badContent)) }
         guard tokenData.count <= maximumChunkCount * MarmotPushToken.byteCount else {
-            return .failure(.tooManyChunks)
+            return .failure(MarmotError(.tooManyChunks))
         }
-        guard tokenData.count % MarmotPushToken.byteCount == 0 else { return .failure(.badContent) }
+        guard tokenData.count % MarmotPushToken.byteCount == 0 else { return .failure(MarmotError(.badContent)) }
         return .success(MarmotTrigger(tokenData: tokenData))
     }
 }

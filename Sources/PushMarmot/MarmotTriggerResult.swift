@@ -1,8 +1,8 @@
-import PushNostr
-
 /// The class of one trigger: the `result` label of `push_gateway_marmot_triggers_total` and of
 /// `verify-marmot-trigger` (docs/protocol.md §9, §12, §13). Closed set; the raw value is the label.
-public enum MarmotTriggerResult: String, Sendable, Error, CaseIterable {
+/// An outcome, not an error (docs/decisions/0540): the refusals among them are ``MarmotError``'s
+/// codes, whose names are these labels.
+public enum MarmotTriggerResult: String, Sendable, CaseIterable {
     /// Steps 1–4 passed: its chunks go to step 5 (whether any of them opens is counted per token).
     case dispatched
     /// The gift wrap's JSON, kind, id, signature or `p` tag.
@@ -24,13 +24,8 @@ public enum MarmotTriggerResult: String, Sendable, Error, CaseIterable {
     /// Step 4: another replica or an earlier copy already claimed this content (the ingress decides).
     case duplicate
 
-    /// The class of a NIP-59 failure.
-    public init(_ failure: NIP59Failure) {
-        switch failure {
-        case .wrapKind, .wrapRecipient, .wrapID, .wrapSignature: self = .badEvent
-        case .wrapDecryption: self = .unwrapFailed
-        case .sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption: self = .badSeal
-        case .rumorMalformed, .rumorAuthor, .rumorID: self = .badRumor
-        }
+    /// The class of a refused trigger.
+    public init(_ refusal: MarmotError) {
+        self = Self(rawValue: refusal.code.name) ?? .badEvent
     }
 }

@@ -33,14 +33,14 @@ public enum NIP44 {
 
     public static func messageKeys(
         conversationKey: [UInt8], nonce: some Collection<UInt8>
-    ) throws(NIP44Failure)
+    ) throws(NostrError)
         -> MessageKeys
     {
         guard conversationKey.count == HKDFSHA256.pseudorandomKeyByteCount, nonce.count == nonceByteCount else {
-            throw .invalidKey
+            throw NostrError(.invalidKey)
         }
         guard let keys = try? HKDFSHA256.expand(pseudorandomKey: conversationKey, info: nonce, byteCount: 76) else {
-            throw .invalidKey
+            throw NostrError(.invalidKey)
         }
         return MessageKeys(
             chaChaKey: Array(keys[0..<32]), chaChaNonce: Array(keys[32..<44]), hmacKey: Array(keys[44...]))
@@ -59,9 +59,9 @@ public enum NIP44 {
     /// `conversationKey` and a fresh 32-byte `nonce` from the caller.
     public static func encrypt(
         _ plaintext: some Collection<UInt8>, conversationKey: [UInt8], nonce: [UInt8]
-    ) throws(NIP44Failure) -> String {
+    ) throws(NostrError) -> String {
         let count = plaintext.count
-        guard count >= 1, count <= maximumPlaintextByteCount else { throw .invalidPlaintextLength }
+        guard count >= 1, count <= maximumPlaintextByteCount else { throw NostrError(.invalidPlaintextLength) }
         let keys = try messageKeys(conversationKey: conversationKey, nonce: nonce)
         var padded: [UInt8] = []
         let prefixCount = count < extendedLengthThreshold ? 2 : 6
@@ -75,7 +75,7 @@ public enum NIP44 {
         padded.append(contentsOf: plaintext)
         padded.append(contentsOf: repeatElement(0, count: paddedLength(count) - count))
         guard let ciphertext = try? ChaCha20.apply(key: keys.chaChaKey, nonce: keys.chaChaNonce, to: padded) else {
-            throw .invalidKey
+            throw NostrError(.invalidKey)
         }
         let mac = HMACSHA256.authenticationCode(key: keys.hmacKey, message: nonce + ciphertext)
         return Base64.encode([version] + nonce + ciphertext + mac)
@@ -85,42 +85,42 @@ public enum NIP44 {
     /// the 6-byte prefix allows is accepted: the caller's input limit bounds the work.
     public static func decrypt(
         _ payload: some StringProtocol, conversationKey: [UInt8]
-    ) throws(NIP44Failure)
+    ) throws(NostrError)
         -> [UInt8]
     {
         let characters = payload.utf8
-        guard characters.first != UInt8(ascii: "#") else { throw .unknownVersion }
-        guard characters.count >= minimumPayloadCharacterCount else { throw .invalidPayloadLength }
-        guard let decoded = Base64.decode(payload) else { throw .invalidBase64 }
-        guard decoded.count >= minimumDecodedByteCount else { throw .invalidPayloadLength }
-        guard decoded[0] == version else { throw .unknownVersion }
+        guard characters.first != UInt8(ascii: "#") else { throw NostrError(.unknownVersion) }
+        guard characters.count >= minimumPayloadCharacterCount else { throw NostrError(.invalidPayloadLength) }
+        guard let decoded = Base64.decode(payload) else { throw NostrError(.invalidBase64) }
+        guard decoded.count >= minimumDecodedByteCount else { throw NostrError(.invalidPayloadLength) }
+        guard decoded[0] == version else { throw NostrError(.unknownVersion) }
         let nonce = decoded[1...nonceByteCount]
         let ciphertext = decoded[(1 + nonceByteCount)..<(decoded.count - macByteCount)]
         let mac = decoded[(decoded.count - macByteCount)...]
         let keys = try messageKeys(conversationKey: conversationKey, nonce: nonce)
         let expected = HMACSHA256.authenticationCode(
             key: keys.hmacKey, message: decoded[1..<(decoded.count - macByteCount)])
-        guard ConstantTime.equals(expected, mac) else { throw .invalidMAC }
+        guard ConstantTime.equals(expected, mac) else { throw NostrError(.invalidMAC) }
         guard let padded = try? ChaCha20.apply(key: keys.chaChaKey, nonce: keys.chaChaNonce, to: ciphertext) else {
-            throw .invalidKey
+            throw NostrError(.invalidKey)
         }
         return try unpad(padded)
     }
 
     /// Reads the 2- or 6-byte length prefix and checks that the padded size is exactly the one the
     /// length gives. The padding bytes are not required to be zero (the MAC already covers them).
-    private static func unpad(_ padded: [UInt8]) throws(NIP44Failure) -> [UInt8] {
+    private static func unpad(_ padded: [UInt8]) throws(NostrError) -> [UInt8] {
         let shortLength = Int(padded[0]) << 8 | Int(padded[1])
         let (length, prefixCount): (Int, Int)
         if shortLength != 0 {
             (length, prefixCount) = (shortLength, 2)
         } else {
-            guard padded.count >= 6 else { throw .invalidPadding }
+            guard padded.count >= 6 else { throw NostrError(.invalidPadding) }
             let longLength = padded[2..<6].reduce(0) { $0 << 8 | Int($1) }
-            guard longLength >= extendedLengthThreshold else { throw .invalidPadding }
+            guard longLength >= extendedLengthThreshold else { throw NostrError(.invalidPadding) }
             (length, prefixCount) = (longLength, 6)
         }
-        guard padded.count == prefixCount + paddedLength(length) else { throw .invalidPadding }
+        guard padded.count == prefixCount + paddedLength(length) else { throw NostrError(.invalidPadding) }
         return Array(padded[prefixCount..<(prefixCount + length)])
     }
 }

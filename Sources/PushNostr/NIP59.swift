@@ -16,48 +16,48 @@ public enum NIP59 {
     public static let sealKind: Int64 = 13
 
     /// Step 1 without the rate limit: kind 1059, a `p` tag naming `recipient`, a valid id and signature.
-    public static func verifyWrap(_ wrap: NostrEvent, recipient: XOnlyPublicKey) throws(NIP59Failure) {
-        guard wrap.kind == giftWrapKind else { throw .wrapKind }
+    public static func verifyWrap(_ wrap: NostrEvent, recipient: XOnlyPublicKey) throws(NostrError) {
+        guard wrap.kind == giftWrapKind else { throw NostrError(.wrapKind) }
         let recipientHex = recipient.hex
         guard
             wrap.tags.contains(where: {
                 $0.count >= 2 && UTF8Equality.equal($0[0], "p") && UTF8Equality.equal($0[1], recipientHex)
             })
         else {
-            throw .wrapRecipient
+            throw NostrError(.wrapRecipient)
         }
-        guard wrap.computedID == wrap.id else { throw .wrapID }
-        guard wrap.hasValidSignature else { throw .wrapSignature }
+        guard wrap.computedID == wrap.id else { throw NostrError(.wrapID) }
+        guard wrap.hasValidSignature else { throw NostrError(.wrapSignature) }
     }
 
     /// Step 2 for a wrap that passed ``verifyWrap(_:recipient:)``: two ECDH and two NIP-44 opens.
     public static func open(
         verifiedWrap wrap: NostrEvent, recipientKey: SchnorrSigningKey
-    ) throws(NIP59Failure)
+    ) throws(NostrError)
         -> UnwrappedGift
     {
         guard let wrapKey = NIP44.conversationKey(secretKey: recipientKey, publicKey: wrap.publicKey),
             let sealJSON = try? NIP44.decrypt(wrap.content, conversationKey: wrapKey)
-        else { throw .wrapDecryption }
-        guard let seal = try? NostrEvent(json: sealJSON) else { throw .sealMalformed }
-        guard seal.kind == sealKind else { throw .sealKind }
-        guard seal.tags.isEmpty else { throw .sealTags }
-        guard seal.computedID == seal.id else { throw .sealID }
-        guard seal.hasValidSignature else { throw .sealSignature }
+        else { throw NostrError(.wrapDecryption) }
+        guard let seal = try? NostrEvent(json: sealJSON) else { throw NostrError(.sealMalformed) }
+        guard seal.kind == sealKind else { throw NostrError(.sealKind) }
+        guard seal.tags.isEmpty else { throw NostrError(.sealTags) }
+        guard seal.computedID == seal.id else { throw NostrError(.sealID) }
+        guard seal.hasValidSignature else { throw NostrError(.sealSignature) }
         guard let sealKey = NIP44.conversationKey(secretKey: recipientKey, publicKey: seal.publicKey),
             let rumorJSON = try? NIP44.decrypt(seal.content, conversationKey: sealKey)
-        else { throw .sealDecryption }
-        guard let rumor = try? NostrRumor(json: rumorJSON) else { throw .rumorMalformed }
-        guard rumor.publicKey == seal.publicKey else { throw .rumorAuthor }
-        guard rumor.computedID == rumor.id else { throw .rumorID }
+        else { throw NostrError(.sealDecryption) }
+        guard let rumor = try? NostrRumor(json: rumorJSON) else { throw NostrError(.rumorMalformed) }
+        guard rumor.publicKey == seal.publicKey else { throw NostrError(.rumorAuthor) }
+        guard rumor.computedID == rumor.id else { throw NostrError(.rumorID) }
         return UnwrappedGift(seal: seal, rumor: rumor)
     }
 
     /// ``verifyWrap(_:recipient:)`` then ``open(verifiedWrap:recipientKey:)``.
     public static func unwrap(
         _ wrap: NostrEvent, recipientKey: SchnorrSigningKey
-    ) -> Result<UnwrappedGift, NIP59Failure> {
-        Result { () throws(NIP59Failure) in
+    ) -> Result<UnwrappedGift, NostrError> {
+        Result { () throws(NostrError) in
             try verifyWrap(wrap, recipient: recipientKey.publicKey)
             return try open(verifiedWrap: wrap, recipientKey: recipientKey)
         }
@@ -70,10 +70,10 @@ public enum NIP59 {
     public static func wrap(
         _ rumor: NostrRumor, author: SchnorrSigningKey, recipient: XOnlyPublicKey, wrapKey: SchnorrSigningKey,
         sealCreatedAt: Int64, wrapCreatedAt: Int64, randomness: WrapRandomness
-    ) throws(NIP44Failure) -> NostrEvent {
+    ) throws(NostrError) -> NostrEvent {
         guard let sealKey = NIP44.conversationKey(secretKey: author, publicKey: recipient),
             let outerKey = NIP44.conversationKey(secretKey: wrapKey, publicKey: recipient)
-        else { throw .invalidKey }
+        else { throw NostrError(.invalidKey) }
         let seal = NostrEvent(
             signedBy: author, createdAt: sealCreatedAt, kind: sealKind, tags: [],
             content: try NIP44.encrypt(rumor.json, conversationKey: sealKey, nonce: randomness.sealNonce),
@@ -99,7 +99,7 @@ public enum NIP59 {
         }
 
         /// Fresh random values for a real wrap.
-        public static func random() throws(SecureRandom.Failure) -> WrapRandomness {
+        public static func random() throws(CryptoError) -> WrapRandomness {
             WrapRandomness(
                 sealNonce: try SecureRandom.bytes(32), wrapNonce: try SecureRandom.bytes(32),
                 sealSignature: try SecureRandom.bytes(32), wrapSignature: try SecureRandom.bytes(32))

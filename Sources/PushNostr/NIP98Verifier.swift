@@ -47,8 +47,8 @@ public struct NIP98Verifier: Sendable {
     ///   - now: the current Unix time in seconds.
     public func verify(
         authorization: String?, requestURL: ReceivedRequestURL?, method: String, body: [UInt8], now: Int64
-    ) -> Result<NIP98Authorization, NIP98Failure> {
-        Result { () throws(NIP98Failure) in
+    ) -> Result<NIP98Authorization, NostrError> {
+        Result { () throws(NostrError) in
             try verifyThrowing(
                 authorization: authorization, requestURL: requestURL, method: method, body: body, now: now)
         }
@@ -57,45 +57,45 @@ public struct NIP98Verifier: Sendable {
     // Cheap checks run first; the id hash and the signature, the expensive ones, run last.
     private func verifyThrowing(
         authorization: String?, requestURL: ReceivedRequestURL?, method: String, body: [UInt8], now: Int64
-    ) throws(NIP98Failure) -> NIP98Authorization {
-        guard let authorization else { throw .missingHeader }
+    ) throws(NostrError) -> NIP98Authorization {
+        guard let authorization else { throw NostrError(.missingHeader) }
         let header = Array(authorization.utf8)
-        guard header.count <= Self.maximumHeaderLength else { throw .headerTooLong }
-        guard let credentials = Self.credentials(of: header) else { throw .notNostrScheme }
-        guard let json = Base64.decode(credentials) else { throw .invalidBase64 }
+        guard header.count <= Self.maximumHeaderLength else { throw NostrError(.headerTooLong) }
+        guard let credentials = Self.credentials(of: header) else { throw NostrError(.notNostrScheme) }
+        guard let json = Base64.decode(credentials) else { throw NostrError(.invalidBase64) }
 
         let event: NostrEvent
-        do throws(NostrEventJSONError) {
+        do throws(NostrError) {
             event = try NostrEvent(json: json)
         } catch {
-            throw error == .invalidPublicKey ? .invalidPublicKey : .malformedEvent
+            throw NostrError(error.code == .invalidPublicKey ? .invalidPublicKey : .malformedEvent)
         }
-        guard event.kind == Self.eventKind else { throw .wrongKind }
+        guard event.kind == Self.eventKind else { throw NostrError(.wrongKind) }
 
         let (age, overflow) = now.subtractingReportingOverflow(event.createdAt)
-        guard !overflow else { throw event.createdAt > now ? .tooFarInFuture : .tooOld }
-        guard age <= Self.maximumAge else { throw .tooOld }
-        guard age >= -Self.maximumLead else { throw .tooFarInFuture }
+        guard !overflow else { throw NostrError(event.createdAt > now ? .tooFarInFuture : .tooOld) }
+        guard age <= Self.maximumAge else { throw NostrError(.tooOld) }
+        guard age >= -Self.maximumLead else { throw NostrError(.tooFarInFuture) }
 
         let tags = try RequiredTags(event.tags)
-        guard let requestURL else { throw .requestURLUndefined }
+        guard let requestURL else { throw NostrError(.requestURLUndefined) }
         if let allowedPublicOrigins {
             let origin = requestURL.origin
             guard allowedPublicOrigins.contains(where: { UTF8Equality.equal($0, origin) }) else {
-                throw .originNotAllowed
+                throw NostrError(.originNotAllowed)
             }
         }
         // Byte comparisons throughout: String `==` would also accept canonically equivalent Unicode.
-        guard UTF8Equality.equal(tags.url, requestURL.string) else { throw .urlMismatch }
+        guard UTF8Equality.equal(tags.url, requestURL.string) else { throw NostrError(.urlMismatch) }
         guard UTF8Equality.equal(tags.method, Self.method), UTF8Equality.equal(method, Self.method) else {
-            throw .methodMismatch
+            throw NostrError(.methodMismatch)
         }
         guard UTF8Equality.equal(tags.payload, Hex.encode(SHA256.hash(body))) else {
-            throw .payloadMismatch
+            throw NostrError(.payloadMismatch)
         }
 
-        guard event.computedID == event.id else { throw .idMismatch }
-        guard event.hasValidSignature else { throw .invalidSignature }
+        guard event.computedID == event.id else { throw NostrError(.idMismatch) }
+        guard event.hasValidSignature else { throw NostrError(.invalidSignature) }
         return NIP98Authorization(relayPublicKey: event.publicKey, eventID: event.id, createdAt: event.createdAt)
     }
 
@@ -119,7 +119,7 @@ private struct RequiredTags {
     let method: String
     let payload: String
 
-    init(_ tags: [[String]]) throws(NIP98Failure) {
+    init(_ tags: [[String]]) throws(NostrError) {
         var url: String?
         var method: String?
         var payload: String?
@@ -133,15 +133,15 @@ private struct RequiredTags {
                 try Self.record(tag, in: &payload)
             }
         }
-        guard let url, let method, let payload else { throw .missingTag }
+        guard let url, let method, let payload else { throw NostrError(.missingTag) }
         self.url = url
         self.method = method
         self.payload = payload
     }
 
-    private static func record(_ tag: [String], in slot: inout String?) throws(NIP98Failure) {
-        guard tag.count >= 2 else { throw .malformedTag }
-        guard slot == nil else { throw .repeatedTag }
+    private static func record(_ tag: [String], in slot: inout String?) throws(NostrError) {
+        guard tag.count >= 2 else { throw NostrError(.malformedTag) }
+        guard slot == nil else { throw NostrError(.repeatedTag) }
         slot = tag[1]
     }
 }

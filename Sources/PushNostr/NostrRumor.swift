@@ -40,7 +40,7 @@ public struct NostrRumor: Sendable, Equatable {
 
     /// Reads exactly one closed object with the six members (a `sig` is refused: a rumor is unsigned
     /// so that it cannot be proven to anyone else), as strictly as ``NostrEvent/init(json:)``.
-    public init(json: [UInt8]) throws(NostrEventJSONError) {
+    public init(json: [UInt8]) throws(NostrError) {
         let members: (id: String, pubkey: String, createdAt: Int64, kind: Int64, tags: [[String]], content: String)
         do throws(JSONError) {
             let object = try JSONObject.closed(try JSONReader.parse(json), keys: Self.jsonMembers)
@@ -49,12 +49,12 @@ public struct NostrRumor: Sendable, Equatable {
                 try object.int64("kind"), try NostrEvent.tags(try object.array("tags")), try object.string("content")
             )
         } catch {
-            throw .json(error.code)
+            throw NostrError(.json, json: error.code)
         }
         guard let idBytes = Hex.decode(members.id, byteCount: 32, lowercaseOnly: true),
             let publicKeyBytes = Hex.decode(members.pubkey, byteCount: 32, lowercaseOnly: true)
-        else { throw .invalidHex }
-        guard let publicKey = XOnlyPublicKey(bytes: publicKeyBytes) else { throw .invalidPublicKey }
+        else { throw NostrError(.invalidHex) }
+        guard let publicKey = XOnlyPublicKey(bytes: publicKeyBytes) else { throw NostrError(.invalidPublicKey) }
         self.init(
             id: idBytes, publicKey: publicKey, createdAt: members.createdAt, kind: members.kind, tags: members.tags,
             content: members.content)

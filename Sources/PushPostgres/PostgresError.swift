@@ -1,23 +1,11 @@
+public import PushErrors
+
 /// A failure talking to PostgreSQL. It carries the SQLSTATE and the server's primary message, never
 /// the connection string or any parameter value (docs/protocol.md §1: no SQL text or secret leaks; §11).
 public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What kind of failure this is; callers branch on it (and on `sqlState` for server errors).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-
-        /// The database cannot be reached or the connection broke: the gateway answers 503.
-        public static let unavailable = Code(name: "unavailable")
-        /// Every pooled connection stayed busy for the whole acquire timeout: the gateway answers 503.
-        public static let poolExhausted = Code(name: "pool exhausted")
-        /// The server rejected the statement; `sqlState` says why.
-        public static let server = Code(name: "server error")
-        /// A result value could not be decoded as the requested type.
-        public static let decoding = Code(name: "decoding")
-        /// The library was used wrongly (e.g. a parameter string containing NUL).
-        public static let misuse = Code(name: "misuse")
-
-        public var description: String { name }
-    }
+    /// What kind of failure this is (docs/decisions/0540); callers branch on it (and on `sqlState`
+    /// for server errors) in a `switch` that ends in `default`.
+    public typealias Code = ErrorCode<PostgresError>
 
     public let code: Code
     /// The five-character SQLSTATE for server errors, e.g. `23505`.
@@ -63,11 +51,18 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var isPoolExhausted: Bool { code == .poolExhausted }
 
     public var description: String {
+        if code == .migration { return message }
         var text = "PostgreSQL \(code)"
         if let sqlState { text += " [\(sqlState)]" }
         if let constraintName { text += " constraint \(constraintName)" }
         if sqlState?.hasPrefix("22") != true { text += ": \(message)" }
         return text
+    }
+
+    /// A `migrate` refusal or failure; its message names files and versions, never the connection
+    /// string, and is the whole description.
+    static func migration(_ message: String) -> PostgresError {
+        PostgresError(code: .migration, message: message)
     }
 
     /// SQLSTATE classes and codes that mean the session or server is gone rather than the statement
@@ -105,4 +100,25 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         }
         return PostgresError(code: .unavailable, message: summary)
     }
+}
+
+extension ErrorCode<PostgresError> {
+    /// The database cannot be reached or the connection broke: the gateway answers 503.
+    public static var unavailable: Self { Self("unavailable") }
+
+    /// Every pooled connection stayed busy for the whole acquire timeout: the gateway answers 503.
+    public static var poolExhausted: Self { Self("pool exhausted") }
+
+    /// The server rejected the statement; `sqlState` says why.
+    public static var server: Self { Self("server error") }
+
+    /// A result value could not be decoded as the requested type.
+    public static var decoding: Self { Self("decoding") }
+
+    /// The library was used wrongly (e.g. a parameter string containing NUL).
+    public static var misuse: Self { Self("misuse") }
+
+    /// A migration run or status check stopped (docs/protocol.md §12 `migrate`): a bad or missing
+    /// file, an edited applied file, a populated database without history, a missing runtime role.
+    public static var migration: Self { Self("migration") }
 }

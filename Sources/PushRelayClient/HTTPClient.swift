@@ -11,16 +11,6 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 }
 
-/// Why a request produced no HTTP answer (DNS, connect, TLS, timeout, …). `description` is libcurl's
-/// fixed text for the error code, which names no URL, header or body.
-public struct HTTPTransferFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public let description: String
-
-    public init(_ description: String) {
-        self.description = description
-    }
-}
-
 /// One blocking HTTP POST through libcurl: TLS peer and host verification stay on (libcurl's
 /// defaults, set explicitly), no signals (`CURLOPT_NOSIGNAL`, required in threaded programs), and a
 /// connect timeout plus a whole-transfer timeout so a dead server cannot hang the caller.
@@ -37,7 +27,7 @@ public struct HTTPPostClient: Sendable {
     }
 
     /// Posts `body` to `url` with the given header fields (`Name: value` lines without CRLF).
-    public func post(url: String, headers: [String], body: [UInt8]) throws(HTTPTransferFailure) -> HTTPResponse {
+    public func post(url: String, headers: [String], body: [UInt8]) throws(RelayClientError) -> HTTPResponse {
         let easy = try CurlEasyHandle.make()
         return try easy.perform(
             url: url, method: .post(headers: headers, body: body),
@@ -71,7 +61,7 @@ public struct HTTPGetClient: Sendable {
         self.totalTimeoutSeconds = totalTimeoutSeconds
     }
 
-    public func get(url: String) throws(HTTPTransferFailure) -> HTTPResponse {
+    public func get(url: String) throws(RelayClientError) -> HTTPResponse {
         let easy = try CurlEasyHandle.make()
         return try easy.perform(
             url: url, method: .get(proxy: proxy ?? "", trustAnchorFile: trustAnchorFile),
@@ -109,9 +99,13 @@ private final class CurlEasyHandle {
         self.handle = handle
     }
 
-    static func make() throws(HTTPTransferFailure) -> CurlEasyHandle {
-        guard globalInitialization == CURLE_OK else { throw HTTPTransferFailure("libcurl initialization failed") }
-        guard let handle = curl_easy_init() else { throw HTTPTransferFailure("libcurl handle allocation failed") }
+    static func make() throws(RelayClientError) -> CurlEasyHandle {
+        guard globalInitialization == CURLE_OK else {
+            throw RelayClientError(.transfer, "libcurl initialization failed")
+        }
+        guard let handle = curl_easy_init() else {
+            throw RelayClientError(.transfer, "libcurl handle allocation failed")
+        }
         return CurlEasyHandle(handle: handle)
     }
 
@@ -129,7 +123,7 @@ private final class CurlEasyHandle {
         init(limit: Int) { self.limit = limit }
     }
 
-    func perform(url: String, method: Method, limits: Limits) throws(HTTPTransferFailure) -> HTTPResponse {
+    func perform(url: String, method: Method, limits: Limits) throws(RelayClientError) -> HTTPResponse {
         let sink = BodySink(limit: limits.maximumBodyBytes)
         var results: [CURLcode] = [
             CCurl_setopt_string(handle, CURLOPT_URL, url),
@@ -171,20 +165,20 @@ private final class CurlEasyHandle {
 
         let performed = withExtendedLifetime(sink) { curl_easy_perform(handle) }
         if sink.overflowed {
-            throw HTTPTransferFailure("the response body exceeded \(limits.maximumBodyBytes) bytes")
+            throw RelayClientError(.transfer, "the response body exceeded \(limits.maximumBodyBytes) bytes")
         }
         guard performed == CURLE_OK else { throw Self.failure(performed) }
         var status = 0
         guard CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, status > 0 else {
-            throw HTTPTransferFailure("no HTTP status was received")
+            throw RelayClientError(.transfer, "no HTTP status was received")
         }
         return HTTPResponse(status: status, body: sink.bytes)
     }
 
-    private func postOptions(headers: [String], body: [UInt8]) throws(HTTPTransferFailure) -> [CURLcode] {
+    private func postOptions(headers: [String], body: [UInt8]) throws(RelayClientError) -> [CURLcode] {
         for header in headers {
             guard let appended = curl_slist_append(headerList, header) else {
-                throw HTTPTransferFailure("libcurl header list allocation failed")
+                throw RelayClientError(.transfer, "libcurl header list allocation failed")
             }
             headerList = appended
         }
@@ -203,7 +197,8 @@ private final class CurlEasyHandle {
         return results
     }
 
-    private static func failure(_ code: CURLcode) -> HTTPTransferFailure {
-        HTTPTransferFailure(curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)")
+    private static func failure(_ code: CURLcode) -> RelayClientError {
+        RelayClientError(
+            .transfer, curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)")
     }
 }

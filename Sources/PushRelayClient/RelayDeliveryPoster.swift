@@ -12,20 +12,13 @@ public struct RelayDeliveryPoster: Sendable {
         self.client = client
     }
 
-    /// Why nothing was posted or nothing came back.
-    public enum Failure: Error, Sendable, Equatable {
-        /// No secure randomness for the BIP-340 auxiliary input.
-        case randomnessUnavailable
-        case transport(HTTPTransferFailure)
-    }
-
     /// The `Authorization` value for `body` posted to `url` at Unix time `now`.
-    public func authorization(url: String, body: [UInt8], now: Int64) throws(Failure) -> String {
+    public func authorization(url: String, body: [UInt8], now: Int64) throws(RelayClientError) -> String {
         let auxiliaryRandomness: [UInt8]
         do {
             auxiliaryRandomness = try SecureRandom.bytes(32)
         } catch {
-            throw .randomnessUnavailable
+            throw RelayClientError(.randomnessUnavailable, "secure randomness unavailable")
         }
         let event = NIP98Signer.event(
             url: url, method: NIP98Verifier.method, body: body, createdAt: now, key: key,
@@ -34,17 +27,13 @@ public struct RelayDeliveryPoster: Sendable {
     }
 
     /// Signs and posts `body` (JSON) to `url`; the NIP-98 `u` tag is `url` byte for byte.
-    public func post(url: String, body: [UInt8], now: Int64) throws(Failure) -> HTTPResponse {
+    public func post(url: String, body: [UInt8], now: Int64) throws(RelayClientError) -> HTTPResponse {
         let headers = [
             "Content-Type: application/json",
             "Authorization: " + (try authorization(url: url, body: body, now: now)),
             // An empty `Expect:` stops libcurl from waiting for a 100 Continue before larger bodies.
             "Expect:",
         ]
-        do {
-            return try client.post(url: url, headers: headers, body: body)
-        } catch {
-            throw .transport(error)
-        }
+        return try client.post(url: url, headers: headers, body: body)
     }
 }

@@ -53,7 +53,7 @@ public final class ReservedAddressSpace {
     public init(size: Int) throws(SystemError) {
         let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
         guard let address, address != UnsafeMutableRawPointer(bitPattern: -1) else {
-            throw SystemError(function: "mmap", code: errno)
+            throw SystemError(function: "mmap", errorNumber: errno)
         }
         start = address
         self.size = size

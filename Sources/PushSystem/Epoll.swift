@@ -53,7 +53,7 @@ public final class Epoll {
         if count >= 0 { return Int(count) }
         let code = errno
         if code == EINTR { return 0 }
-        throw SystemError(function: "epoll_wait", code: code)
+        throw SystemError(function: "epoll_wait", errorNumber: code)
     }
 
     /// The `index`-th ready registration of the last `wait`.

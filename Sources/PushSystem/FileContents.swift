@@ -14,11 +14,11 @@ public enum FileContents {
             }
             guard case .success(.value(let count)) = result else {
                 if case .failure(let error) = result { throw error }
-                throw SystemError(function: "read", code: EAGAIN)
+                throw SystemError(function: "read", errorNumber: EAGAIN)
             }
             if count == 0 { return contents }
             contents.append(contentsOf: chunk[..<count])
-            guard contents.count <= limit else { throw SystemError(function: "read", code: EFBIG) }
+            guard contents.count <= limit else { throw SystemError(function: "read", errorNumber: EFBIG) }
         }
     }
 }

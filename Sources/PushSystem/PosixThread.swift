@@ -28,7 +28,7 @@ public final class PosixThread: Sendable {
             }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
-            throw SystemError(function: "pthread_create", code: result)
+            throw SystemError(function: "pthread_create", errorNumber: result)
         }
         return PosixThread(handle: handle)
     }

@@ -1,13 +1,5 @@
 import Glibc
 
-/// Why a `host:port` string was rejected. Carries no part of the input: listen addresses are
-/// configuration values, which never appear in messages (house rule).
-public enum SocketAddressError: Error, Equatable, Sendable {
-    case missingPort
-    case invalidPort
-    case invalidHost
-}
-
 /// An IPv4 or IPv6 TCP address parsed from `host:port` (`0.0.0.0:8080`, `127.0.0.1:0`,
 /// `[::1]:8080`, `localhost:8080`). Port 0 asks the kernel for an ephemeral port.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
@@ -29,27 +21,27 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `host:port`; IPv6 hosts are bracketed. Only numeric hosts and `localhost` are accepted,
     /// so start-up never depends on a name resolver.
-    public init(parsing text: String) throws(SocketAddressError) {
+    public init(parsing text: String) throws(SystemError) {
         let hostPart: Substring
         let portPart: Substring
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw .invalidHost }
+            guard let close = text.firstIndex(of: "]") else { throw SystemError(.invalidHost) }
             hostPart = text[text.index(after: text.startIndex)..<close]
             let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { throw .missingPort }
+            guard rest.hasPrefix(":") else { throw SystemError(.missingPort) }
             portPart = rest.dropFirst()
         } else {
-            guard let colon = text.lastIndex(of: ":") else { throw .missingPort }
+            guard let colon = text.lastIndex(of: ":") else { throw SystemError(.missingPort) }
             hostPart = text[..<colon]
             portPart = text[text.index(after: colon)...]
         }
         guard !portPart.isEmpty, portPart.count <= 5, portPart.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
             let number = Int(portPart), number <= 65535
-        else { throw .invalidPort }
+        else { throw SystemError(.invalidPort) }
         let host = hostPart == "localhost" ? "127.0.0.1" : String(hostPart)
         // Brackets mean IPv6 and only IPv6 (RFC 3986 §3.2.2).
         let family: Family = text.hasPrefix("[") ? .ipv6 : .ipv4
-        guard SocketAddress.numericFamily(of: host) == family else { throw .invalidHost }
+        guard SocketAddress.numericFamily(of: host) == family else { throw SystemError(.invalidHost) }
         self.init(family: family, host: host, port: UInt16(number))
     }
 

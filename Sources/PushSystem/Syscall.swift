@@ -21,7 +21,7 @@ public enum Syscall {
             if result != -1 { return result }
             let code = errno
             if code == EINTR { continue }
-            throw SystemError(function: "\(function)", code: code)
+            throw SystemError(function: "\(function)", errorNumber: code)
         }
     }
 
@@ -36,7 +36,7 @@ public enum Syscall {
             let code = errno
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
-            throw SystemError(function: "\(function)", code: code)
+            throw SystemError(function: "\(function)", errorNumber: code)
         }
     }
 }

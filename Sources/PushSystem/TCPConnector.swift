@@ -21,7 +21,7 @@ public enum TCPConnector {
         var list: UnsafeMutablePointer<addrinfo>?
         // getaddrinfo reports its own codes, not errno; EHOSTUNREACH stands for all of them.
         guard getaddrinfo(host, String(port), &hints, &list) == 0, let list else {
-            throw SystemError(function: "getaddrinfo", code: EHOSTUNREACH)
+            throw SystemError(function: "getaddrinfo", errorNumber: EHOSTUNREACH)
         }
         defer { freeaddrinfo(list) }
         var addresses: [SocketAddress] = []
@@ -59,7 +59,7 @@ public enum TCPConnector {
         let socket = FileDescriptor(owning: try Syscall.call("socket") { Glibc.socket(domain, type, 0) })
         try socket.setNoDelay()
         let result = address.withSockaddr { Glibc.connect(socket.rawValue, $0, $1) }
-        guard result == 0 || errno == EINPROGRESS else { throw SystemError(function: "connect", code: errno) }
+        guard result == 0 || errno == EINPROGRESS else { throw SystemError(function: "connect", errorNumber: errno) }
         return socket
     }
 }
@@ -70,8 +70,8 @@ extension FileDescriptor {
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(rawValue, SOL_SOCKET, SO_ERROR, &code, &length) == 0 else {
-            return SystemError(function: "getsockopt", code: errno)
+            return SystemError(function: "getsockopt", errorNumber: errno)
         }
-        return code == 0 ? nil : SystemError(function: "connect", code: code)
+        return code == 0 ? nil : SystemError(function: "connect", errorNumber: code)
     }
 }

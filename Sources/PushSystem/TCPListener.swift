@@ -32,10 +32,8 @@ public final class TCPListener: Sendable {
     }
 
     /// Binds and listens on a `host:port` string.
-    public convenience init(listening text: String, backlog: Int32 = 1024) throws(TCPListenerError) {
-        let address: SocketAddress
-        do { address = try SocketAddress(parsing: text) } catch { throw .invalidAddress(error) }
-        do { try self.init(address: address, backlog: backlog) } catch { throw .system(error) }
+    public convenience init(listening text: String, backlog: Int32 = 1024) throws(SystemError) {
+        try self.init(address: try SocketAddress(parsing: text), backlog: backlog)
     }
 
     deinit { close() }
@@ -74,10 +72,4 @@ public final class TCPListener: Sendable {
         let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
         if old >= 0 { _ = Glibc.close(old) }
     }
-}
-
-/// Why a listener could not be created from a `host:port` string.
-public enum TCPListenerError: Error, Equatable, Sendable {
-    case invalidAddress(SocketAddressError)
-    case system(SystemError)
 }

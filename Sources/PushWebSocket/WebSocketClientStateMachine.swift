@@ -1,7 +1,7 @@
 /// How a connection ended, for the owner's reconnect decision and its one log line.
 public enum WebSocketClosure: Sendable, Equatable {
     /// The server's handshake response was refused.
-    case handshakeFailed(WebSocketHandshakeFailure)
+    case handshakeFailed(WebSocketError)
     /// This client closed (``WebSocketClientStateMachine/close(_:)``) and the server answered.
     case closedByClient
     /// The server sent a Close frame first (its code, nil when it sent none); this client echoed it.
@@ -127,15 +127,15 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
         guard let end = Self.endOfHead(responseHead) else {
             guard responseHead.count <= WebSocketHandshake.maximumResponseHeadByteCount else {
                 state = .closed
-                return [.closeConnection(.handshakeFailed(.responseTooLarge))]
+                return [.closeConnection(.handshakeFailed(WebSocketError(.responseTooLarge)))]
             }
             return []
         }
         guard end <= WebSocketHandshake.maximumResponseHeadByteCount else {
             state = .closed
-            return [.closeConnection(.handshakeFailed(.responseTooLarge))]
+            return [.closeConnection(.handshakeFailed(WebSocketError(.responseTooLarge)))]
         }
-        do throws(WebSocketHandshakeFailure) {
+        do throws(WebSocketError) {
             try handshake.validate(responseHead: responseHead[..<end])
         } catch {
             state = .closed
@@ -161,11 +161,11 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
         var actions: [WebSocketAction] = []
         while state == .open || state == .closing {
             let frame: WebSocketFrame
-            do throws(WebSocketCloseCode) {
+            do throws(WebSocketError) {
                 guard let next = try parser.nextFrame() else { break }
                 frame = next
             } catch {
-                return actions + fail(error)
+                return actions + fail(error.closeCode)
             }
             actions += handle(frame)
         }

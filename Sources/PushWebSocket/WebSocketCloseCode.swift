@@ -1,5 +1,5 @@
 /// Close status codes (RFC 6455 §7.4.1) this client sends, and the check of those a peer sends.
-public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, Error, CustomStringConvertible {
+public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt16
 
     public init(rawValue: UInt16) { self.rawValue = rawValue }

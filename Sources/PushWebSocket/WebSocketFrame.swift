@@ -73,33 +73,35 @@ public struct WebSocketFrameParser: Sendable {
 
     /// The next complete frame, nil when more bytes are needed; throws the close code a violation
     /// calls for. After a throw the parser must not be used again.
-    public mutating func nextFrame() throws(WebSocketCloseCode) -> WebSocketFrame? {
+    public mutating func nextFrame() throws(WebSocketError) -> WebSocketFrame? {
         let available = buffer.count - readIndex
         guard available >= 2 else { return nil }
         let first = buffer[readIndex]
         let second = buffer[readIndex + 1]
         guard first & 0x70 == 0, let opcode = WebSocketOpcode(rawValue: first & 0x0F) else {
-            throw .protocolError
+            throw WebSocketError(.protocolError)
         }
         let fin = first & 0x80 != 0
-        guard second & 0x80 == 0 else { throw .protocolError }
+        guard second & 0x80 == 0 else { throw WebSocketError(.protocolError) }
         var headerCount = 2
         var length = UInt64(second & 0x7F)
         if length == 126 {
             guard available >= 4 else { return nil }
             length = UInt64(buffer[readIndex + 2]) << 8 | UInt64(buffer[readIndex + 3])
-            guard length >= 126 else { throw .protocolError }
+            guard length >= 126 else { throw WebSocketError(.protocolError) }
             headerCount = 4
         } else if length == 127 {
             guard available >= 10 else { return nil }
             length = buffer[(readIndex + 2)..<(readIndex + 10)].reduce(0) { $0 << 8 | UInt64($1) }
-            guard length >> 63 == 0, length > 0xFFFF else { throw .protocolError }
+            guard length >> 63 == 0, length > 0xFFFF else { throw WebSocketError(.protocolError) }
             headerCount = 10
         }
         if opcode.isControl {
-            guard fin, length <= UInt64(WebSocketFrame.maximumControlPayloadByteCount) else { throw .protocolError }
+            guard fin, length <= UInt64(WebSocketFrame.maximumControlPayloadByteCount) else {
+                throw WebSocketError(.protocolError)
+            }
         }
-        guard length <= UInt64(maximumPayloadByteCount) else { throw .messageTooBig }
+        guard length <= UInt64(maximumPayloadByteCount) else { throw WebSocketError(.messageTooBig) }
         let total = headerCount + Int(length)
         guard available >= total else { return nil }
         let payload = Array(buffer[(readIndex + headerCount)..<(readIndex + total)])

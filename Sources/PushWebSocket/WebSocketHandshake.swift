@@ -1,24 +1,5 @@
 import PushCrypto
 
-/// Why the opening handshake failed (RFC 6455 §4.1, the client's checks of the server's response).
-/// Closed set, for logs and metrics.
-public enum WebSocketHandshakeFailure: String, Sendable, Error, CaseIterable {
-    /// Not an HTTP/1.1 status line, a header line without a colon, or not terminated in time.
-    case malformedResponse = "malformed_response"
-    /// The response head is longer than ``WebSocketHandshake/maximumResponseHeadByteCount``.
-    case responseTooLarge = "response_too_large"
-    /// A status other than 101 (a relay behind a proxy answering 200, 403, 503…).
-    case status
-    /// No `Upgrade: websocket` (case-insensitive).
-    case upgradeHeader = "upgrade_header"
-    /// No `upgrade` token in `Connection`.
-    case connectionHeader = "connection_header"
-    /// `Sec-WebSocket-Accept` missing, repeated or not base64(SHA-1(key ‖ GUID)).
-    case accept
-    /// An extension or subprotocol the client did not offer.
-    case unrequestedExtension = "unrequested_extension"
-}
-
 /// The client's opening handshake (RFC 6455 §4.1–4.2.2).
 public struct WebSocketHandshake: Sendable, Equatable {
     /// §1.3's GUID appended to the key before hashing.
@@ -50,37 +31,39 @@ public struct WebSocketHandshake: Sendable, Equatable {
     }
 
     /// Checks a complete response head (status line and headers, without the blank line).
-    public func validate(responseHead: ArraySlice<UInt8>) throws(WebSocketHandshakeFailure) {
+    public func validate(responseHead: ArraySlice<UInt8>) throws(WebSocketError) {
         let lines = responseHead.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
             $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0
         }
         guard let statusLine = lines.first.map({ String(decoding: $0, as: UTF8.self) }),
             statusLine.hasPrefix("HTTP/1.1 ")
-        else { throw .malformedResponse }
+        else { throw WebSocketError(.malformedResponse) }
         let statusCode = statusLine.dropFirst(9).prefix(while: { $0 != " " })
         guard statusCode.count == 3, statusCode.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            throw .malformedResponse
+            throw WebSocketError(.malformedResponse)
         }
-        guard statusCode == "101" else { throw .status }
+        guard statusCode == "101" else { throw WebSocketError(.status) }
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
-                throw .malformedResponse
+                throw WebSocketError(.malformedResponse)
             }
             let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingASCIISpaces()
             headers.append((name, value))
         }
         func values(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
-        guard values("upgrade").contains(where: { $0.lowercased() == "websocket" }) else { throw .upgradeHeader }
+        guard values("upgrade").contains(where: { $0.lowercased() == "websocket" }) else {
+            throw WebSocketError(.upgradeHeader)
+        }
         let connectionTokens = values("connection").flatMap { $0.split(separator: ",") }.map {
             String($0).trimmingASCIISpaces().lowercased()
         }
-        guard connectionTokens.contains("upgrade") else { throw .connectionHeader }
+        guard connectionTokens.contains("upgrade") else { throw WebSocketError(.connectionHeader) }
         let accepts = values("sec-websocket-accept")
-        guard accepts.count == 1, accepts[0] == expectedAccept else { throw .accept }
+        guard accepts.count == 1, accepts[0] == expectedAccept else { throw WebSocketError(.accept) }
         guard values("sec-websocket-extensions").isEmpty, values("sec-websocket-protocol").isEmpty else {
-            throw .unrequestedExtension
+            throw WebSocketError(.unrequestedExtension)
         }
     }
 }

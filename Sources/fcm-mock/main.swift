@@ -37,7 +37,7 @@ let account: ServiceAccount
 do {
     account = try ServiceAccount.parse(contents)
 } catch {
-    commandLine.fail("service account: \(error.rawValue)")
+    commandLine.fail("service account: \(error.code)")
 }
 
 let server: FCMMockServer

@@ -11,7 +11,7 @@ import Testing
 @Suite("HTTP/2 client and apns-mock at the HTTP level")
 struct HTTP2ClientTests {
     final class Box: Sendable {
-        let value = Mutex<Result<HTTP2Response, HTTP2Failure>?>(nil)
+        let value = Mutex<Result<HTTP2Response, HTTP2Error>?>(nil)
     }
 
     /// Sends one raw request through the internal client and waits for its result.

@@ -38,13 +38,14 @@ struct ProviderKeyTests {
     func refusesBadPEM() throws {
         let publicOnly = try P256PrivateKey.generate().publicKey.pem
         for text in ["", "not a key", publicOnly] {
-            #expect(throws: ProviderTokenError.self) {
+            #expect(throws: APNsError.self) {
                 try APNsProfile.Credential.token(teamID: "T", keyID: "K", privateKeyPEM: text)
             }
         }
         do {
             _ = try APNsProfile.Credential.token(teamID: "T", keyID: "K", privateKeyPEM: publicOnly)
         } catch {
+            #expect(error.code == .invalidProviderKey)
             #expect(!error.detail.contains("BEGIN"))
         }
     }

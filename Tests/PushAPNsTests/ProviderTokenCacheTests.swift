@@ -92,8 +92,18 @@ struct ProviderTokenCacheTests {
     func signerFailures() {
         struct Broken: Error {}
         let failing = ProviderTokenCache(teamID: "T", keyID: "K", signer: { _ in throw Broken() })
-        #expect(throws: ProviderTokenError.self) { try failing.token() }
+        #expect(throws: APNsError.self) { try failing.token() }
+        #expect(tokenErrorCode(failing) == .signerFailed)
         let short = ProviderTokenCache(teamID: "T", keyID: "K", signer: { _ in [UInt8](repeating: 1, count: 72) })
-        #expect(throws: ProviderTokenError.self) { try short.token() }
+        #expect(tokenErrorCode(short) == .signatureNotRaw)
+    }
+
+    private func tokenErrorCode(_ cache: ProviderTokenCache) -> APNsError.Code? {
+        do {
+            _ = try cache.token()
+            return nil
+        } catch {
+            return error.code
+        }
     }
 }

@@ -24,16 +24,16 @@ struct AppleAppAttestationRootTests {
         #expect(!AppleAppAttestationRoot.isAppleRoot(synthetic.root))
         let syntheticPEM =
             "-----BEGIN CERTIFICATE-----\n" + Base64.encode(synthetic.root.derEncoded) + "\n-----END CERTIFICATE-----\n"
-        #expect(throws: AppleAppAttestationRoot.IntegrityError.self) {
+        #expect(throws: AppAttestError(.rootIntegrity)) {
             try AppleAppAttestationRoot.load(
                 pem: syntheticPEM, expectedFingerprintHex: AppleAppAttestationRoot.pinnedFingerprintHex)
         }
-        #expect(throws: AppleAppAttestationRoot.IntegrityError.self) {
+        #expect(throws: AppAttestError(.rootIntegrity)) {
             try AppleAppAttestationRoot.load(
                 pem: AppleAppAttestationRoot.pem, expectedFingerprintHex: String(repeating: "0", count: 64))
         }
         let corrupted = AppleAppAttestationRoot.pem.replacingOccurrences(of: "MIICITCCAaeg", with: "MIICITCCAaef")
-        #expect(throws: AppleAppAttestationRoot.IntegrityError.self) {
+        #expect(throws: AppAttestError(.rootIntegrity)) {
             try AppleAppAttestationRoot.load(
                 pem: corrupted, expectedFingerprintHex: AppleAppAttestationRoot.pinnedFingerprintHex)
         }

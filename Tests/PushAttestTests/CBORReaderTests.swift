@@ -6,11 +6,11 @@ import Testing
 struct CBORReaderTests {
     static let generous = CBORLimits(maximumByteCount: 1 << 20, maximumDepth: 16, maximumItemCount: 1 << 16)
 
-    static func decode(_ bytes: [UInt8], limits: CBORLimits = generous) throws(CBORError) -> CBORValue {
+    static func decode(_ bytes: [UInt8], limits: CBORLimits = generous) throws(AppAttestError) -> CBORValue {
         try CBORReader.decode(bytes, limits: limits)
     }
 
-    static func code(of bytes: [UInt8], limits: CBORLimits = generous) -> CBORError.Code? {
+    static func code(of bytes: [UInt8], limits: CBORLimits = generous) -> AppAttestError.Code? {
         do {
             _ = try decode(bytes, limits: limits)
             return nil

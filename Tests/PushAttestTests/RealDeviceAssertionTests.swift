@@ -23,7 +23,7 @@ struct RealDeviceAssertionTests {
     @Test("is rejected when the previous counter is not below its counter (counter)", arguments: try vectors.get())
     func rejectsReplayedCounter(vector: Fixtures.AssertionVector) throws {
         for previous in [vector.expectedCounter, vector.expectedCounter + 1, UInt32.max] {
-            #expect(throws: AppAttestFailure.counter) {
+            #expect(throws: AppAttestError(.counter)) {
                 try AssertionVerifier.verify(
                     assertion: vector.assertion, clientDataHash: vector.clientDataHash, appID: vector.appID,
                     publicKey: vector.publicKey, previousCounter: previous)
@@ -40,7 +40,7 @@ struct RealDeviceAssertionTests {
         let tampered = SyntheticCBOR.map([
             (.text("signature"), .bytes(signature)), (.text("authenticatorData"), .bytes(authenticatorData)),
         ]).encoded
-        #expect(throws: AppAttestFailure.signature) {
+        #expect(throws: AppAttestError(.signature)) {
             try AssertionVerifier.verify(
                 assertion: tampered, clientDataHash: vector.clientDataHash, appID: vector.appID,
                 publicKey: vector.publicKey, previousCounter: 0)
@@ -50,12 +50,12 @@ struct RealDeviceAssertionTests {
     @Test(
         "is rejected with another clientDataHash (signature) or another app id (app_id)", arguments: try vectors.get())
     func rejectsOtherContext(vector: Fixtures.AssertionVector) throws {
-        #expect(throws: AppAttestFailure.signature) {
+        #expect(throws: AppAttestError(.signature)) {
             try AssertionVerifier.verify(
                 assertion: vector.assertion, clientDataHash: SHA256.hash(vector.clientDataHash), appID: vector.appID,
                 publicKey: vector.publicKey, previousCounter: 0)
         }
-        #expect(throws: AppAttestFailure.appID) {
+        #expect(throws: AppAttestError(.appID)) {
             try AssertionVerifier.verify(
                 assertion: vector.assertion, clientDataHash: vector.clientDataHash, appID: "TEAMID.other.app",
                 publicKey: vector.publicKey, previousCounter: 0)
@@ -65,7 +65,7 @@ struct RealDeviceAssertionTests {
     @Test("is rejected under another key (signature)", arguments: try vectors.get())
     func rejectsOtherKey(vector: Fixtures.AssertionVector) throws {
         let otherKey = try P256PrivateKey.generate().publicKey
-        #expect(throws: AppAttestFailure.signature) {
+        #expect(throws: AppAttestError(.signature)) {
             try AssertionVerifier.verify(
                 assertion: vector.assertion, clientDataHash: vector.clientDataHash, appID: vector.appID,
                 publicKey: otherKey, previousCounter: 0)

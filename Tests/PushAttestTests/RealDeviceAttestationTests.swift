@@ -28,7 +28,7 @@ struct RealDeviceAttestationTests {
 
     @Test("is rejected today because its leaf has expired (time)", arguments: try vectors.get())
     func rejectedToday(vector: Fixtures.AttestationVector) throws {
-        #expect(throws: AppAttestFailure.time) {
+        #expect(throws: AppAttestError(.time)) {
             try AttestationVerifier.apple().verify(
                 attestationObject: vector.attestationObject, clientDataHash: vector.clientDataHash, keyID: vector.keyID,
                 appID: vector.appID, environment: vector.environment, at: Int64(time(nil)))
@@ -38,7 +38,7 @@ struct RealDeviceAttestationTests {
     @Test("is rejected in the other App Attest environment (aaguid)", arguments: try vectors.get())
     func rejectedInOtherEnvironment(vector: Fixtures.AttestationVector) throws {
         let other: AppAttestEnvironment = vector.environment == .production ? .development : .production
-        #expect(throws: AppAttestFailure.aaguid) {
+        #expect(throws: AppAttestError(.aaguid)) {
             try AttestationVerifier.apple().verify(
                 attestationObject: vector.attestationObject, clientDataHash: vector.clientDataHash, keyID: vector.keyID,
                 appID: vector.appID, environment: other, at: vector.verificationTime)
@@ -47,7 +47,7 @@ struct RealDeviceAttestationTests {
 
     @Test("is rejected for another app id (app_id)", arguments: try vectors.get())
     func rejectedForOtherAppID(vector: Fixtures.AttestationVector) throws {
-        #expect(throws: AppAttestFailure.appID) {
+        #expect(throws: AppAttestError(.appID)) {
             try AttestationVerifier.apple().verify(
                 attestationObject: vector.attestationObject, clientDataHash: vector.clientDataHash, keyID: vector.keyID,
                 appID: vector.appID + "x", environment: vector.environment, at: vector.verificationTime)
@@ -56,7 +56,7 @@ struct RealDeviceAttestationTests {
 
     @Test("is rejected with another clientDataHash (nonce)", arguments: try vectors.get())
     func rejectedForOtherClientData(vector: Fixtures.AttestationVector) throws {
-        #expect(throws: AppAttestFailure.nonce) {
+        #expect(throws: AppAttestError(.nonce)) {
             try AttestationVerifier.apple().verify(
                 attestationObject: vector.attestationObject, clientDataHash: SHA256.hash(vector.clientDataHash),
                 keyID: vector.keyID, appID: vector.appID, environment: vector.environment, at: vector.verificationTime)
@@ -67,7 +67,7 @@ struct RealDeviceAttestationTests {
     func rejectedForOtherKeyID(vector: Fixtures.AttestationVector) throws {
         var keyID = vector.keyID
         keyID[0] ^= 0x01
-        #expect(throws: AppAttestFailure.keyID) {
+        #expect(throws: AppAttestError(.keyID)) {
             try AttestationVerifier.apple().verify(
                 attestationObject: vector.attestationObject, clientDataHash: vector.clientDataHash, keyID: keyID,
                 appID: vector.appID, environment: vector.environment, at: vector.verificationTime)
@@ -77,7 +77,7 @@ struct RealDeviceAttestationTests {
     @Test("is rejected against a root other than Apple's (chain)", arguments: try vectors.get())
     func rejectedUnderOtherRoot(vector: Fixtures.AttestationVector) throws {
         let authority = try SyntheticAppAttestAuthority()
-        #expect(throws: AppAttestFailure.chain) {
+        #expect(throws: AppAttestError(.chain)) {
             try AttestationVerifier(root: authority.root).verify(
                 attestationObject: vector.attestationObject, clientDataHash: vector.clientDataHash, keyID: vector.keyID,
                 appID: vector.appID, environment: vector.environment, at: vector.verificationTime)

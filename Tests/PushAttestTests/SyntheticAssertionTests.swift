@@ -17,18 +17,18 @@ struct SyntheticAssertionTests {
 
     func verify(
         _ assertion: [UInt8], previousCounter: UInt32 = 0, appID: String = appID, publicKey: P256PublicKey? = nil
-    ) throws(AppAttestFailure) -> UInt32 {
+    ) throws(AppAttestError) -> UInt32 {
         try AssertionVerifier.verify(
             assertion: assertion, clientDataHash: clientDataHash, appID: appID,
             publicKey: publicKey ?? device.key.publicKey, previousCounter: previousCounter)
     }
 
-    func failure(_ assertion: [UInt8], previousCounter: UInt32 = 0, appID: String = appID) -> AppAttestFailure? {
+    func failure(_ assertion: [UInt8], previousCounter: UInt32 = 0, appID: String = appID) -> AppAttestError.Code? {
         do {
             _ = try verify(assertion, previousCounter: previousCounter, appID: appID)
             return nil
         } catch {
-            return error
+            return error.code
         }
     }
 

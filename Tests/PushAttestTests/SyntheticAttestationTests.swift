@@ -22,7 +22,7 @@ struct SyntheticAttestationTests {
     func verify(
         _ object: [UInt8], keyID: [UInt8]? = nil, clientDataHash: [UInt8]? = nil, appID: String = appID,
         environment: AppAttestEnvironment = .production, at time: Int64? = nil
-    ) throws(AppAttestFailure) -> AttestationVerifier.AttestedKey {
+    ) throws(AppAttestError) -> AttestationVerifier.AttestedKey {
         try verifier.verify(
             attestationObject: object, clientDataHash: clientDataHash ?? self.clientDataHash,
             keyID: keyID ?? device.keyID, appID: appID, environment: environment, at: time ?? now)
@@ -35,12 +35,13 @@ struct SyntheticAttestationTests {
     }
 
     /// The reason `attempt` failed with, or `nil` when it succeeded.
-    func failure(_ attempt: () throws -> Void) -> AppAttestFailure? {
+    /// (`attempt` also builds its input, which throws other errors, so it cannot throw typed.)
+    func failure(_ attempt: () throws -> Void) -> AppAttestError.Code? {
         do {
             try attempt()
             return nil
-        } catch let reason as AppAttestFailure {
-            return reason
+        } catch let error as AppAttestError {
+            return error.code
         } catch {
             Issue.record("unexpected error \(error)")
             return nil
@@ -62,7 +63,7 @@ struct SyntheticAttestationTests {
         _ = try verifier.verify(
             attestationObject: object, clientDataHash: clientDataHash, keyID: developer.keyID, appID: Self.appID,
             environment: .development, at: now)
-        #expect(throws: AppAttestFailure.aaguid) {
+        #expect(throws: AppAttestError(.aaguid)) {
             try verifier.verify(
                 attestationObject: object, clientDataHash: clientDataHash, keyID: developer.keyID, appID: Self.appID,
                 environment: .production, at: now)
@@ -172,7 +173,7 @@ struct SyntheticAttestationTests {
         let valid = try object()
         let leaf = try #require(
             CBORReader.decode(valid, limits: .attestationObject)[textKey: "attStmt"]?[textKey: "x5c"])
-        guard case .array(let certificates) = leaf else { throw AppAttestFailure.format }
+        guard case .array(let certificates) = leaf else { throw AppAttestError(.format) }
         let leafDER = try #require(certificates[0].byteString)
         let authenticatorData = device.attestationAuthenticatorData()
         let intermediateDER = authority.intermediate.derEncoded
@@ -231,7 +232,7 @@ struct SyntheticAttestationTests {
     @Test("all ten failure reasons exist with the CLI's spelling")
     func reasonSpelling() {
         #expect(
-            AppAttestFailure.allCases.map(\.rawValue) == [
+            AppAttestError.reasons.map(\.name) == [
                 "chain", "time", "nonce", "key_id", "app_id", "counter", "aaguid", "credential_id", "signature",
                 "format",
             ])

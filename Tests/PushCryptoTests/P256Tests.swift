@@ -98,12 +98,10 @@ struct P256Tests {
     }
 
     @Test("a failed load reports the invalid-key code with OpenSSL's error strings")
-    func capturesOpenSSLErrors() {
-        #expect {
+    func capturesOpenSSLErrors() throws {
+        let error = try #require(throws: CryptoError.self) {
             try P256PublicKey(pem: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
-        } throws: { error in
-            guard let error = error as? CryptoError else { return false }
-            return error.code == .invalidKey && !error.openSSLErrors.isEmpty
         }
+        #expect(error.code == .invalidKey && !error.openSSLErrors.isEmpty)
     }
 }

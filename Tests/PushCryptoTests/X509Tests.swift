@@ -98,7 +98,7 @@ struct X509Tests {
     func timeFailures() throws {
         let hierarchy = try Hierarchy()
         for time: Int64 in [1_699_999_000, 1_700_864_001, Int64(Glibc.time(nil))] {
-            #expect(throws: X509ChainVerifier.Failure.time) {
+            #expect(throws: CryptoError(.chainOutsideValidity)) {
                 try X509ChainVerifier.verify(
                     leaf: hierarchy.leaf, intermediates: [hierarchy.intermediate], root: hierarchy.root, at: time)
             }
@@ -109,7 +109,7 @@ struct X509Tests {
     func intermediateTimeFailure() throws {
         let hierarchy = try Hierarchy(
             caValidity: 1_700_000_000...1_700_000_500, leafValidity: 1_600_000_000...1_800_000_000)
-        #expect(throws: X509ChainVerifier.Failure.time) {
+        #expect(throws: CryptoError(.chainOutsideValidity)) {
             try X509ChainVerifier.verify(
                 leaf: hierarchy.leaf, intermediates: [hierarchy.intermediate], root: hierarchy.root, at: 1_700_001_000)
         }
@@ -127,12 +127,10 @@ struct X509Tests {
             (hierarchy.leaf, [hierarchy.intermediate], try X509Certificate(pem: Self.appleRootPEM)),
         ]
         for (leaf, intermediates, root) in attempts {
-            #expect {
+            let error = try #require(throws: CryptoError.self) {
                 try X509ChainVerifier.verify(leaf: leaf, intermediates: intermediates, root: root, at: 1_700_000_100)
-            } throws: { error in
-                if case .chain = error as? X509ChainVerifier.Failure { return true }
-                return false
             }
+            #expect(error.code == .chainRejected && !error.detail.isEmpty, "\(error)")
         }
     }
 
@@ -140,13 +138,11 @@ struct X509Tests {
     func chainWinsOverTime() throws {
         let hierarchy = try Hierarchy()
         let other = try Hierarchy()
-        #expect {
+        let error = try #require(throws: CryptoError.self) {
             try X509ChainVerifier.verify(
                 leaf: hierarchy.leaf, intermediates: [hierarchy.intermediate], root: other.root, at: 1_800_000_000)
-        } throws: { error in
-            if case .chain = error as? X509ChainVerifier.Failure { return true }
-            return false
         }
+        #expect(error.code == .chainRejected && !error.detail.isEmpty, "\(error)")
     }
 
     @Test("a leaf signed directly by the root does not pass as a three-certificate chain")
@@ -157,12 +153,10 @@ struct X509Tests {
             extensions: [.basicConstraints(isCertificateAuthority: false)]
         ).issue(
             subjectKey: try P256PrivateKey.generate().publicKey, issuer: hierarchy.root, issuerKey: hierarchy.rootKey)
-        #expect {
+        let error = try #require(throws: CryptoError.self) {
             try X509ChainVerifier.verify(
                 leaf: directLeaf, intermediates: [hierarchy.intermediate], root: hierarchy.root, at: 1_700_000_100)
-        } throws: { error in
-            if case .chain = error as? X509ChainVerifier.Failure { return true }
-            return false
         }
+        #expect(error.code == .chainRejected && !error.detail.isEmpty, "\(error)")
     }
 }

@@ -41,7 +41,7 @@ struct AccessTokenStateMachineTests {
     func failedBackgroundRenewalKeepsToken() {
         var (machine, token) = holding()
         #expect(machine.tokenForSend(now: 4540) == .useAndRenew(token))
-        machine.renewalFailed(.transient, now: 4541)
+        machine.renewalFailed(FCMError(.transient), now: 4541)
         #expect(machine.tokenForSend(now: 4541) == .use(token))
         #expect(machine.tokenForSend(now: 4542) == .useAndRenew(token))
     }
@@ -70,9 +70,9 @@ struct AccessTokenStateMachineTests {
         var now: Int64 = 1000
         for expected: Int64 in [1, 2, 4, 8, 16, 32, 60, 60] {
             #expect(machine.tokenForSend(now: now) == .renew)
-            machine.renewalFailed(.transient, now: now)
+            machine.renewalFailed(FCMError(.transient), now: now)
             #expect(machine.renewalHeldBackUntil == now + expected)
-            #expect(machine.tokenForSend(now: now + expected - 1) == .fail(.transient))
+            #expect(machine.tokenForSend(now: now + expected - 1) == .fail(FCMError(.transient)))
             now += expected
         }
         #expect(machine.consecutiveFailures == 8)
@@ -86,9 +86,11 @@ struct AccessTokenStateMachineTests {
     func rejectedBackoff() {
         var machine = AccessTokenStateMachine()
         #expect(machine.tokenForSend(now: 1000) == .renew)
-        machine.renewalFailed(.rejected, now: 1000)
-        #expect(machine.tokenForSend(now: 1059) == .fail(.rejected))
-        #expect(machine.unauthorized(rejected: AccessToken(value: "x", expiresAt: 0), now: 1059) == .fail(.rejected))
+        machine.renewalFailed(FCMError(.rejected), now: 1000)
+        #expect(machine.tokenForSend(now: 1059) == .fail(FCMError(.rejected)))
+        #expect(
+            machine.unauthorized(rejected: AccessToken(value: "x", expiresAt: 0), now: 1059)
+                == .fail(FCMError(.rejected)))
         #expect(machine.tokenForSend(now: 1060) == .renew)
     }
 
@@ -97,8 +99,8 @@ struct AccessTokenStateMachineTests {
         var machine = AccessTokenStateMachine()
         #expect(machine.tokenForSend(now: 1000) == .renew)
         #expect(machine.tokenForSend(now: 1000) == .wait)
-        machine.renewalFailed(.rejected, now: 1001)
+        machine.renewalFailed(FCMError(.rejected), now: 1001)
         #expect(!machine.renewalInFlight)
-        #expect(machine.tokenForSend(now: 1001) == .fail(.rejected))
+        #expect(machine.tokenForSend(now: 1001) == .fail(FCMError(.rejected)))
     }
 }

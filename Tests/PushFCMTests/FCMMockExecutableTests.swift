@@ -66,7 +66,7 @@ struct FCMMockExecutableTests {
     }
 
     static func status(of request: HTTP2Request, to target: HTTP2Target, through http: HTTP2Client) throws -> Int {
-        let answer = Mutex<Result<HTTP2Response, HTTP2Failure>?>(nil)
+        let answer = Mutex<Result<HTTP2Response, HTTP2Error>?>(nil)
         let done = CompletionLatch()
         http.submit(request, to: target) { result in
             answer.withLock { $0 = result }

@@ -124,7 +124,7 @@ struct GoogleTokenReplyTests {
     @Test(
         "statuses and unusable replies map to rejected or transient",
         arguments: [
-            (400, #"{"error":"invalid_grant"}"#, TokenRenewalFailure.rejected),
+            (400, #"{"error":"invalid_grant"}"#, FCMError.Code.rejected),
             (401, #"{"error":"invalid_client"}"#, .rejected),
             (403, "", .rejected),
             (429, "", .transient),
@@ -137,22 +137,23 @@ struct GoogleTokenReplyTests {
             (200, #"{"access_token":"a","expires_in":3600}"#, .rejected),
             (200, "not json", .rejected),
         ])
-    func failures(status: Int, body: String, expected: TokenRenewalFailure) {
+    func failures(status: Int, body: String, expected: FCMError.Code) {
         guard case .failure(let failure) = GoogleTokenReply.parse(status: status, body: Array(body.utf8)) else {
             Issue.record("accepted")
             return
         }
-        #expect(failure == expected)
+        #expect(failure.code == expected)
     }
 
     @Test("a reply larger than 16 KiB is refused")
     func tooLarge() {
         let padding = String(repeating: "a", count: 16_400)
         let body = Array(#"{"access_token":"\#(padding)","expires_in":3600,"token_type":"Bearer"}"#.utf8)
-        guard case .failure(.rejected) = GoogleTokenReply.parse(status: 200, body: body) else {
+        guard case .failure(let failure) = GoogleTokenReply.parse(status: 200, body: body) else {
             Issue.record("not refused")
             return
         }
+        #expect(failure.code == .rejected)
     }
 }
 

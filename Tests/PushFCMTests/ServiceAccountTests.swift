@@ -17,7 +17,7 @@ struct ServiceAccountTests {
     @Test(
         "each malformed file is refused with its closed reason",
         arguments: [
-            (TestServiceAccount.fileBytes(type: "authorized_user"), ServiceAccountError.notServiceAccount),
+            (TestServiceAccount.fileBytes(type: "authorized_user"), FCMError.Code.notServiceAccount),
             (TestServiceAccount.fileBytes(omitting: "type"), .notServiceAccount),
             (TestServiceAccount.fileBytes(omitting: "client_email"), .invalidClientEmail),
             (TestServiceAccount.fileBytes(clientEmail: "no-at-sign"), .invalidClientEmail),
@@ -39,9 +39,14 @@ struct ServiceAccountTests {
             (Array("[]".utf8), .notJSONObject),
             (Array(#"{"type":"service_account","type":"service_account"}"#.utf8), .notJSONObject),
             ([UInt8](repeating: 0x20, count: ServiceAccount.maximumFileSize + 1), .tooLarge),
-        ] as [([UInt8], ServiceAccountError)])
-    func refusesMalformed(file: [UInt8], reason: ServiceAccountError) {
-        #expect(throws: reason) { try ServiceAccount.parse(file) }
+        ] as [([UInt8], FCMError.Code)])
+    func refusesMalformed(file: [UInt8], reason: FCMError.Code) {
+        #expect(throws: FCMError.self) { try ServiceAccount.parse(file) }
+        do {
+            _ = try ServiceAccount.parse(file)
+        } catch {
+            #expect(error.code == reason)
+        }
     }
 
     @Test("neither the account nor its key prints or reflects the private key")

@@ -16,18 +16,18 @@ struct AndroidEnrollmentRefusalTests {
 
     /// One broken property: the failure class it must produce and how the request breaks it.
     struct Case: CustomStringConvertible, Sendable {
-        let failure: KeyAttestationFailure
+        let failure: KeyAttestationError.Code
         let breaks: String
         /// The body for `device`, given the challenge and expiry.
         let body:
             @Sendable (AndroidLifecycleDevice, SyntheticKeyAttestationAuthority, LifecycleChallenge, Int64) throws ->
                 String
 
-        var description: String { "\(failure.rawValue): \(breaks)" }
+        var description: String { "\(failure.name): \(breaks)" }
     }
 
     static func altered(
-        _ failure: KeyAttestationFailure, _ breaks: String,
+        _ failure: KeyAttestationError.Code, _ breaks: String,
         _ alter: @escaping @Sendable (inout SyntheticKeyDescription) -> Void
     ) -> Case {
         Case(failure: failure, breaks: breaks) { device, _, challenge, expiresAt in

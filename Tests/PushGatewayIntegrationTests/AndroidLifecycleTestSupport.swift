@@ -118,54 +118,29 @@ final class AndroidLifecycleDevice {
         challenge: LifecycleChallenge, relay: String, generation: Int64, notBefore: Int64, expiresAt: Int64,
         forge: Bool = false
     ) throws -> String {
-        let handle = handle ?? ""
-        let transcript = AppAttestTranscript.delegate(
-            origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
-            installationHandle: handle, endpointEpoch: epoch, generation: generation, relayPubkey: relay,
-            notBefore: notBefore, expiresAt: expiresAt)
-        return """
-            {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
-            "installation_handle":"\(handle)","endpoint_epoch":\(epoch),"generation":\(generation),\
-            "relay_pubkey":"\(relay)","not_before":\(notBefore),"expires_at":\(expiresAt),\
-            "assertion":"\(try signature(transcript, forge: forge))"}
-            """
+        try AssertedBodies.delegate(
+            challenge: challenge, handle: handle ?? "", epoch: epoch, generation: generation, relay: relay,
+            notBefore: notBefore, expiresAt: expiresAt
+        ) { try signature($0, forge: forge) }
     }
 
     func rotateBody(challenge: LifecycleChallenge, endpoint: String, forge: Bool = false) throws -> String {
-        let handle = handle ?? ""
-        let transcript = AppAttestTranscript.rotateEndpoint(
-            origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
-            installationHandle: handle, endpointEpoch: epoch, newEndpointEpoch: epoch + 1, endpoint: endpoint)
-        return """
-            {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
-            "installation_handle":"\(handle)","endpoint_epoch":\(epoch),"new_endpoint_epoch":\(epoch + 1),\
-            "endpoint":"\(endpoint)","assertion":"\(try signature(transcript, forge: forge))"}
-            """
+        try AssertedBodies.rotate(challenge: challenge, handle: handle ?? "", epoch: epoch, endpoint: endpoint) {
+            try signature($0, forge: forge)
+        }
     }
 
     func revokeDelegationBody(
         challenge: LifecycleChallenge, relay: String, generation: Int64, forge: Bool = false
     ) throws -> String {
-        let handle = handle ?? ""
-        let transcript = AppAttestTranscript.revokeDelegation(
-            origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
-            installationHandle: handle, relayPubkey: relay, generation: generation)
-        return """
-            {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
-            "installation_handle":"\(handle)","relay_pubkey":"\(relay)","generation":\(generation),\
-            "assertion":"\(try signature(transcript, forge: forge))"}
-            """
+        try AssertedBodies.revokeDelegation(
+            challenge: challenge, handle: handle ?? "", relay: relay, generation: generation
+        ) { try signature($0, forge: forge) }
     }
 
     func revokeInstallationBody(challenge: LifecycleChallenge, forge: Bool = false) throws -> String {
-        let handle = handle ?? ""
-        let transcript = AppAttestTranscript.revokeInstallation(
-            origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
-            installationHandle: handle, endpointEpoch: epoch, newEndpointEpoch: epoch + 1)
-        return """
-            {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
-            "installation_handle":"\(handle)","endpoint_epoch":\(epoch),"new_endpoint_epoch":\(epoch + 1),\
-            "assertion":"\(try signature(transcript, forge: forge))"}
-            """
+        try AssertedBodies.revokeInstallation(challenge: challenge, handle: handle ?? "", epoch: epoch) {
+            try signature($0, forge: forge)
+        }
     }
 }

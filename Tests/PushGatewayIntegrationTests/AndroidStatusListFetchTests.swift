@@ -67,7 +67,7 @@ struct AndroidStatusListFetchTests {
         let server = try StatusListTestServer(body: Self.revokingList)
         let clock = LifecycleTestClock()
         let android = try Self.gateway(fetchingFrom: server, clock: clock)
-        let fetcher = try #require(android.lifecycle.server.application.androidEnrollment.statusFetcher)
+        let fetcher = try #require(android.lifecycle.server.application.lifecycle.android.statusFetcher)
 
         clock.advance(seconds: 3600)
         try server.serve(status: 500, body: #"{"error":"internal"}"#)
@@ -106,7 +106,7 @@ struct AndroidStatusListFetchTests {
 
         proxy.stop()
         clock.advance(seconds: 3600)
-        try #require(android.lifecycle.server.application.androidEnrollment.statusFetcher).fetchNow()
+        try #require(android.lifecycle.server.application.lifecycle.android.statusFetcher).fetchNow()
         #expect(server.requestCount == 1)
         #expect(android.statusAge == 3600)
     }
@@ -115,6 +115,6 @@ struct AndroidStatusListFetchTests {
 extension AndroidLifecycleGateway {
     /// The age of the status list in use; nil while there is none.
     var statusAge: Int64? {
-        lifecycle.server.application.androidEnrollment.statusList.ageSeconds(at: lifecycle.clock.unixSeconds())
+        lifecycle.server.application.lifecycle.android.statusList.ageSeconds(at: lifecycle.clock.unixSeconds())
     }
 }

@@ -228,7 +228,45 @@ final class LifecycleDevice {
         challenge: LifecycleChallenge, epoch: Int64, generation: Int64, relay: String, notBefore: Int64,
         expiresAt: Int64, counter: UInt32? = nil, handle: String? = nil
     ) throws -> String {
-        let handle = handle ?? self.handle ?? ""
+        try AssertedBodies.delegate(
+            challenge: challenge, handle: handle ?? self.handle ?? "", epoch: epoch, generation: generation,
+            relay: relay, notBefore: notBefore, expiresAt: expiresAt
+        ) { try assertion($0, counter: counter) }
+    }
+
+    func rotateBody(
+        challenge: LifecycleChallenge, epoch: Int64, endpoint: String, counter: UInt32? = nil
+    ) throws -> String {
+        try AssertedBodies.rotate(challenge: challenge, handle: handle ?? "", epoch: epoch, endpoint: endpoint) {
+            try assertion($0, counter: counter)
+        }
+    }
+
+    func revokeDelegationBody(
+        challenge: LifecycleChallenge, relay: String, generation: Int64, counter: UInt32? = nil
+    ) throws -> String {
+        try AssertedBodies.revokeDelegation(
+            challenge: challenge, handle: handle ?? "", relay: relay, generation: generation
+        ) { try assertion($0, counter: counter) }
+    }
+
+    func revokeInstallationBody(challenge: LifecycleChallenge, epoch: Int64, counter: UInt32? = nil) throws -> String {
+        try AssertedBodies.revokeInstallation(challenge: challenge, handle: handle ?? "", epoch: epoch) {
+            try assertion($0, counter: counter)
+        }
+    }
+}
+
+/// The bodies of the four assertion routes (docs/protocol.md §4.3–§4.6) for either platform's test
+/// device: `proof` is the device's proof over the route's transcript (an App Attest assertion or
+/// the Keystore key's signature, §3).
+enum AssertedBodies {
+    typealias Proof = (AppAttestTranscript) throws -> String
+
+    static func delegate(
+        challenge: LifecycleChallenge, handle: String, epoch: Int64, generation: Int64, relay: String,
+        notBefore: Int64, expiresAt: Int64, proof: Proof
+    ) throws -> String {
         let transcript = AppAttestTranscript.delegate(
             origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
             installationHandle: handle, endpointEpoch: epoch, generation: generation, relayPubkey: relay,
@@ -237,47 +275,46 @@ final class LifecycleDevice {
             {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
             "installation_handle":"\(handle)","endpoint_epoch":\(epoch),"generation":\(generation),\
             "relay_pubkey":"\(relay)","not_before":\(notBefore),"expires_at":\(expiresAt),\
-            "assertion":"\(try assertion(transcript, counter: counter))"}
+            "assertion":"\(try proof(transcript))"}
             """
     }
 
-    func rotateBody(
-        challenge: LifecycleChallenge, epoch: Int64, endpoint: String, counter: UInt32? = nil
+    static func rotate(
+        challenge: LifecycleChallenge, handle: String, epoch: Int64, endpoint: String, proof: Proof
     ) throws -> String {
-        let handle = self.handle ?? ""
         let transcript = AppAttestTranscript.rotateEndpoint(
             origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
             installationHandle: handle, endpointEpoch: epoch, newEndpointEpoch: epoch + 1, endpoint: endpoint)
         return """
             {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
             "installation_handle":"\(handle)","endpoint_epoch":\(epoch),"new_endpoint_epoch":\(epoch + 1),\
-            "endpoint":"\(endpoint)","assertion":"\(try assertion(transcript, counter: counter))"}
+            "endpoint":"\(endpoint)","assertion":"\(try proof(transcript))"}
             """
     }
 
-    func revokeDelegationBody(
-        challenge: LifecycleChallenge, relay: String, generation: Int64, counter: UInt32? = nil
+    static func revokeDelegation(
+        challenge: LifecycleChallenge, handle: String, relay: String, generation: Int64, proof: Proof
     ) throws -> String {
-        let handle = self.handle ?? ""
         let transcript = AppAttestTranscript.revokeDelegation(
             origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
             installationHandle: handle, relayPubkey: relay, generation: generation)
         return """
             {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
             "installation_handle":"\(handle)","relay_pubkey":"\(relay)","generation":\(generation),\
-            "assertion":"\(try assertion(transcript, counter: counter))"}
+            "assertion":"\(try proof(transcript))"}
             """
     }
 
-    func revokeInstallationBody(challenge: LifecycleChallenge, epoch: Int64, counter: UInt32? = nil) throws -> String {
-        let handle = self.handle ?? ""
+    static func revokeInstallation(
+        challenge: LifecycleChallenge, handle: String, epoch: Int64, proof: Proof
+    ) throws -> String {
         let transcript = AppAttestTranscript.revokeInstallation(
             origin: LifecycleGateway.origin, challengeID: challenge.id, challenge: challenge.challenge,
             installationHandle: handle, endpointEpoch: epoch, newEndpointEpoch: epoch + 1)
         return """
             {"v":1,"challenge_id":"\(challenge.id)","challenge":"\(challenge.challenge)",\
             "installation_handle":"\(handle)","endpoint_epoch":\(epoch),"new_endpoint_epoch":\(epoch + 1),\
-            "assertion":"\(try assertion(transcript, counter: counter))"}
+            "assertion":"\(try proof(transcript))"}
             """
     }
 }

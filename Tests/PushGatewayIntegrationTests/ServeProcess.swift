@@ -16,9 +16,11 @@ final class ServeProcess {
     /// Starts `serve` with `environment` plus its two listen addresses (free ones, or `ports` to
     /// restart on the addresses of an earlier process), and waits until the public listener accepts
     /// connections. With `softOpenFileLimit`, serve starts with that soft `RLIMIT_NOFILE` (set by a
-    /// shell that then execs it, so the pid is serve's).
+    /// shell that then execs it, so the pid is serve's). `executable` runs another build of the
+    /// gateway (the previous release's) instead of this one.
     init(
-        environment: [String: String], ports: (public: Int, private: Int)? = nil, softOpenFileLimit: Int? = nil
+        environment: [String: String], ports: (public: Int, private: Int)? = nil, softOpenFileLimit: Int? = nil,
+        executable: URL? = nil
     ) throws {
         publicPort = try ports?.public ?? freeLoopbackPort()
         privatePort = try ports?.private ?? freeLoopbackPort()
@@ -26,7 +28,7 @@ final class ServeProcess {
         variables["PUSH_GATEWAY_LISTEN"] = "127.0.0.1:\(publicPort)"
         variables["PUSH_GATEWAY_HEALTH_LISTEN"] = "127.0.0.1:\(privatePort)"
         process = Process()
-        let executable = try ReaperServeTests.executable()
+        let executable = try executable ?? ReaperServeTests.executable()
         if let softOpenFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -S -n \(softOpenFileLimit) && exec \"$0\" serve", executable.path]

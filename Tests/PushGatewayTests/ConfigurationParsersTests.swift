@@ -58,4 +58,25 @@ struct ConfigurationParsersTests {
         #expect(!AppProfile.isValidID("A"))
         #expect(!AppProfile.isValidID(""))
     }
+
+    @Test("true/false variables: unset is false, anything but true or false is a problem naming the variable")
+    func booleans() {
+        var reader = EnvironmentReader(["A": "true", "B": "false", "C": "", "D": "yes"])
+        let values = ["A", "B", "UNSET", "C", "D"].map { reader.boolean($0) }
+        #expect(values == [true, false, false, nil, nil])
+        #expect(reader.problems.map(\.variable) == ["C", "D"])
+        #expect(reader.problems.last?.problem == "must be true or false")
+    }
+
+    @Test("an allow flag holds only when true, and is a problem without the variable it allows")
+    func allowFlags() {
+        var reader = EnvironmentReader(["ALLOW": "true", "ROOT": "/r", "NO": "false", "BAD": "1"])
+        let allowed = [
+            ("ALLOW", "ROOT"), ("NO", "MISSING"), ("UNSET", "MISSING"), ("ALLOW", "MISSING"), ("BAD", "ROOT"),
+        ]
+        .map { reader.allowFlag($0.0, onlyWith: $0.1) }
+        #expect(allowed == [true, false, false, true, false])
+        #expect(reader.problems.map(\.variable) == ["ALLOW", "BAD"])
+        #expect(reader.problems.map(\.problem) == ["is only meaningful with MISSING", "must be true or false"])
+    }
 }

@@ -64,7 +64,7 @@ private final class HostileGateway {
     static func isClosed(_ error: HTTPTestClientError) -> Bool {
         switch error {
         case .closedByPeer: true
-        case .system(let error): error.code == ECONNRESET
+        case .system(let error): error.errorNumber == ECONNRESET
         case .timedOut, .malformedResponse: false
         }
     }

@@ -79,7 +79,7 @@ struct RouteRequestTests {
             ("endpoint", "\"\(Self.endpoint)\""), ("endpoint_epoch", "1"), ("expires_at", "5"),
         ]
         let request = try EnrollRequest(body: Self.body(members))
-        #expect(request.keyID.value.count == 32 && request.endpoint.value == [0xa1, 0xb2, 0xc3, 0xd4])
+        #expect(request.keyID.value.count == 32 && request.head.endpoint.value == [0xa1, 0xb2, 0xc3, 0xd4])
         let unpadded = String(Self.keyID.dropLast())
         #expect(
             try EnrollRequest(body: Self.body(Self.replacing(members, "key_id", with: "\"\(unpadded)\""))).keyID.text
@@ -97,8 +97,33 @@ struct RouteRequestTests {
         }
         let longest = String(repeating: "ab", count: 512)
         #expect(
-            try EnrollRequest(body: Self.body(Self.replacing(members, "endpoint", with: "\"\(longest)\""))).endpoint
-                .value.count == 512)
+            try EnrollRequest(body: Self.body(Self.replacing(members, "endpoint", with: "\"\(longest)\""))).head
+                .endpoint.value.count == 512)
+    }
+
+    @Test("android enrollment reads the same head as iOS enrollment but an FCM token and a certificate chain")
+    func androidEnrollRules() throws {
+        let certificate = "\"" + Data([0x30, 0x00]).base64EncodedString() + "\""
+        let members: [(String, String)] = [
+            ("v", "1"), ("challenge_id", "\"\(Self.uuid)\""), ("challenge", "\"\(Self.challenge)\""),
+            ("attestation", "[\(certificate),\(certificate)]"), ("app_profile", "\"p\""),
+            ("endpoint", "\"fcm:Token-1_a.b\""), ("endpoint_epoch", "1"), ("expires_at", "5"),
+        ]
+        let request = try AndroidEnrollRequest(body: Self.body(members))
+        #expect(request.head.endpoint.value == Array("fcm:Token-1_a.b".utf8) && request.attestation.count == 2)
+        #expect(request.head.challengeID.text == Self.uuid && request.head.appProfile == "p")
+        #expect(request.head.endpointEpoch == 1 && request.head.expiresAt == 5)
+        let invalid: [(String, String)] = [
+            ("endpoint_epoch", "2"), ("endpoint", "\"\""), ("endpoint", "\"a b\""), ("attestation", "[\(certificate)]"),
+        ]
+        for (member, value) in invalid {
+            #expect(throws: InvalidRequest()) {
+                try AndroidEnrollRequest(body: Self.body(Self.replacing(members, member, with: value)))
+            }
+        }
+        #expect(throws: InvalidRequest()) {
+            try AndroidEnrollRequest(body: Self.body(members + [("key_id", "\"\(Self.keyID)\"")]))
+        }
     }
 
     @Test("rotation and installation revocation need new_endpoint_epoch = endpoint_epoch + 1 without overflow")

@@ -123,7 +123,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         _ = machine.submit(Self.request(1), now: Self.at(0))
         #expect(
             machine.streamNotOpened(Self.request(1), on: Self.c1) == [
-                .fail(Self.request(1), .transport("the HTTP/2 session refused a new stream"))
+                .fail(Self.request(1), HTTP2Error(.transport, detail: "the HTTP/2 session refused a new stream"))
             ])
         #expect(machine.outstandingRequests == 0)
     }
@@ -149,7 +149,7 @@ struct HTTP2ClientConnectionStateMachineTests {
                 machine.streamOpened(Self.request(1), streamID: streamID, on: Self.c1)
                 continue
             }
-            #expect(actions == [.fail(Self.request(1), .transport(failure))])
+            #expect(actions == [.fail(Self.request(1), HTTP2Error(.transport, detail: failure))])
         }
         #expect(machine.outstandingRequests == 0)
     }
@@ -161,7 +161,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         #expect(machine.streamEnded(3, on: Self.c2, .response, now: Self.at(1)) == [])
         #expect(machine.goAwayReceived(on: Self.c2, lastStreamID: 0, now: Self.at(1)) == [])
         #expect(machine.settingsReceived(on: Self.c2, maximumConcurrentStreams: 5, now: Self.at(1)) == [])
-        #expect(machine.connectionClosed(on: Self.c2, .transport("x"), now: Self.at(1)) == [])
+        #expect(machine.connectionClosed(on: Self.c2, HTTP2Error(.transport, detail: "x"), now: Self.at(1)) == [])
         #expect(machine.connections.keys.sorted() == [Self.c1])
     }
 
@@ -196,7 +196,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         machine.streamOpened(Self.request(1), streamID: 1, on: Self.c2)
         #expect(
             machine.goAwayReceived(on: Self.c2, lastStreamID: 0, now: Self.at(3)) == [
-                .fail(Self.request(1), .transport("the server did not process the request twice")),
+                .fail(Self.request(1), HTTP2Error(.transport, detail: "the server did not process the request twice")),
                 .closeConnection(Self.c2),
             ])
     }
@@ -225,7 +225,7 @@ struct HTTP2ClientConnectionStateMachineTests {
     func readyConnectionDrops() {
         var machine = Self.ready()
         _ = Self.open(&machine, 1, streamID: 3, at: 0)
-        let failure = HTTP2Failure.transport("connection closed by the server")
+        let failure = HTTP2Error(.transport, detail: "connection closed by the server")
         #expect(machine.connectionClosed(on: Self.c1, failure, now: Self.at(1)) == [.fail(Self.request(1), failure)])
         #expect(machine.retryAt == nil)
         #expect(machine.submit(Self.request(2), now: Self.at(2)) == [.openConnection(Self.c2)])
@@ -239,7 +239,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         _ = machine.goAwayReceived(on: Self.c1, lastStreamID: 5, now: Self.at(1))
         _ = Self.open(&machine, 3, streamID: 7, at: 1)
         #expect(machine.queue == [Self.request(3)])
-        let failure = HTTP2Failure.transport("connection closed by the server")
+        let failure = HTTP2Error(.transport, detail: "connection closed by the server")
         #expect(
             machine.connectionClosed(on: Self.c1, failure, now: Self.at(2)) == [
                 .fail(Self.request(1), failure), .fail(Self.request(2), failure),
@@ -263,7 +263,7 @@ struct HTTP2ClientConnectionStateMachineTests {
     @Test("a failed setup answers waiting requests at once, fails new ones during the backoff, then reconnects")
     func setupFailureBacksOff() {
         var machine = Self.machine()
-        let failure = HTTP2Failure.transport("connect: Connection refused")
+        let failure = HTTP2Error(.transport, detail: "connect: Connection refused")
         _ = machine.submit(Self.request(1), now: Self.at(0))
         #expect(machine.connectionClosed(on: Self.c1, failure, now: Self.at(10)) == [.fail(Self.request(1), failure)])
         #expect(machine.retryAt == Self.at(260))
@@ -278,7 +278,7 @@ struct HTTP2ClientConnectionStateMachineTests {
     func readyResetsBackoff() {
         var machine = Self.machine()
         _ = machine.submit(Self.request(1), now: Self.at(0))
-        _ = machine.connectionClosed(on: Self.c1, .transport("refused"), now: Self.at(0))
+        _ = machine.connectionClosed(on: Self.c1, HTTP2Error(.transport, detail: "refused"), now: Self.at(0))
         _ = machine.submit(Self.request(2), now: Self.at(300))
         _ = machine.settingsReceived(on: Self.c2, maximumConcurrentStreams: 10, now: Self.at(310))
         #expect(machine.consecutiveFailures == 0)
@@ -290,7 +290,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         var machine = Self.ready(streams: 1, connections: 2)
         _ = Self.open(&machine, 1, streamID: 3, at: 0)
         #expect(machine.submit(Self.request(2), now: Self.at(0)) == [.openConnection(Self.c2)])
-        #expect(machine.connectionClosed(on: Self.c2, .transport("refused"), now: Self.at(5)) == [])
+        #expect(machine.connectionClosed(on: Self.c2, HTTP2Error(.transport, detail: "refused"), now: Self.at(5)) == [])
         #expect(
             machine.streamEnded(3, on: Self.c1, .response, now: Self.at(6)) == [
                 .succeed(Self.request(1), streamID: 3, on: Self.c1), .openStream(Self.request(2), on: Self.c1),
@@ -304,7 +304,8 @@ struct HTTP2ClientConnectionStateMachineTests {
         #expect(machine.tick(now: Self.at(9_999)) == [])
         #expect(
             machine.tick(now: Self.at(10_000)) == [
-                .closeConnection(Self.c1), .fail(Self.request(1), .transport("connection setup timed out")),
+                .closeConnection(Self.c1),
+                .fail(Self.request(1), HTTP2Error(.transport, detail: "connection setup timed out")),
             ])
         #expect(machine.consecutiveFailures == 1)
     }
@@ -316,7 +317,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         var machine = Self.machine(connectionWait: .seconds(1), connectTimeout: .seconds(5))
         _ = machine.submit(Self.request(1), now: Self.at(0))
         #expect(machine.tick(now: Self.at(999)) == [])
-        #expect(machine.tick(now: Self.at(1_000)) == [.fail(Self.request(1), .connectionUnavailable)])
+        #expect(machine.tick(now: Self.at(1_000)) == [.fail(Self.request(1), HTTP2Error(.connectionUnavailable))])
         #expect(machine.connections[Self.c1] != nil)
     }
 
@@ -329,7 +330,9 @@ struct HTTP2ClientConnectionStateMachineTests {
         #expect(machine.tick(now: Self.at(4_999)) == [])
         #expect(machine.nextDeadline == Self.at(5_000))
         #expect(
-            machine.tick(now: Self.at(5_000)) == [.cancelStream(1, on: Self.c1), .fail(Self.request(1), .timedOut)])
+            machine.tick(now: Self.at(5_000)) == [
+                .cancelStream(1, on: Self.c1), .fail(Self.request(1), HTTP2Error(.timedOut)),
+            ])
         #expect(machine.streamEnded(1, on: Self.c1, .reset, now: Self.at(5_001)) == [])
     }
 
@@ -341,7 +344,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         machine.streamOpened(Self.request(1), streamID: 1, on: Self.c1)
         #expect(
             machine.goAwayReceived(on: Self.c1, lastStreamID: 0, now: Self.at(500)).contains(.openConnection(Self.c2)))
-        #expect(machine.tick(now: Self.at(2_000)) == [.fail(Self.request(1), .timedOut)])
+        #expect(machine.tick(now: Self.at(2_000)) == [.fail(Self.request(1), HTTP2Error(.timedOut))])
     }
 
     // MARK: Keep-alive
@@ -371,7 +374,7 @@ struct HTTP2ClientConnectionStateMachineTests {
         _ = Self.open(&machine, 1, streamID: 3, at: 0)
         machine.activity(on: Self.c1, now: Self.at(0))
         _ = machine.tick(now: Self.at(60_000))
-        let failure = HTTP2Failure.transport("PING unanswered")
+        let failure = HTTP2Error(.transport, detail: "PING unanswered")
         #expect(machine.tick(now: Self.at(70_000)) == [.closeConnection(Self.c1), .fail(Self.request(1), failure)])
         #expect(machine.connections.isEmpty)
     }
@@ -385,9 +388,10 @@ struct HTTP2ClientConnectionStateMachineTests {
         _ = machine.submit(Self.request(2), now: Self.at(0))
         #expect(
             machine.shutdown() == [
-                .fail(Self.request(2), .shutdown), .fail(Self.request(1), .shutdown), .closeConnection(Self.c1),
+                .fail(Self.request(2), HTTP2Error(.shutdown)), .fail(Self.request(1), HTTP2Error(.shutdown)),
+                .closeConnection(Self.c1),
             ])
-        #expect(machine.submit(Self.request(3), now: Self.at(1)) == [.fail(Self.request(3), .shutdown)])
+        #expect(machine.submit(Self.request(3), now: Self.at(1)) == [.fail(Self.request(3), HTTP2Error(.shutdown))])
         #expect(machine.outstandingRequests == 0)
     }
 }

@@ -2,7 +2,7 @@ import PushHTTP
 import Testing
 
 func head(_ text: String) throws -> RequestHead {
-    guard case .request(let head, _, _) = parseAll(text) else { throw HTTPParseError(status: 0, reason: "no request") }
+    guard case .request(let head, _, _) = parseAll(text) else { throw HTTPError(.badRequest, reason: "no request") }
     return head
 }
 

@@ -107,6 +107,15 @@ struct JSONReaderTests {
         }
     }
 
+    @Test("a missing digit of the integer part, the fraction or the exponent is reported where the digit belongs")
+    func numberDigitOffsets() throws {
+        let cases: [(String, Int)] = [("-x", 1), ("[1.]", 3), ("1e+x", 3), ("2E", 2), ("-01", 2), ("[0.5e-]", 6)]
+        for (text, offset) in cases {
+            #expect(throws: JSONError(.syntax, offset: offset), "\(text)") { try JSONReader.parse(text) }
+        }
+        #expect(try JSONReader.parse("-0.25E+12") == .number(JSONNumber("-0.25E+12")!))
+    }
+
     @Test("trailing data after the value is rejected, surrounding whitespace is not")
     func trailingData() {
         #expect(code(of: "{} {}") == .trailingData)

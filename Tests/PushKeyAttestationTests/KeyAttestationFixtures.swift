@@ -12,7 +12,7 @@ struct RealChain: Sendable, CustomTestStringConvertible {
     let packageName: String
     let chain: [[UInt8]]
     /// What §5a refuses about the device itself at the recorded time, with every input right.
-    let deviceFailures: [KeyAttestationFailure]
+    let deviceFailures: [KeyAttestationError.Code]
 
     var testDescription: String { name }
 

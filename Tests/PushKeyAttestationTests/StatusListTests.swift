@@ -34,7 +34,7 @@ struct StatusListTests {
             #"{"entries":{"ab":{},"ab":{}}}"#, #"{"entries":{}} trailing"#,
         ])
     func malformed(json: String) {
-        #expect(throws: KeyAttestationStatusList.Problem.malformed) {
+        #expect(throws: KeyAttestationError(.malformed)) {
             try KeyAttestationStatusList(json: Array(json.utf8), fetchedAt: 0)
         }
     }
@@ -43,13 +43,13 @@ struct StatusListTests {
     func tooLarge() throws {
         let padding = String(repeating: " ", count: KeyAttestationStatusList.maximumByteCount)
         let json = Array((#"{"entries":{}}"# + padding).utf8)
-        #expect(throws: KeyAttestationStatusList.Problem.tooLarge) {
+        #expect(throws: KeyAttestationError(.tooLarge)) {
             try KeyAttestationStatusList(json: json, fetchedAt: 0)
         }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString).json")
         try Data(json).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        #expect(throws: KeyAttestationStatusList.Problem.tooLarge) {
+        #expect(throws: KeyAttestationError(.tooLarge)) {
             try KeyAttestationStatusList.read(fromFile: file.path, at: 0)
         }
     }
@@ -62,7 +62,7 @@ struct StatusListTests {
         let list = try KeyAttestationStatusList.read(fromFile: file.path, at: 1_800_000_000)
         #expect(list.fetchedAt == 1_800_000_000)
         #expect(list.listedSerials.count == 3)
-        #expect(throws: KeyAttestationStatusList.Problem.unreadable) {
+        #expect(throws: KeyAttestationError(.unreadable)) {
             try KeyAttestationStatusList.read(fromFile: file.path + ".missing", at: 0)
         }
     }
@@ -72,7 +72,7 @@ struct StatusListTests {
         let list = try KeyAttestationStatusList(json: Array(#"{"entries":{}}"#.utf8), fetchedAt: 1_000_000)
         #expect(try list.usable(at: 1_000_000 + 86_400) == list)
         #expect(list.ageSeconds(at: 1_000_000 + 86_400) == 86_400)
-        #expect(throws: KeyAttestationStatusList.Problem.stale) { try list.usable(at: 1_000_000 + 86_401) }
+        #expect(throws: KeyAttestationError(.stale)) { try list.usable(at: 1_000_000 + 86_401) }
         // A fetch time ahead of the clock counts as fresh, not as a negative age.
         #expect(list.ageSeconds(at: 999_000) == 0)
     }

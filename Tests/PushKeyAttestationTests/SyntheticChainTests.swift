@@ -58,13 +58,13 @@ struct SyntheticSetup: Sendable {
 struct BrokenProperty: Sendable, CustomTestStringConvertible {
     let name: String
     /// The failures, in step order; one unless the property feeds two rules.
-    let expected: [KeyAttestationFailure]
+    let expected: [KeyAttestationError.Code]
     let examine: @Sendable (SyntheticSetup) throws -> KeyAttestationReport
 
-    var testDescription: String { "\(expected.map(\.rawValue).joined(separator: "+")): \(name)" }
+    var testDescription: String { "\(expected.map(\.name).joined(separator: "+")): \(name)" }
 
     init(
-        _ name: String, _ expected: KeyAttestationFailure...,
+        _ name: String, _ expected: KeyAttestationError.Code...,
         examine: @escaping @Sendable (SyntheticSetup) throws -> KeyAttestationReport
     ) {
         self.name = name
@@ -74,14 +74,14 @@ struct BrokenProperty: Sendable, CustomTestStringConvertible {
 
     /// A case that changes only the KeyDescription.
     static func description(
-        _ name: String, _ expected: KeyAttestationFailure...,
+        _ name: String, _ expected: KeyAttestationError.Code...,
         configure: @escaping @Sendable (inout SyntheticKeyDescription) -> Void
     ) -> BrokenProperty {
         BrokenProperty(name, expected) { setup in try setup.examine(setup.chain(configure)) }
     }
 
     private init(
-        _ name: String, _ expected: [KeyAttestationFailure],
+        _ name: String, _ expected: [KeyAttestationError.Code],
         examine: @escaping @Sendable (SyntheticSetup) throws -> KeyAttestationReport
     ) {
         self.name = name
@@ -351,7 +351,7 @@ struct SyntheticChainTests {
             chain: setup.chain(), challenge: setup.challenge, profile: setup.profile, statusList: list, at: setup.now)
         #expect(attested.publicKey == setup.device.key.publicKey)
         #expect(attested.keyID == setup.device.keyID)
-        #expect(throws: KeyAttestationFailure.challenge) {
+        #expect(throws: KeyAttestationError(.challenge)) {
             try setup.authority.verifier.verify(
                 chain: setup.chain(), challenge: SHA256.hash(setup.challenge), profile: setup.profile, statusList: list,
                 at: setup.now)

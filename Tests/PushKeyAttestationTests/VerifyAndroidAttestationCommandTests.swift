@@ -114,7 +114,7 @@ struct VerifyAndroidAttestationCommandTests {
         // Another package is the first failure where the device itself passes (the StrongBox chain); on
         // the development devices the first failure stays their boot state.
         let packageReason = try reason(["--package", "com.example.other"], replacing: "--package")
-        #expect(packageReason == (chain.deviceFailures.first?.rawValue ?? "package"))
+        #expect(packageReason == (chain.deviceFailures.first?.name ?? "package"))
     }
 
     @Test("the JSON array of §4.2a reads as the PEM file does")

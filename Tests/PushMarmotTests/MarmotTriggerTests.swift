@@ -24,7 +24,7 @@ enum MarmotFixture {
     static func decode(
         content: String, kind: Int64 = 446, tags: [[String]] = [["v", "marmot-push-v1"]]
     ) -> Result<
-        MarmotTrigger, MarmotTriggerResult
+        MarmotTrigger, MarmotError
     > {
         let author = author()
         let rumor = MarmotTestEncoder.rumor(content: content, author: author, kind: kind, tags: tags)
@@ -62,7 +62,7 @@ struct MarmotPushTokenTests {
     @Test("tokens of 1 and 1021 bytes open; length fields 0 and 1022 are skipped as length")
     func lengthBounds() {
         let server = MarmotFixture.server.publicKey
-        func open(_ token: [UInt8], length: Int? = nil) -> Result<MarmotDeviceToken, MarmotChunkSkipReason> {
+        func open(_ token: [UInt8], length: Int? = nil) -> Result<MarmotDeviceToken, MarmotError> {
             let chunk = MarmotTestEncoder.chunk(
                 platform: 0x01, token: token, tokenLength: length, server: server,
                 ephemeralSecret: SHA256.hash(token), nonce: [UInt8](repeating: 9, count: 12))
@@ -70,8 +70,8 @@ struct MarmotPushTokenTests {
         }
         #expect((try? open([0xab]).get())?.bytes == [0xab])
         #expect((try? open([UInt8](repeating: 0xcd, count: 1021)).get())?.bytes.count == 1021)
-        #expect(open([0xab], length: 0) == .failure(.length))
-        #expect(open([UInt8](repeating: 0xcd, count: 1021), length: 1022) == .failure(.length))
+        #expect(open([0xab], length: 0) == .failure(MarmotError(.length)))
+        #expect(open([UInt8](repeating: 0xcd, count: 1021), length: 1022) == .failure(MarmotError(.length)))
     }
 
     @Test("an unknown platform byte and an FCM token outside §1's characters are skipped as platform")
@@ -80,24 +80,24 @@ struct MarmotPushTokenTests {
         let unknown = MarmotTestEncoder.chunk(
             platform: 0x03, token: [1, 2, 3], server: server, ephemeralSecret: SHA256.hash([3]),
             nonce: [UInt8](repeating: 1, count: 12))
-        #expect(MarmotPushToken.open(unknown[...], serverKey: MarmotFixture.server) == .failure(.platform))
+        #expect(MarmotPushToken.open(unknown[...], serverKey: MarmotFixture.server) == .failure(MarmotError(.platform)))
         let badFCM = MarmotTestEncoder.chunk(
             platform: 0x02, token: Array("token with spaces".utf8), server: server, ephemeralSecret: SHA256.hash([4]),
             nonce: [UInt8](repeating: 1, count: 12))
-        #expect(MarmotPushToken.open(badFCM[...], serverKey: MarmotFixture.server) == .failure(.platform))
+        #expect(MarmotPushToken.open(badFCM[...], serverKey: MarmotFixture.server) == .failure(MarmotError(.platform)))
     }
 
     @Test("an ephemeral key that is not a curve x is skipped as ecdh; another server's chunk or random bytes as aead")
     func cryptoSkips() {
         var notOnCurve = MarmotFixture.apnsChunk()
         notOnCurve.replaceSubrange(0..<32, with: [UInt8](repeating: 0xff, count: 32))
-        #expect(MarmotPushToken.open(notOnCurve[...], serverKey: MarmotFixture.server) == .failure(.ecdh))
+        #expect(MarmotPushToken.open(notOnCurve[...], serverKey: MarmotFixture.server) == .failure(MarmotError(.ecdh)))
         let other = SchnorrSigningKey(secretKey: SHA256.hash(Array("another server".utf8)))!
         let forOther = MarmotTestEncoder.randomChunk(platform: .apns, token: [1], server: other.publicKey)
-        #expect(MarmotPushToken.open(forOther[...], serverKey: MarmotFixture.server) == .failure(.aead))
+        #expect(MarmotPushToken.open(forOther[...], serverKey: MarmotFixture.server) == .failure(MarmotError(.aead)))
         var padding = MarmotTestEncoder.paddingChunk()
         padding.replaceSubrange(0..<32, with: MarmotFixture.author().publicKey.bytes)
-        #expect(MarmotPushToken.open(padding[...], serverKey: MarmotFixture.server) == .failure(.aead))
+        #expect(MarmotPushToken.open(padding[...], serverKey: MarmotFixture.server) == .failure(MarmotError(.aead)))
     }
 }
 
@@ -115,9 +115,9 @@ struct MarmotTriggerTests {
         #expect(trigger.digest == SHA256.hash(chunks.flatMap { $0 }))
         let opened = trigger.openChunks(serverKey: MarmotFixture.server)
         // A random key is a curve x about half the time: padding fails at the ECDH or at the AEAD.
-        #expect([.failure(.ecdh), .failure(.aead)].contains(opened[0]))
+        #expect([.failure(MarmotError(.ecdh)), .failure(MarmotError(.aead))].contains(opened[0]))
         #expect(opened[1] == .success(MarmotDeviceToken(platform: .apns, bytes: MarmotFixture.apnsToken)))
-        #expect([.failure(.ecdh), .failure(.aead)].contains(opened[2]))
+        #expect([.failure(MarmotError(.ecdh)), .failure(MarmotError(.aead))].contains(opened[2]))
         #expect(opened[3] == .success(MarmotDeviceToken(platform: .fcm, bytes: MarmotFixture.fcmToken)))
     }
 
@@ -129,7 +129,7 @@ struct MarmotTriggerTests {
         let trigger = try MarmotFixture.decode(content: Base64.encode(chunks.flatMap { $0 })).get()
         let opened = trigger.openChunks(serverKey: MarmotFixture.server)
         #expect(opened.map { (try? $0.get())?.platform } == [.apns, nil, .fcm])
-        #expect(opened[1] == .failure(.aead))
+        #expect(opened[1] == .failure(MarmotError(.aead)))
     }
 
     @Test("the same content rewrapped by other keys has the same digest")
@@ -149,7 +149,7 @@ struct MarmotTriggerTests {
         ] as [[[String]]])
     func wrongVersion(tags: [[String]]) {
         let content = Base64.encode(MarmotFixture.apnsChunk())
-        #expect(MarmotFixture.decode(content: content, tags: tags) == .failure(.wrongVersion))
+        #expect(MarmotFixture.decode(content: content, tags: tags) == .failure(MarmotError(.wrongVersion)))
     }
 
     @Test("empty content, bad base64, unpadded base64 and a length that is not a multiple of 1084 are bad_content")
@@ -161,7 +161,7 @@ struct MarmotTriggerTests {
             Base64.encode(chunk + [0]), Base64.encode(chunk.dropLast()),
             Base64.encode([UInt8](repeating: 1, count: 2168 - 1)),
         ] {
-            #expect(MarmotFixture.decode(content: content) == .failure(.badContent))
+            #expect(MarmotFixture.decode(content: content) == .failure(MarmotError(.badContent)))
         }
     }
 
@@ -169,9 +169,9 @@ struct MarmotTriggerTests {
     func chunkLimit() throws {
         let chunk = MarmotFixture.apnsChunk()
         let thirtyThree = Base64.encode([[UInt8]](repeating: chunk, count: 33).flatMap { $0 })
-        #expect(MarmotFixture.decode(content: thirtyThree) == .failure(.tooManyChunks))
+        #expect(MarmotFixture.decode(content: thirtyThree) == .failure(MarmotError(.tooManyChunks)))
         let overLimit = Base64.encode([[UInt8]](repeating: chunk, count: 32).flatMap { $0 } + [0])
-        #expect(MarmotFixture.decode(content: overLimit) == .failure(.tooManyChunks))
+        #expect(MarmotFixture.decode(content: overLimit) == .failure(MarmotError(.tooManyChunks)))
     }
 
     @Test("a 32-chunk trigger's seal needs NIP-44's 6-byte extended length and still decodes to 32 tokens")
@@ -199,9 +199,9 @@ struct MarmotTriggerTests {
         let wrap = try NIP59.wrap(
             rumor, author: author, recipient: MarmotFixture.server.publicKey, wrapKey: MarmotFixture.author(),
             sealCreatedAt: 1, wrapCreatedAt: 2, randomness: .random())
-        #expect(MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server) == .failure(.badRumor))
+        #expect(MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server) == .failure(MarmotError(.badRumor)))
         let content = Base64.encode(MarmotFixture.apnsChunk())
-        #expect(MarmotFixture.decode(content: content, kind: 14) == .failure(.badRumor))
+        #expect(MarmotFixture.decode(content: content, kind: 14) == .failure(MarmotError(.badRumor)))
     }
 
     @Test("a gift wrap for another server is bad_event; malformed event JSON is bad_event")
@@ -210,8 +210,8 @@ struct MarmotTriggerTests {
         let other = SchnorrSigningKey(secretKey: SHA256.hash(Array("another server".utf8)))!
         let rumor = MarmotTestEncoder.rumor(chunks: [MarmotFixture.apnsChunk()], author: author)
         let wrap = MarmotTestEncoder.giftWrap(rumor, author: author, server: other.publicKey)
-        #expect(MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server) == .failure(.badEvent))
-        #expect(MarmotTriggerDecoder.giftWrap(json: Array(#"{"kind":1059}"#.utf8)) == .failure(.badEvent))
+        #expect(MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server) == .failure(MarmotError(.badEvent)))
+        #expect(MarmotTriggerDecoder.giftWrap(json: Array(#"{"kind":1059}"#.utf8)) == .failure(MarmotError(.badEvent)))
         #expect((try? MarmotTriggerDecoder.giftWrap(json: wrap.json).get()) == wrap)
     }
 
@@ -222,11 +222,15 @@ struct MarmotTriggerTests {
                 "dispatched", "bad_event", "unwrap_failed", "bad_seal", "bad_rumor", "wrong_version", "bad_content",
                 "too_many_chunks", "rate_limited", "duplicate",
             ])
-        let mapped = Dictionary(grouping: NIP59Failure.allCases, by: { MarmotTriggerResult($0) })
+        let mapped = Dictionary(grouping: NostrError.giftWrapCodes, by: { MarmotError(NostrError($0)).code })
         #expect(mapped[.badEvent] == [.wrapKind, .wrapRecipient, .wrapID, .wrapSignature])
         #expect(mapped[.unwrapFailed] == [.wrapDecryption])
         #expect(mapped[.badSeal] == [.sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption])
         #expect(mapped[.badRumor] == [.rumorMalformed, .rumorAuthor, .rumorID])
-        #expect(MarmotChunkSkipReason.allCases.map(\.rawValue) == ["ecdh", "aead", "platform", "length"])
+        let refusals: [MarmotError.Code] = [
+            .badEvent, .unwrapFailed, .badSeal, .badRumor, .wrongVersion, .badContent, .tooManyChunks,
+        ]
+        #expect(refusals.allSatisfy { MarmotTriggerResult(MarmotError($0)).rawValue == $0.name })
+        #expect(MarmotError.chunkSkipCodes.map(\.name) == ["ecdh", "aead", "platform", "length"])
     }
 }

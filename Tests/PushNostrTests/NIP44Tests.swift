@@ -146,7 +146,7 @@ struct NIP44Tests {
         #expect(lengths == [.integer(0), .integer(65_536), .integer(100_000), .integer(10_000_000)])
         let conversationKey = [UInt8](repeating: 3, count: 32)
         let nonce = [UInt8](repeating: 4, count: 32)
-        #expect(throws: NIP44Failure.invalidPlaintextLength) {
+        #expect(throws: NostrError(.invalidPlaintextLength)) {
             try NIP44.encrypt([], conversationKey: conversationKey, nonce: nonce)
         }
         for length in [65_536, 100_000, 10_000_000] {
@@ -160,14 +160,14 @@ struct NIP44Tests {
     func invalidDecrypt() throws {
         let vectors = NIP44Vectors.group("invalid", "decrypt")
         #expect(vectors.count == 12)
-        let failures: [String: NIP44Failure] = [
+        let failures: [String: NostrError.Code] = [
             "unknown encryption version": .unknownVersion, "unknown encryption version 0": .unknownVersion,
             "invalid base64": .invalidBase64, "invalid MAC": .invalidMAC, "invalid padding": .invalidPadding,
         ]
         for vector in vectors {
             let note = try vector.string("note")
             let expected = note.hasPrefix("invalid payload length") ? .invalidPayloadLength : failures[note]
-            #expect(throws: try #require(expected)) {
+            #expect(throws: NostrError(try #require(expected))) {
                 try NIP44.decrypt(
                     try vector.string("payload"), conversationKey: NIP44Vectors.hex(vector, "conversation_key"))
             }
@@ -184,6 +184,6 @@ struct NIP44Tests {
         let ciphertext = try ChaCha20.apply(key: keys.chaChaKey, nonce: keys.chaChaNonce, to: padded)
         let mac = HMACSHA256.authenticationCode(key: keys.hmacKey, message: nonce + ciphertext)
         let payload = Base64.encode([2] + nonce + ciphertext + mac)
-        #expect(throws: NIP44Failure.invalidPadding) { try NIP44.decrypt(payload, conversationKey: conversationKey) }
+        #expect(throws: NostrError(.invalidPadding)) { try NIP44.decrypt(payload, conversationKey: conversationKey) }
     }
 }

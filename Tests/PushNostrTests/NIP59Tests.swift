@@ -83,7 +83,7 @@ struct NIP59Tests {
     func exampleOtherRecipient() throws {
         let author = try NIP59Example.key("author_secret_key_hex")
         let wrap = try NIP59Example.event("gift_wrap")
-        #expect(NIP59.unwrap(wrap, recipientKey: author) == .failure(.wrapRecipient))
+        #expect(NIP59.unwrap(wrap, recipientKey: author) == .failure(NostrError(.wrapRecipient)))
     }
 
     @Test("a wrap built here unwraps to the same rumor")
@@ -105,7 +105,7 @@ struct NIP59Tests {
 
         var testDescription: String { rawValue }
 
-        var expected: NIP59Failure {
+        var expected: NostrError.Code {
             switch self {
             case .wrongWrapKind: .wrapKind
             case .noRecipientTag, .otherRecipientTag: .wrapRecipient
@@ -185,7 +185,8 @@ struct NIP59Tests {
 
     @Test("each broken layer is refused with the check it fails", arguments: BrokenWrap.allCases)
     func brokenLayers(_ broken: BrokenWrap) {
-        #expect(NIP59.unwrap(broken.wrap, recipientKey: GiftWrapFixture.recipient) == .failure(broken.expected))
+        #expect(
+            NIP59.unwrap(broken.wrap, recipientKey: GiftWrapFixture.recipient) == .failure(NostrError(broken.expected)))
     }
 
     @Test("a good wrap passes with the same fixtures, so each broken case breaks only its own layer")

@@ -40,12 +40,12 @@ struct NIP98VerifierTests {
     func verify(
         _ header: String?, url: ReceivedRequestURL? = receivedURL, method: String = "POST", body: [UInt8] = body,
         now: Int64 = now, verifier: NIP98Verifier? = nil
-    ) -> Result<NIP98Authorization, NIP98Failure> {
+    ) -> Result<NIP98Authorization, NostrError> {
         (verifier ?? self.verifier).verify(authorization: header, requestURL: url, method: method, body: body, now: now)
     }
 
-    func failure(_ result: Result<NIP98Authorization, NIP98Failure>) -> NIP98Failure? {
-        if case .failure(let failure) = result { return failure }
+    func failure(_ result: Result<NIP98Authorization, NostrError>) -> NostrError.Code? {
+        if case .failure(let failure) = result { return failure.code }
         return nil
     }
 

@@ -27,8 +27,8 @@ struct NostrEventJSONTests {
         validMembers.map { $0.0 == name ? ($0.0, value) : $0 }
     }
 
-    private func failure(_ input: [UInt8]) -> NostrEventJSONError? {
-        do throws(NostrEventJSONError) {
+    private func failure(_ input: [UInt8]) -> NostrError? {
+        do throws(NostrError) {
             _ = try NostrEvent(json: input)
             return nil
         } catch {
@@ -63,27 +63,29 @@ struct NostrEventJSONTests {
             ("", .emptyInput),
         ])
     func syntax(text: String, code: JSONError.Code) {
-        #expect(failure(Array(text.utf8)) == .json(code))
+        #expect(failure(Array(text.utf8)) == NostrError(.json, json: code))
     }
 
     @Test("refuses trailing text after the object")
     func trailing() {
-        #expect(failure(json(validMembers) + Array(" {}".utf8)) == .json(.trailingData))
-        #expect(failure(json(validMembers) + [0]) == .json(.trailingData))
+        #expect(failure(json(validMembers) + Array(" {}".utf8)) == NostrError(.json, json: .trailingData))
+        #expect(failure(json(validMembers) + [0]) == NostrError(.json, json: .trailingData))
     }
 
     @Test("refuses a duplicate member, also when spelled with an escape")
     func duplicateMember() {
-        #expect(failure(json(validMembers + [("kind", "27235")])) == .json(.duplicateMember))
-        #expect(failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == .json(.duplicateMember))
+        #expect(failure(json(validMembers + [("kind", "27235")])) == NostrError(.json, json: .duplicateMember))
+        #expect(
+            failure(json(validMembers + [(#"\u0069d"#, "\"\(Self.id)\"")])) == NostrError(.json, json: .duplicateMember)
+        )
     }
 
     @Test("refuses unknown and missing members")
     func unknownAndMissing() {
-        #expect(failure(json(validMembers + [("extra", "1")])) == .json(.unknownMember))
-        #expect(failure(json(validMembers + [("ID", "\"\(Self.id)\"")])) == .json(.unknownMember))
-        #expect(failure(json(validMembers.filter { $0.0 != "content" })) == .json(.missingMember))
-        #expect(failure(Array("{}".utf8)) == .json(.missingMember))
+        #expect(failure(json(validMembers + [("extra", "1")])) == NostrError(.json, json: .unknownMember))
+        #expect(failure(json(validMembers + [("ID", "\"\(Self.id)\"")])) == NostrError(.json, json: .unknownMember))
+        #expect(failure(json(validMembers.filter { $0.0 != "content" })) == NostrError(.json, json: .missingMember))
+        #expect(failure(Array("{}".utf8)) == NostrError(.json, json: .missingMember))
     }
 
     @Test(
@@ -95,7 +97,7 @@ struct NostrEventJSONTests {
             ("9223372036854775808", .wrongType),
         ])
     func integers(kind: String, code: JSONError.Code) {
-        #expect(failure(json(members(replacing: "kind", with: kind))) == .json(code))
+        #expect(failure(json(members(replacing: "kind", with: kind))) == NostrError(.json, json: code))
     }
 
     @Test("reads the extreme signed 64-bit integers exactly")
@@ -113,7 +115,7 @@ struct NostrEventJSONTests {
             ("tags", #"[["u",1]]"#), ("tags", #"{"u":"x"}"#), ("tags", #"[["u",null]]"#), ("id", "true"),
         ])
     func wrongTypes(member: String, value: String) {
-        #expect(failure(json(members(replacing: member, with: value))) == .json(.wrongType))
+        #expect(failure(json(members(replacing: member, with: value))) == NostrError(.json, json: .wrongType))
     }
 
     @Test(
@@ -124,7 +126,7 @@ struct NostrEventJSONTests {
             (#""\ud83d\u0041""#, .invalidEscape), (#""\u12G4""#, .invalidEscape),
         ])
     func badStrings(content: String, code: JSONError.Code) {
-        #expect(failure(json(members(replacing: "content", with: content))) == .json(code))
+        #expect(failure(json(members(replacing: "content", with: content))) == NostrError(.json, json: code))
     }
 
     @Test(
@@ -143,19 +145,22 @@ struct NostrEventJSONTests {
                 index += 1
             }
         }
-        #expect(failure(input) == .json(.invalidUTF8))
+        #expect(failure(input) == NostrError(.json, json: .invalidUTF8))
     }
 
     @Test("refuses hex fields that are not lowercase hex of the right length")
     func hexFields() {
-        #expect(failure(json(members(replacing: "id", with: "\"\(Self.id.uppercased())\""))) == .invalidHex)
-        #expect(failure(json(members(replacing: "sig", with: "\"\(Self.sig.dropLast(2))\""))) == .invalidHex)
-        #expect(failure(json(members(replacing: "pubkey", with: "\"\(Self.pubkey.uppercased())\""))) == .invalidHex)
+        #expect(failure(json(members(replacing: "id", with: "\"\(Self.id.uppercased())\""))) == NostrError(.invalidHex))
+        #expect(
+            failure(json(members(replacing: "sig", with: "\"\(Self.sig.dropLast(2))\""))) == NostrError(.invalidHex))
+        #expect(
+            failure(json(members(replacing: "pubkey", with: "\"\(Self.pubkey.uppercased())\"")))
+                == NostrError(.invalidHex))
     }
 
     @Test("refuses a pubkey that is not a curve point")
     func offCurvePublicKey() {
         let offCurve = "\"eefdea4cdb677750a420fee807eacf21eb9898ae79b9768766e4faa04a2d4a34\""
-        #expect(failure(json(members(replacing: "pubkey", with: offCurve))) == .invalidPublicKey)
+        #expect(failure(json(members(replacing: "pubkey", with: offCurve))) == NostrError(.invalidPublicKey))
     }
 }

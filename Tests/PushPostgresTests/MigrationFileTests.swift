@@ -48,10 +48,12 @@ struct MigrationFileTests {
         for (files, expected) in cases {
             let path = try folder(files)
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let error = try #require(throws: MigrationError.self) { try Migration.load(directory: path) }
+            let error = try #require(throws: PostgresError.self) { try Migration.load(directory: path) }
+            #expect(error.code == .migration)
+            #expect(error.description == error.message, "a refusal prints its message alone, as migrate shows it")
             #expect(error.message.contains(expected), "\(error.message)")
         }
-        let missing = try #require(throws: MigrationError.self) {
+        let missing = try #require(throws: PostgresError.self) {
             try Migration.load(directory: "/nonexistent/push-gateway")
         }
         #expect(missing.message.contains("cannot read"))

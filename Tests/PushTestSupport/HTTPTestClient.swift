@@ -42,14 +42,14 @@ public final class HTTPTestClient {
     ) throws(HTTPTestClientError) {
         let family = host.contains(":") ? AF_INET6 : AF_INET
         let raw = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard raw >= 0 else { throw .system(SystemError(function: "socket", code: errno)) }
+        guard raw >= 0 else { throw .system(SystemError(function: "socket", errorNumber: errno)) }
         socket = FileDescriptor(owning: raw)
         if let source {
             let bound = Self.withAddress(source, port: 0, family: family) { Glibc.bind(raw, $0, $1) }
-            guard bound == 0 else { throw .system(SystemError(function: "bind", code: errno)) }
+            guard bound == 0 else { throw .system(SystemError(function: "bind", errorNumber: errno)) }
         }
         let result = Self.withAddress(host, port: port, family: family) { Glibc.connect(raw, $0, $1) }
-        guard result == 0 else { throw .system(SystemError(function: "connect", code: errno)) }
+        guard result == 0 else { throw .system(SystemError(function: "connect", errorNumber: errno)) }
         setReceiveTimeout(timeout)
     }
 
@@ -97,7 +97,7 @@ public final class HTTPTestClient {
             }
             if sent < 0 {
                 if errno == EINTR { continue }
-                throw .system(SystemError(function: "send", code: errno))
+                throw .system(SystemError(function: "send", errorNumber: errno))
             }
             offset += sent
         }
@@ -158,7 +158,7 @@ public final class HTTPTestClient {
             return false
         } catch .closedByPeer {
             return true
-        } catch .system(let error) where error.code == ECONNRESET {
+        } catch .system(let error) where error.errorNumber == ECONNRESET {
             return true
         }
     }
@@ -174,7 +174,7 @@ public final class HTTPTestClient {
             if count == 0 { throw .closedByPeer }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
-            throw .system(SystemError(function: "recv", code: errno))
+            throw .system(SystemError(function: "recv", errorNumber: errno))
         }
     }
 

@@ -73,7 +73,7 @@ struct WebSocketHandshakeTests {
         #expect(machine.isOpen)
     }
 
-    static let refusedCases: [(String, WebSocketHandshakeFailure)] = [
+    static let refusedCases: [(String, WebSocketError.Code)] = [
         ("HTTP/1.1 200 OK\r\n\r\n", .status),
         (
             "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ACCEPT\r\n\r\n",
@@ -108,12 +108,12 @@ struct WebSocketHandshakeTests {
     @Test(
         "a response that fails a check ends the connection with that check",
         arguments: refusedCases)
-    func refusedResponses(response: String, failure: WebSocketHandshakeFailure) {
+    func refusedResponses(response: String, failure: WebSocketError.Code) {
         var machine = Machine(url: WebSocketURL("wss://relay.example.com")!, random: SeededRandom(seed: 3))
         _ = machine.start()
         let accept = WebSocketHandshake.accept(forKey: machine.handshakeKey)
         let bytes = Array(response.replacingOccurrences(of: "ACCEPT", with: accept).utf8)
-        #expect(machine.received(bytes) == [.closeConnection(.handshakeFailed(failure))])
+        #expect(machine.received(bytes) == [.closeConnection(.handshakeFailed(WebSocketError(failure)))])
         #expect(machine.received(WebSocketServerSide.text("late")) == [])
     }
 
@@ -133,7 +133,10 @@ struct WebSocketHandshakeTests {
         var machine = Machine(url: WebSocketURL("wss://relay.example.com")!, random: SeededRandom(seed: 5))
         _ = machine.start()
         let head = "HTTP/1.1 101 Switching Protocols\r\nX-Filler: " + String(repeating: "a", count: 9000)
-        #expect(machine.received(Array(head.utf8)) == [.closeConnection(.handshakeFailed(.responseTooLarge))])
+        #expect(
+            machine.received(Array(head.utf8)) == [
+                .closeConnection(.handshakeFailed(WebSocketError(.responseTooLarge)))
+            ])
     }
 }
 

@@ -94,17 +94,11 @@ struct RequestFields {
         return Received(text: text, value: key)
     }
 
-    /// An APNs device token (docs/protocol.md §1).
-    func endpoint(_ name: String) throws(InvalidRequest) -> Received<[UInt8]> {
+    /// A token in `platform`'s format: an APNs device token or an FCM registration token
+    /// (docs/protocol.md §1).
+    func endpoint(_ name: String, platform: AppProfile.Platform) throws(InvalidRequest) -> Received<[UInt8]> {
         let text = try string(name)
-        guard let bytes = EndpointFormat.apnsToken(text) else { throw InvalidRequest() }
-        return Received(text: text, value: bytes)
-    }
-
-    /// An FCM registration token (docs/protocol.md §1).
-    func fcmEndpoint(_ name: String) throws(InvalidRequest) -> Received<[UInt8]> {
-        let text = try string(name)
-        guard let bytes = EndpointFormat.fcmToken(text) else { throw InvalidRequest() }
+        guard let bytes = EndpointFormat.token(text, platform: platform) else { throw InvalidRequest() }
         return Received(text: text, value: bytes)
     }
 

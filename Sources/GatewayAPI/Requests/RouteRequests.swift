@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import GatewayCredentials
 import PushJSON
 import PushNostr
@@ -9,34 +10,47 @@ public struct ChallengeRequest: Sendable, Equatable {
     }
 }
 
-/// `POST /v1/installations` (docs/protocol.md §4.2). Time and profile rules need the clock and the
-/// configuration, so the handler checks them.
-public struct EnrollRequest: Sendable, Equatable {
+/// The members both enrollment routes carry (docs/protocol.md §4.2, §4.2a); each route adds its
+/// own attestation members.
+public struct EnrollmentHead: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
-    public let keyID: Received<[UInt8]>
-    public let attestation: [UInt8]
     public let appProfile: String
+    /// The token in `platform`'s format (docs/protocol.md §1).
     public let endpoint: Received<[UInt8]>
     public let endpointEpoch: Int64
     public let expiresAt: Int64
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    /// Parses a closed body of these members plus the route's own `names`; the token must have
+    /// `platform`'s format.
+    static func fields(
+        body: [UInt8], names: [String], platform: AppProfile.Platform
+    ) throws(InvalidRequest) -> (EnrollmentHead, RequestFields) {
         let fields = try RequestFields(
             body: body,
-            names: [
-                "v", "challenge_id", "challenge", "key_id", "attestation", "app_profile", "endpoint", "endpoint_epoch",
-                "expires_at",
-            ])
-        challengeID = try fields.uuid("challenge_id")
-        challenge = try fields.challenge("challenge")
+            names: ["v", "challenge_id", "challenge", "app_profile", "endpoint", "endpoint_epoch", "expires_at"] + names
+        )
+        let head = EnrollmentHead(
+            challengeID: try fields.uuid("challenge_id"), challenge: try fields.challenge("challenge"),
+            appProfile: try fields.string("app_profile"), endpoint: try fields.endpoint("endpoint", platform: platform),
+            endpointEpoch: try fields.integer("endpoint_epoch"), expiresAt: try fields.unixTime("expires_at"))
+        guard head.endpointEpoch == 1 else { throw InvalidRequest() }
+        return (head, fields)
+    }
+}
+
+/// `POST /v1/installations` (docs/protocol.md §4.2). Time and profile rules need the clock and the
+/// configuration, so the handler checks them.
+public struct EnrollRequest: Sendable, Equatable {
+    public let head: EnrollmentHead
+    public let keyID: Received<[UInt8]>
+    public let attestation: [UInt8]
+
+    public init(body: [UInt8]) throws(InvalidRequest) {
+        let (head, fields) = try EnrollmentHead.fields(body: body, names: ["key_id", "attestation"], platform: .ios)
+        self.head = head
         keyID = try fields.base64("key_id", sizes: 32...32)
         attestation = try fields.base64("attestation", sizes: 1...16384).value
-        appProfile = try fields.string("app_profile")
-        endpoint = try fields.endpoint("endpoint")
-        endpointEpoch = try fields.integer("endpoint_epoch")
-        expiresAt = try fields.unixTime("expires_at")
-        guard endpointEpoch == 1 else { throw InvalidRequest() }
     }
 }
 
@@ -47,30 +61,14 @@ public struct AndroidEnrollRequest: Sendable, Equatable {
     static let chainLengths = 2...10
     static let certificateSizes = 1...8192
 
-    public let challengeID: Received<CanonicalUUID>
-    public let challenge: Received<[UInt8]>
+    public let head: EnrollmentHead
     public let attestation: [[UInt8]]
-    public let appProfile: String
-    public let endpoint: Received<[UInt8]>
-    public let endpointEpoch: Int64
-    public let expiresAt: Int64
 
     public init(body: [UInt8]) throws(InvalidRequest) {
-        let fields = try RequestFields(
-            body: body,
-            names: [
-                "v", "challenge_id", "challenge", "attestation", "app_profile", "endpoint", "endpoint_epoch",
-                "expires_at",
-            ])
-        challengeID = try fields.uuid("challenge_id")
-        challenge = try fields.challenge("challenge")
+        let (head, fields) = try EnrollmentHead.fields(body: body, names: ["attestation"], platform: .android)
+        self.head = head
         attestation = try fields.base64Array(
             "attestation", counts: Self.chainLengths, sizes: Self.certificateSizes)
-        appProfile = try fields.string("app_profile")
-        endpoint = try fields.fcmEndpoint("endpoint")
-        endpointEpoch = try fields.integer("endpoint_epoch")
-        expiresAt = try fields.unixTime("expires_at")
-        guard endpointEpoch == 1 else { throw InvalidRequest() }
     }
 }
 

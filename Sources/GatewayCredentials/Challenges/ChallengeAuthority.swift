@@ -43,7 +43,7 @@ public struct ChallengeAuthority: Sendable {
     }
 
     /// Issues a challenge at `unixMilliseconds`; fails only when randomness fails (→ 503).
-    public func issue(unixMilliseconds: Int64) throws(SecureRandom.Failure) -> IssuedChallenge {
+    public func issue(unixMilliseconds: Int64) throws(CryptoError) -> IssuedChallenge {
         // One piece for both the id's random bits and the challenge's random bytes.
         let drawn = try randomness.bytes(CanonicalUUID.byteCount + Self.randomByteCount)
         let challengeID = CanonicalUUID.version7(

@@ -58,7 +58,7 @@ public struct CanonicalUUID: Hashable, Sendable {
     public static let byteCount = 16
 
     /// A version 7 UUID (RFC 9562 §5.7): 48-bit Unix time in milliseconds, then random bits.
-    public static func version7(unixMilliseconds: UInt64) throws(SecureRandom.Failure) -> CanonicalUUID {
+    public static func version7(unixMilliseconds: UInt64) throws(CryptoError) -> CanonicalUUID {
         version7(unixMilliseconds: unixMilliseconds, randomBytes: try SecureRandom.bytes(byteCount))
     }
 
@@ -76,7 +76,7 @@ public struct CanonicalUUID: Hashable, Sendable {
     }
 
     /// A random version 4 UUID (RFC 9562 §5.4), e.g. for installation handles.
-    public static func version4() throws(SecureRandom.Failure) -> CanonicalUUID {
+    public static func version4() throws(CryptoError) -> CanonicalUUID {
         var bytes = try SecureRandom.bytes(16)
         bytes[6] = 0x40 | (bytes[6] & 0x0f)
         bytes[8] = 0x80 | (bytes[8] & 0x3f)

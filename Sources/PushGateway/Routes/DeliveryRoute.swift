@@ -48,11 +48,11 @@ struct DeliveryRoute: Sendable {
     }
 
     /// NIP-98 against the received request URL of docs/protocol.md §2.
-    private func authenticate(_ request: Request, now: Int64) -> Result<NIP98Authorization, NIP98Failure> {
+    private func authenticate(_ request: Request, now: Int64) -> Result<NIP98Authorization, NostrError> {
         let authorizations = request.headers.values("authorization")
         let hosts = request.headers.values("host")
         // Several Authorization or Host field lines are ambiguous: no single header was signed.
-        guard authorizations.count <= 1, hosts.count <= 1 else { return .failure(.notNostrScheme) }
+        guard authorizations.count <= 1, hosts.count <= 1 else { return .failure(NostrError(.notNostrScheme)) }
         let forwardedProto = request.headers.values("x-forwarded-proto")
         let url = ReceivedRequestURL(
             host: hosts.first,

@@ -9,55 +9,39 @@ import PushKeyAttestation
 extension LifecycleRoutes {
     /// `POST /v1/installations/android` (docs/protocol.md §4.2a).
     func enrollAndroid(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try androidEnrollment(request) }
+        enroll(AndroidEnrollRequest.self, request) {
+            (enroll, profile, requirements, now) throws(LifecycleRejection) -> AttestedEnrollmentKey in
+            let head = enroll.head
+            // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
+            guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds)
+            else { throw .unavailable }
+            try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
+
+            let transcript = AndroidEnrollmentTranscript(
+                origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
+                appProfile: head.appProfile, endpoint: head.endpoint.text, endpointEpoch: head.endpointEpoch,
+                expiresAt: head.expiresAt)
+            do throws(KeyAttestationError) {
+                let attested = try verifier.verify(
+                    chain: enroll.attestation, challenge: transcript.attestationChallenge,
+                    profile: KeyAttestationProfile(requirements), statusList: statusList, at: now.seconds)
+                metrics.androidAttestations.increment(.ok)
+                return AttestedEnrollmentKey(keyID: attested.keyID, publicKey: attested.publicKey, receipt: [])
+            } catch {
+                metrics.androidAttestations.increment(.refused(error.code))
+                logger.info("android attestation refused", ["reason": .string(error.code.name)])
+                throw .invalidAttestation
+            }
+        }
     }
+}
 
-    private func androidEnrollment(_ request: Request) throws(LifecycleRejection) -> Response {
-        let now = Now(unixMilliseconds: clock.unixMilliseconds())
-        guard let enroll = try? AndroidEnrollRequest(body: request.body),
-            let profile = configuration.profile(id: enroll.appProfile), let requirements = profile.android,
-            now.seconds < enroll.expiresAt,
-            enroll.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
-        else { throw .invalidRequest }
-        try takeLifecycleToken(request)
-        // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
-        guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds) else {
-            throw .unavailable
-        }
-        try checkChallenge(id: enroll.challengeID.value, challenge: enroll.challenge.value, now: now)
+extension AndroidEnrollRequest: EnrollmentBody {
+    static let platform = AppProfile.Platform.android
+    static let route = GatewayRoute.enrollAndroid.rawValue
 
-        let transcript = AndroidEnrollmentTranscript(
-            origin: configuration.origin.text, challengeID: enroll.challengeID.text, challenge: enroll.challenge.text,
-            appProfile: enroll.appProfile, endpoint: enroll.endpoint.text, endpointEpoch: enroll.endpointEpoch,
-            expiresAt: enroll.expiresAt)
-        let attested: AttestedAndroidKey
-        do {
-            attested = try verifier.verify(
-                chain: enroll.attestation, challenge: transcript.attestationChallenge,
-                profile: KeyAttestationProfile(requirements), statusList: statusList, at: now.seconds)
-        } catch {
-            metrics.androidAttestations.increment(.refused(error))
-            logger.info("android attestation refused", ["reason": .string(error.rawValue)])
-            throw .invalidAttestation
-        }
-        metrics.androidAttestations.increment(.ok)
-
-        let installation: NewInstallation
-        do {
-            installation = NewInstallation(
-                handle: try CanonicalUUID.version4(), platform: .android, keyID: attested.keyID,
-                publicKey: attested.publicKey, appProfile: profile.id, receipt: [],
-                encryptedEndpoint: try tokenEnvelope.seal(enroll.endpoint.value),
-                endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: enroll.endpoint.value),
-                expiresAt: enroll.expiresAt)
-        } catch {
-            throw .unavailable
-        }
-        let handle = try storeEnrollment(
-            installation, challengeID: enroll.challengeID.value, now: now, deadline: request.deadline,
-            route: GatewayRoute.enrollAndroid.rawValue)
-        return Self.enrolled(handle: handle, expiresAt: installation.expiresAt)
-    }
+    /// §4.2a: a profile with Key Attestation requirements.
+    static func requirements(of profile: AppProfile) -> AppProfile.Android? { profile.android }
 }
 
 extension KeyAttestationProfile {

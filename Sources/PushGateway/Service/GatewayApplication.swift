@@ -36,23 +36,12 @@ public final class GatewayApplication: Sendable {
     /// The services `start()` started, in start order.
     private let running = Mutex<[any GatewayService]>([])
 
-    /// Issues challenges and verifies them on every lifecycle route (docs/protocol.md §4.1).
-    let challengeAuthority: ChallengeAuthority
-    /// Per source (docs/protocol.md §4.1).
-    let challengeLimit: SourceRateLimit
-    /// Per source, shared by the enrollment route and §4.3–§4.6 (docs/protocol.md §1).
-    let lifecycleLimit: SourceRateLimit
-    let grantEnvelope: SealedEnvelope
-    let tokenEnvelope: SealedEnvelope
-    let fingerprinter: EndpointFingerprinter
-    /// nil when the configured App Attest root is refused; enrollment then answers 503.
-    let attestationVerifier: AttestationVerifier?
-    /// The Key Attestation roots and status list of Android enrollment (docs/protocol.md §4.2a, §5a).
-    let androidEnrollment: AndroidEnrollment
+    /// `POST /v1/installations/challenges` (docs/protocol.md §4.1).
+    let challengeRoute: ChallengeRoute
+    /// The enrollment and assertion routes (docs/protocol.md §4.2–§4.6), sharing the challenge
+    /// authority with `challengeRoute`.
+    let lifecycle: LifecycleRoutes
     let nip98Verifier: NIP98Verifier
-    /// Per authenticated relay (docs/protocol.md §4.7).
-    let relayLimiter: KeyedRateLimiter<[UInt8]>
-    let ledger: DeliveryLedger
     /// docs/protocol.md §4.7 and §4.8 without HTTP, shared by both delivery routes.
     let deliveryPipeline: DeliveryPipeline
 
@@ -107,14 +96,16 @@ public final class GatewayApplication: Sendable {
             poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
         self.apnsFaultLog = APNsFaultLog(logger: logger)
 
-        challengeAuthority = ChallengeAuthority(keyring: configuration.challengeKeys)
-        challengeLimit = SourceRateLimit(
-            ratePerMinute: configuration.challengeRatePerMinute, trustedProxies: configuration.trustedProxies)
-        lifecycleLimit = SourceRateLimit(
-            ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies)
-        grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
-        tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
-        fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
+        let challengeAuthority = ChallengeAuthority(keyring: configuration.challengeKeys)
+        // Per source (docs/protocol.md §4.1).
+        challengeRoute = ChallengeRoute(
+            authority: challengeAuthority,
+            limit: SourceRateLimit(
+                ratePerMinute: configuration.challengeRatePerMinute, trustedProxies: configuration.trustedProxies),
+            clock: clock, metrics: metrics)
+        let grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
+        let tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
+        let attestationVerifier: AttestationVerifier?
         switch AppAttestRoot.verifier(for: configuration) {
         case .success(let verifier):
             attestationVerifier = verifier
@@ -124,7 +115,15 @@ public final class GatewayApplication: Sendable {
         }
         let androidEnrollment = AndroidEnrollment(
             configuration: configuration, clock: clock, logger: logger)
-        self.androidEnrollment = androidEnrollment
+        // The lifecycle bucket is per source, shared by both enrollment routes and §4.3–§4.6
+        // (docs/protocol.md §1).
+        lifecycle = LifecycleRoutes(
+            configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
+            limit: SourceRateLimit(
+                ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies),
+            challenges: challengeAuthority, grantEnvelope: grantEnvelope, tokenEnvelope: tokenEnvelope,
+            fingerprinter: EndpointFingerprinter(key: configuration.fingerprintKey.bytes),
+            attestationVerifier: attestationVerifier, android: androidEnrollment)
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         for (profileID, provider) in providers {
             guard let fcm = provider as? FCMPushProvider else { continue }
@@ -133,8 +132,8 @@ public final class GatewayApplication: Sendable {
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
         let rate = configuration.relayRatePerSecond
         // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
-        relayLimiter = KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate))
-        ledger = DeliveryLedger(
+        let relayLimiter = KeyedRateLimiter<[UInt8]>(capacity: Int(rate * 2), refillPerSecond: Double(rate))
+        let ledger = DeliveryLedger(
             pool: pool, quotaMaximum: configuration.endpointQuotaMax,
             quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
         deliveryPipeline = DeliveryPipeline(
@@ -218,36 +217,23 @@ public final class GatewayApplication: Sendable {
     /// Each route's entries with its handler, from the parts built once in `init`.
     private func routes(for route: GatewayRoute) -> [Route] {
         switch route {
-        case .challenges:
-            route.routes(
-                handler: ChallengeRoute(
-                    authority: challengeAuthority, limit: challengeLimit, clock: clock, metrics: metrics
-                )
-                .handle)
+        case .challenges: route.routes(handler: challengeRoute.handle)
         // docs/decisions/0271: the worker returns once the attempt is with its push provider.
         case .deliveries: route.routes(deferredOnPath: { deliveryRoute(onPath: $0).handle })
         // docs/protocol.md §4.8: the batch route shares the single route's parts, the relay bucket
         // included, and is deferred the same way.
         case .batchDeliveries:
             route.routes(deferredOnPath: { BatchDeliveryRoute(single: deliveryRoute(onPath: $0)).handle })
-        case .enroll: route.routes(handler: lifecycleRoutes().enroll)
-        case .enrollAndroid: route.routes(handler: lifecycleRoutes().enrollAndroid)
-        case .delegate: route.routes(handler: lifecycleRoutes().delegate)
-        case .rotateEndpoint: route.routes(handler: lifecycleRoutes().rotateEndpoint)
-        case .revokeDelegation: route.routes(handler: lifecycleRoutes().revokeDelegation)
-        case .revokeInstallation: route.routes(handler: lifecycleRoutes().revokeInstallation)
+        case .enroll: route.routes(handler: lifecycle.enroll)
+        case .enrollAndroid: route.routes(handler: lifecycle.enrollAndroid)
+        case .delegate: route.routes(handler: lifecycle.delegate)
+        case .rotateEndpoint: route.routes(handler: lifecycle.rotateEndpoint)
+        case .revokeDelegation: route.routes(handler: lifecycle.revokeDelegation)
+        case .revokeInstallation: route.routes(handler: lifecycle.revokeInstallation)
         case .liveness: route.routes(handler: healthRoutes().liveness)
         case .readiness: route.routes(handler: healthRoutes().readiness)
         case .metrics: route.routes(handler: MetricsRoute(metrics: metrics).handle)
         }
-    }
-
-    private func lifecycleRoutes() -> LifecycleRoutes {
-        LifecycleRoutes(
-            configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
-            limit: lifecycleLimit, challenges: challengeAuthority, grantEnvelope: grantEnvelope,
-            tokenEnvelope: tokenEnvelope,
-            fingerprinter: fingerprinter, attestationVerifier: attestationVerifier, android: androidEnrollment)
     }
 
     private func healthRoutes() -> HealthRoutes {

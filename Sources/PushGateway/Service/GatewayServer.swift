@@ -9,19 +9,14 @@ import PushSystem
 public struct ListenerError: Error, Equatable, CustomStringConvertible {
     public let listener: HTTPListener
     public let address: String
-    public let underlying: HTTPServerError
+    public let underlying: SystemError
 
     public var variable: String {
         listener == .publicListener ? "PUSH_GATEWAY_LISTEN" : "PUSH_GATEWAY_HEALTH_LISTEN"
     }
 
     public var description: String {
-        let reason =
-            switch underlying {
-            case .invalidListenAddress(let problem): "invalid address (\(problem))"
-            case .system(let error): error.description
-            }
-        return "cannot listen on the \(listener.rawValue) listener \(address) (\(variable)): \(reason)"
+        "cannot listen on the \(listener.rawValue) listener \(address) (\(variable)): \(underlying)"
     }
 }
 

@@ -38,46 +38,36 @@ public struct Migration: Sendable, Equatable {
     /// Reads every `*.sql` file of `directory`, sorted by version. Other files are ignored. Fails
     /// when a `.sql` name breaks the naming rule, a version repeats or is missing from the
     /// sequence, a file is not UTF-8, or there is no migration at all.
-    public static func load(directory: String) throws(MigrationError) -> [Migration] {
+    public static func load(directory: String) throws(PostgresError) -> [Migration] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw MigrationError("cannot read the migrations directory \(directory)")
+            throw .migration("cannot read the migrations directory \(directory)")
         }
         var migrations: [Migration] = []
         for name in names.sorted() where name.hasSuffix(".sql") {
             guard let version = version(ofFileName: name) else {
-                throw MigrationError("\(name) does not follow the NNNN_description.sql naming rule")
+                throw .migration("\(name) does not follow the NNNN_description.sql naming rule")
             }
             let path = (directory as NSString).appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw MigrationError("cannot read \(name)")
+                throw .migration("cannot read \(name)")
             }
             let contents = [UInt8](data)
             guard String(validating: contents, as: UTF8.self) != nil else {
-                throw MigrationError("\(name) is not UTF-8 text")
+                throw .migration("\(name) is not UTF-8 text")
             }
             migrations.append(Migration(version: version, fileName: name, contents: contents))
         }
         migrations.sort { $0.version < $1.version }
-        guard !migrations.isEmpty else { throw MigrationError("no migration files in \(directory)") }
+        guard !migrations.isEmpty else { throw .migration("no migration files in \(directory)") }
         for (index, migration) in migrations.enumerated() where migration.version != index + 1 {
             if index > 0 && migrations[index - 1].version == migration.version {
-                throw MigrationError("version \(migration.version) is used by more than one file")
+                throw .migration("version \(migration.version) is used by more than one file")
             }
-            throw MigrationError("migration version \(index + 1) is missing; versions must run 1, 2, 3, … without gaps")
+            throw .migration("migration version \(index + 1) is missing; versions must run 1, 2, 3, … without gaps")
         }
         return migrations
     }
-}
-
-/// Why a migration run or status check stopped. The message names files and versions, never the
-/// connection string.
-public struct MigrationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-
-    public init(_ message: String) { self.message = message }
-
-    public var description: String { message }
 }

@@ -34,7 +34,7 @@ public struct MigrationRunner {
         defer { _ = try? connection.query("SELECT pg_advisory_unlock($1)", [.int64(Self.advisoryLockKey)]) }
 
         let state = try inspect(migrations)
-        if let problem = state.problems.first { throw MigrationError(problem + "; nothing was changed") }
+        if let problem = state.problems.first { throw PostgresError.migration(problem + "; nothing was changed") }
         if let runtimeRole { try requireRoleExists(runtimeRole) }
         if !state.historyExists { try requireNoPopulatedTables() }
 
@@ -45,12 +45,12 @@ public struct MigrationRunner {
                 do {
                     try connection.executeScript(migration.sql)
                 } catch {
-                    throw MigrationError("\(migration.fileName) failed (\(error)); it was rolled back")
+                    throw PostgresError.migration("\(migration.fileName) failed (\(error)); it was rolled back")
                 }
                 // A COMMIT or ROLLBACK inside the file ended our transaction: what ran before it is
                 // committed without a history row, so stop loudly rather than record it as applied.
                 guard connection.isInTransaction else {
-                    throw MigrationError(
+                    throw PostgresError.migration(
                         "\(migration.fileName) ends the transaction itself (COMMIT/ROLLBACK), which migration files "
                             + "must not do; it was not recorded as applied and the database needs manual repair")
                 }
@@ -136,7 +136,7 @@ public struct MigrationRunner {
     private func requireCurrentSchema() throws {
         let result = try connection.query("SELECT current_schema() IS NOT NULL")
         guard try result.bool(row: 0, column: 0) == true else {
-            throw MigrationError("the connection has no current schema (check search_path)")
+            throw PostgresError.migration("the connection has no current schema (check search_path)")
         }
     }
 
@@ -163,7 +163,7 @@ public struct MigrationRunner {
             let populated = try connection.query("SELECT EXISTS (SELECT 1 FROM \(qualified))")
             if try populated.bool(row: 0, column: 0) == true {
                 let name = try tables.string(row: row, column: 1) ?? ""
-                throw MigrationError(
+                throw PostgresError.migration(
                     "the database has no migration history but table \(name) holds rows; "
                         + "push-gateway needs a dedicated database; nothing was changed")
             }
@@ -194,7 +194,7 @@ public struct MigrationRunner {
     private func requireRoleExists(_ role: String) throws {
         let result = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(role)])
         guard try result.bool(row: 0, column: 0) == true else {
-            throw MigrationError("the runtime role does not exist; create it first (CREATE ROLE … LOGIN)")
+            throw PostgresError.migration("the runtime role does not exist; create it first (CREATE ROLE … LOGIN)")
         }
     }
 
@@ -240,7 +240,7 @@ public struct MigrationRunner {
             let problems = try RuntimePrivileges.problems(of: role, on: connection)
             if !problems.isEmpty {
                 let list = problems.map(\.description).joined(separator: "; ")
-                throw MigrationError(
+                throw PostgresError.migration(
                     "the runtime role still does not hold exactly DML rights (\(list)); nothing was granted")
             }
         }
