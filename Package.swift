@@ -73,11 +73,58 @@ let package = Package(
                 "PushRateLimiting", "PushMetrics",
             ]
         ),
+        // The gateway's own modules, lowest first (docs/architecture.md): each reads only those above it.
+        // The environment, the app profiles, the keyring and check-config's problems (docs/protocol.md §11).
+        .target(
+            name: "GatewayConfiguration",
+            dependencies: [
+                "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
+                "PushKeyAttestation",
+                "PushWebSocket", "MarmotIngress",
+            ]
+        ),
+        // The gateway's own sealed artifacts: grants, sealed envelopes, endpoint fingerprints, challenges.
+        .target(name: "GatewayCredentials", dependencies: ["GatewayConfiguration", "PushCrypto", "PushJSON"]),
+        // The HTTP API as declared: the route table, the listeners and the request bodies, parsed (pure).
+        .target(
+            name: "GatewayAPI",
+            dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushHTTP", "PushJSON",
+                "PushMetrics", "PushNostr",
+            ]
+        ),
+        // The gateway's metric families and labels (docs/protocol.md §9) and the readiness they report.
+        .target(
+            name: "GatewayMetrics",
+            dependencies: [
+                "GatewayAPI", "GatewayConfiguration", "MarmotIngress", "PushDelivery", "PushFCM", "PushHTTP",
+                "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushSystem",
+            ]
+        ),
+        // The delivery core (docs/protocol.md §4.7, §4.8) without HTTP: pipeline, ledger, results.
+        .target(
+            name: "GatewayDelivery",
+            dependencies: [
+                "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayMetrics", "PushDelivery", "PushFCM",
+                "PushJSON", "PushPostgres", "PushRateLimiting", "PushSystem",
+            ]
+        ),
+        // The installation lifecycle core (docs/protocol.md §4–§5a): the store, device proofs, Android
+        // enrollment's checks, the App Attest root.
+        .target(
+            name: "GatewayLifecycle",
+            dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushHTTP", "PushHTTP2",
+                "PushJSON", "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushRelayClient", "PushSystem",
+            ]
+        ),
+        // The HTTP adapters (routes), the reaper, the schema check and the composition root.
         .target(
             name: "PushGateway",
             dependencies: [
-                "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr", "PushPostgres",
-                "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics", "PushRateLimiting",
+                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
+                "GatewayLifecycle", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr",
+                "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics", "PushRateLimiting",
                 "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket", "PushRelayClient",
             ]
         ),
@@ -85,6 +132,7 @@ let package = Package(
         .target(
             name: "PushGatewayCommands",
             dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI",
                 "PushGateway", "PushDelivery", "PushSystem", "PushJSON", "PushCrypto", "PushAttest",
                 "PushKeyAttestation", "PushNostr", "PushPostgres", "PushRelayClient", "PushMarmot",
             ]
@@ -113,6 +161,7 @@ let package = Package(
         .executableTarget(
             name: "delivery-bench",
             dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayDelivery",
                 "PushGateway", "PushGatewayCommands", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON",
                 "PushSystem",
                 "PushTestSupport",
@@ -123,6 +172,7 @@ let package = Package(
         .executableTarget(
             name: "push-fuzz",
             dependencies: [
+                "GatewayConfiguration", "GatewayCredentials",
                 "PushHTTP", "PushJSON", "PushCrypto", "PushDER", "PushAttest", "PushKeyAttestation", "PushNostr",
                 "PushGateway", "PushTestSupport", "PushMarmot", "PushWebSocket",
             ],
@@ -133,6 +183,7 @@ let package = Package(
         .target(
             name: "PushTestSupport",
             dependencies: [
+                "GatewayConfiguration",
                 "PushCrypto", "PushDelivery", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway",
                 "PushKeyAttestation",
             ],
@@ -166,7 +217,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "PushGatewayClientTests",
-            dependencies: ["PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway"]),
+            dependencies: [
+                "GatewayCredentials", "PushGatewayClient", "PushTestSupport", "PushCrypto", "PushNostr", "PushGateway",
+            ]),
         .testTarget(
             name: "PushFCMTests",
             dependencies: [
@@ -177,6 +230,7 @@ let package = Package(
         .testTarget(
             name: "PushMarmotTests",
             dependencies: [
+                "GatewayConfiguration",
                 "PushMarmot", "PushNostr", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport", "MarmotIngress",
                 "PushDelivery", "PushPostgres", "PushWebSocket", "PushMetrics", "PushGateway", "PushGatewayCommands",
                 "APNsMock", "FCMMock", "PushHTTP2",
@@ -186,15 +240,23 @@ let package = Package(
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
         .testTarget(
             name: "PushGatewayTests",
-            dependencies: ["PushGateway", "PushGatewayCommands", "PushRateLimiting", "PushTestSupport"]),
+            dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
+                "PushGateway", "PushGatewayCommands", "PushRateLimiting", "PushTestSupport",
+            ]),
         .testTarget(
             name: "PushGatewayCommandsTests",
-            dependencies: ["PushGatewayCommands", "PushGateway", "PushAttest", "PushCrypto", "PushTestSupport"]),
+            dependencies: [
+                "GatewayConfiguration", "PushGatewayCommands", "PushGateway", "PushAttest", "PushCrypto",
+                "PushTestSupport",
+            ]),
         // The gateway with its parts running: PostgreSQL, serve/migrate/apns-mock processes, pgbouncer,
         // nginx, Prometheus and helm (tagged .postgres, .process, .external, .slow; see PushTestSupport).
         .testTarget(
             name: "PushGatewayIntegrationTests",
             dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
+                "GatewayLifecycle",
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
                 "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot", "FCMMock",
                 "PushFCM",
@@ -202,7 +264,9 @@ let package = Package(
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(
             name: "PushGatewayDocsTests",
-            dependencies: ["PushGateway", "PushGatewayCommands", "PushMetrics", "PushTestSupport"]),
+            dependencies: [
+                "GatewayConfiguration", "PushGateway", "PushGatewayCommands", "PushMetrics", "PushTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

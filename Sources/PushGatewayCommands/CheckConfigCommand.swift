@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushGateway
 
 /// `push-gateway check-config` (docs/protocol.md §12): validates the environment without touching the
@@ -17,7 +18,7 @@ enum CheckConfigCommand: InProcessCommand {
         } catch {
             // Unknown variables are named with the errors too: a misspelt name is often their cause.
             return .failure(
-                errorLines(error.errors, command: "check-config")
+                errorLines(error.problems, command: "check-config")
                     + warningLines(UnknownVariables.warnings(in: environment)))
         }
         let problems = StartupChecks.problems(configuration)
@@ -30,7 +31,7 @@ enum CheckConfigCommand: InProcessCommand {
     }
 
     /// One `push-gateway <command>: configuration error: …` line per problem.
-    static func errorLines(_ problems: [ConfigurationError], command: String) -> String {
+    static func errorLines(_ problems: [ConfigurationError.Problem], command: String) -> String {
         problems.map { "push-gateway \(command): configuration error: \($0.description)\n" }.joined()
     }
 

@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushGateway
 
 /// Entry point of the `push-gateway` executable: dispatches the subcommands of docs/protocol.md §12.

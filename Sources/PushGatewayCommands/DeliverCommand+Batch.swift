@@ -1,4 +1,6 @@
 import Foundation
+import GatewayAPI
+import GatewayCredentials
 import PushCrypto
 import PushGateway
 import PushJSON

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCredentials
 import PushCrypto
 import PushGateway
 import PushJSON

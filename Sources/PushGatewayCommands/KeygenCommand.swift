@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import Glibc
 import PushCrypto
 import PushGateway

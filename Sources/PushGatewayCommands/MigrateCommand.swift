@@ -1,4 +1,5 @@
 import Foundation
+import GatewayConfiguration
 import PushGateway
 import PushPostgres
 

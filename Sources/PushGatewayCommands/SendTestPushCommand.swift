@@ -1,3 +1,5 @@
+import GatewayConfiguration
+import GatewayCredentials
 import PushCrypto
 import PushDelivery
 import PushGateway
@@ -73,7 +75,7 @@ enum SendTestPushCommand: InProcessCommand {
         do {
             configuration = try GatewayConfiguration(environment: environment)
         } catch {
-            return .failure(CheckConfigCommand.errorLines(error.errors, command: "send-test-push"))
+            return .failure(CheckConfigCommand.errorLines(error.problems, command: "send-test-push"))
         }
         let problems = StartupChecks.problems(configuration, now: now)
         guard problems.isEmpty else {

@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushGateway
 import PushSystem
 
@@ -16,7 +17,7 @@ enum ServeCommand {
         do {
             configuration = try GatewayConfiguration(environment: environment)
         } catch {
-            StandardStreams.writeError(CheckConfigCommand.errorLines(error.errors, command: "serve"))
+            StandardStreams.writeError(CheckConfigCommand.errorLines(error.problems, command: "serve"))
             return 1
         }
         let problems = StartupChecks.problems(configuration)

@@ -1,3 +1,5 @@
+import GatewayConfiguration
+import GatewayCredentials
 import PushCrypto
 import PushGateway
 import PushNostr

@@ -1,4 +1,6 @@
 import Foundation
+import GatewayCredentials
+import GatewayDelivery
 import PushCrypto
 import PushGateway
 import PushPostgres

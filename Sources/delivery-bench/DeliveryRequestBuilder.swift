@@ -1,3 +1,5 @@
+import GatewayAPI
+import GatewayCredentials
 import PushCrypto
 import PushGateway
 import PushGatewayCommands

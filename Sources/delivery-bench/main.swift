@@ -5,6 +5,8 @@
 // (docs/protocol.md §4.8). scripts/bench-deliveries prepares everything and runs it; the gateway's
 // configuration comes from the same environment `serve` got (docs/performance.md).
 import Foundation
+import GatewayConfiguration
+import GatewayDelivery
 import PushCrypto
 import PushGateway
 import PushPostgres

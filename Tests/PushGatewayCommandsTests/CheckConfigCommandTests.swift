@@ -1,6 +1,7 @@
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 @testable import PushGatewayCommands
 

@@ -1,6 +1,7 @@
 import PushCrypto
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 @testable import PushGatewayCommands
 
@@ -13,7 +14,8 @@ struct KeygenCommandTests {
         #expect(result.standardError.isEmpty)
         #expect(result.standardOutput.hasPrefix("grant-2026_11:"))
         #expect(result.standardOutput.hasSuffix("\n"))
-        let keyring = try Keyring.parse(String(result.standardOutput.dropLast())).get()
+        let keyring = try Keyring.parse(String(result.standardOutput.dropLast()), variable: "PUSH_GATEWAY_GRANT_KEYS")
+            .get()
         #expect(keyring.keys.count == 1)
         #expect(keyring.sealingKey.id == "grant-2026_11")
         #expect(keyring.sealingKey.bytes.count == 32)
@@ -33,7 +35,9 @@ struct KeygenCommandTests {
             result.standardOutput == "k20261129-0fa0:" + Base64.encode([UInt8](repeating: 0xAB, count: 32)) + "\n"
         )
         let line = String(result.standardOutput.dropLast())
-        #expect(try Keyring.parse(line).get().sealingKey.bytes == [UInt8](repeating: 0xAB, count: 32))
+        #expect(
+            try Keyring.parse(line, variable: "PUSH_GATEWAY_GRANT_KEYS").get().sealingKey.bytes
+                == [UInt8](repeating: 0xAB, count: 32))
     }
 
     @Test("two runs produce different keys from the secure random source")

@@ -3,6 +3,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 /// What an operator, relay author or app developer reads (docs, chart, env example, systemd unit,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite("Operator documentation stays in step with the code")

@@ -8,6 +8,8 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// One way APNs can answer (docs/protocol.md §4.7, §8) and the exact relay response it must produce.

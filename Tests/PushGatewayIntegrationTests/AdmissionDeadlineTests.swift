@@ -6,6 +6,8 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayDelivery
 @testable import PushGateway
 
 @Suite(

@@ -4,6 +4,8 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// A `LifecycleGateway` with the Android profile `buzz-android` beside the iOS one, trusting a

@@ -4,6 +4,9 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayLifecycle
+@testable import GatewayMetrics
 @testable import PushGateway
 
 @Suite(

@@ -2,6 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
+@testable import GatewayLifecycle
 @testable import PushGateway
 
 /// docs/protocol.md §5a step 3, §4.2a, §12; docs/decisions/0510: the Key Attestation status list

@@ -5,6 +5,8 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// The backup and restore procedure of docs/runbooks.md, run with the real PostgreSQL tools: the

@@ -4,6 +4,7 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 @testable import PushGatewayCommands
 

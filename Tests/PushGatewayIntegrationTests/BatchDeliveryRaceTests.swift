@@ -6,6 +6,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Batch deliveries racing each other and single deliveries on the real PostgreSQL", .tags(.postgres))

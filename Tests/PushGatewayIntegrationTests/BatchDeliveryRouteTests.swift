@@ -4,6 +4,8 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite(

@@ -3,6 +3,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// docs/protocol.md §9 and docs/decisions/0280: a batch's stage durations, per batch where the stage runs once

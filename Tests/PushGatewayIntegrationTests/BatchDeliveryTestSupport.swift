@@ -4,6 +4,9 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayCredentials
+@testable import GatewayMetrics
 @testable import PushGateway
 @testable import PushGatewayCommands
 

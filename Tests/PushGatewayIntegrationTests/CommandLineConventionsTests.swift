@@ -4,6 +4,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 @testable import PushGatewayCommands
 
@@ -165,7 +166,7 @@ struct CommandLineConventionsTests {
 struct VersionStampTests {
     static let script = PrometheusServer.repository.appendingPathComponent("scripts/stamp-version").path
     static let source = PrometheusServer.repository.appendingPathComponent(
-        "Sources/PushGateway/Service/GatewayVersion.swift")
+        "Sources/GatewayConfiguration/GatewayVersion.swift")
 
     /// Runs scripts/stamp-version on a copy of GatewayVersion.swift; returns its exit status and the copy.
     static func stamp(_ tag: String) throws -> (exitCode: Int32, file: String) {

@@ -4,6 +4,8 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayCredentials
 @testable import PushGateway
 @testable import PushGatewayCommands
 

@@ -7,6 +7,9 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
+@testable import GatewayDelivery
 @testable import PushGateway
 
 /// Runs `count` calls of `body` on their own threads at once and returns their results in order.
@@ -310,8 +313,11 @@ struct DeliveryAdmissionTests {
         let scenario = try gateway.enroll()
         // Sealed under a token key the gateway no longer has (an operator dropped it from the keyring).
         let retiredKeyring = try #require(
-            try? Keyring.parse("t0:" + ConfigurationTestEnvironment.base64(ConfigurationTestEnvironment.key(0x77)))
-                .get())
+            try? Keyring.parse(
+                "t0:" + ConfigurationTestEnvironment.base64(ConfigurationTestEnvironment.key(0x77)),
+                variable: "PUSH_GATEWAY_GRANT_KEYS"
+            )
+            .get())
         let orphan = try SealedEnvelope(purpose: .tokenCustody, keyring: retiredKeyring).seal(scenario.token)
         try DeliveryFixtures.updateInstallation(
             gateway.admin, handle: scenario.handle, set: "encrypted_endpoint = $2", [.bytes(Array(orphan.utf8))])

@@ -2,6 +2,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayDelivery
 @testable import PushGateway
 @testable import delivery_bench
 

@@ -8,6 +8,8 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// Lowercase hex, as APNs paths and the mock's per-token script spell device tokens.

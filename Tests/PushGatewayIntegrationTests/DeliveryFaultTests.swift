@@ -8,6 +8,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// One delivery a load thread posted and what it saw.

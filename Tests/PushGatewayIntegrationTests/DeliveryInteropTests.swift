@@ -4,6 +4,7 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// An independent NIP-98 signer: Python's json, hashlib and base64 with the `coincurve` package

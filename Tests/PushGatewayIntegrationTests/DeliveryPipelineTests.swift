@@ -6,6 +6,11 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
+@testable import GatewayDelivery
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// The delivery pipeline driven directly, without HTTP: a test provider returns each neutral

@@ -5,6 +5,8 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// Requests prepared on open connections with everything but their last byte sent, so that

@@ -10,6 +10,9 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 @testable import PushGatewayCommands
 

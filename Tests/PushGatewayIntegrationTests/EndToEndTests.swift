@@ -6,6 +6,7 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// The whole path with every real part: a synthetic device enrolls and delegates over HTTP, a relay

@@ -5,6 +5,7 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// An `AndroidLifecycleGateway` whose providers are the ones `serve` builds (`PushProviders.make`),

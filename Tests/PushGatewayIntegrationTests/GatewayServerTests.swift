@@ -4,6 +4,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("The running gateway: probes and challenges over HTTP", .tags(.postgres))

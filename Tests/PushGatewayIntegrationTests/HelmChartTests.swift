@@ -2,6 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite(

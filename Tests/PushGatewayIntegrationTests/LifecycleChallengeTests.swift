@@ -3,6 +3,8 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Lifecycle challenges: stateless, single use, 300 s, keyring rotation", .tags(.postgres))
@@ -11,7 +13,9 @@ struct LifecycleChallengeTests {
 
     /// A challenge issued by a keyring holding only `key` (id `id`) at `unixMilliseconds`.
     static func challenge(key: UInt8, id: String, unixMilliseconds: Int64) throws -> LifecycleChallenge {
-        let keyring = try Keyring.parse(id + ":" + Base64.encode([UInt8](repeating: key, count: 32))).get()
+        let keyring = try Keyring.parse(
+            id + ":" + Base64.encode([UInt8](repeating: key, count: 32)), variable: "PUSH_GATEWAY_GRANT_KEYS"
+        ).get()
         let issued = try ChallengeAuthority(keyring: keyring).issue(unixMilliseconds: unixMilliseconds)
         return LifecycleChallenge(id: issued.challengeID.text, challenge: issued.challengeText)
     }

@@ -4,6 +4,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Installation lifecycle over HTTP: enroll, delegate, rotate, revoke", .tags(.postgres))

@@ -4,6 +4,8 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayLifecycle
 @testable import PushGateway
 
 @Suite(

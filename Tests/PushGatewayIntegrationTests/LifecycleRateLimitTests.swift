@@ -4,6 +4,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// The per-source lifecycle bucket of docs/protocol.md §1, against a live gateway. The outside review

@@ -3,6 +3,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// A JSON object body as an ordered list of members with raw JSON values, to derive malformed

@@ -4,6 +4,8 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayLifecycle
 @testable import PushGateway
 
 @Suite(

@@ -9,6 +9,8 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// A wall clock the test sets and advances (e.g. past a challenge's 300 s).

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import PushGateway
+@testable import PushSystem
 @testable import push_gateway_demo
 
 /// The demo behind scripts/demo, run in-process: a local App Attest root saved and loaded

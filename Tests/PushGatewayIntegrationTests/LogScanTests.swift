@@ -7,6 +7,7 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// Every line a gateway logger writes, kept for a scan.

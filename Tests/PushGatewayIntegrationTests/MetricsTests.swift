@@ -8,6 +8,9 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayConfiguration
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// One parsed exposition: family types and sample lines, checked against the 0.0.4 grammar.

@@ -4,6 +4,8 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayDelivery
 @testable import PushGateway
 
 /// A database the previous release migrated to version 3, upgraded by this release's migrate to

@@ -4,6 +4,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// A database the previous release migrated to version 4, upgraded by this release's migrate to

@@ -2,6 +2,10 @@ import PushNostr
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
+@testable import GatewayDelivery
 @testable import PushGateway
 
 /// docs/protocol.md §4.7, §4.8: `/v1/deliveries` and `/v1/deliveries/batch` are second paths of the

@@ -10,6 +10,10 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
+@testable import GatewayMetrics
 @testable import PushGateway
 
 extension CapturedLog {

@@ -2,6 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
 @testable import PushGateway
 
 /// Runs Python with the PyPI packages of Tests/requirements.txt: `openapi-spec-validator` checks the

@@ -5,6 +5,8 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// Keeps the pgbouncer that a gateway's environment adjustment started alive beside the gateway.

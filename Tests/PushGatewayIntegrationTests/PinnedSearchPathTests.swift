@@ -4,6 +4,8 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
+@testable import GatewayDelivery
 @testable import PushGateway
 
 /// docs/decisions/0342 (the second review's finding 6): a schema named like the runtime role, which

@@ -6,6 +6,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// The previous release's own `push-gateway` (the commit in scripts/previous-release, built by

@@ -5,6 +5,8 @@ import PushTestSupport
 import Synchronization
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayMetrics
 @testable import PushGateway
 
 /// A migrated database with a runtime role, and rows placed relative to the database's `now()`.
@@ -228,7 +230,7 @@ struct ReaperTests {
         let custom = environment.with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", "5")
         #expect(try GatewayConfiguration(environment: custom.variables).reaperIntervalSeconds == 5)
         for bad in ["0", "86401", "x"] {
-            #expect(throws: ConfigurationErrors.self) {
+            #expect(throws: ConfigurationError.self) {
                 try GatewayConfiguration(
                     environment: environment.with("PUSH_GATEWAY_REAPER_INTERVAL_SECONDS", bad).variables)
             }

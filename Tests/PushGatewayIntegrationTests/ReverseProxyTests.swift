@@ -2,6 +2,8 @@ import Foundation
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// The operator example `deploy/nginx-push-gateway.conf`, run by a real nginx that

@@ -4,6 +4,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 /// A rolling upgrade (docs/operations.md "Upgrades"): the next release's migrate runs while this

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Canonical UUIDs")

@@ -2,6 +2,8 @@ import PushCrypto
 import PushJSON
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Stateless challenges (docs/protocol.md §4.1)")

@@ -2,6 +2,7 @@ import PushHTTP
 import PushRateLimiting
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite("Rate-limit keys of client sources: IPv6 by /64, IPv4-mapped as IPv4")

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite("configuration value parsers")
@@ -63,8 +64,8 @@ struct ConfigurationParsersTests {
         var reader = EnvironmentReader(["A": "true", "B": "false", "C": "", "D": "yes"])
         let values = ["A", "B", "UNSET", "C", "D"].map { reader.boolean($0) }
         #expect(values == [true, false, false, nil, nil])
-        #expect(reader.errors.map(\.variable) == ["C", "D"])
-        #expect(reader.errors.last?.problem == "must be true or false")
+        #expect(reader.problems.map(\.variable) == ["C", "D"])
+        #expect(reader.problems.last?.problem == "must be true or false")
     }
 
     @Test("an allow flag holds only when true, and is a problem without the variable it allows")
@@ -75,7 +76,7 @@ struct ConfigurationParsersTests {
         ]
         .map { reader.allowFlag($0.0, onlyWith: $0.1) }
         #expect(allowed == [true, false, false, true, false])
-        #expect(reader.errors.map(\.variable) == ["ALLOW", "BAD"])
-        #expect(reader.errors.map(\.problem) == ["is only meaningful with MISSING", "must be true or false"])
+        #expect(reader.problems.map(\.variable) == ["ALLOW", "BAD"])
+        #expect(reader.problems.map(\.problem) == ["is only meaningful with MISSING", "must be true or false"])
     }
 }

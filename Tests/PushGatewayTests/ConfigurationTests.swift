@@ -4,6 +4,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite("configuration from the environment (docs/protocol.md §12)")

@@ -3,6 +3,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite(

@@ -2,6 +2,8 @@ import PushDelivery
 import PushHTTP
 import Testing
 
+@testable import GatewayDelivery
+@testable import GatewayMetrics
 @testable import PushGateway
 
 @Suite("Delivery results: the §4.7 table's bodies, labels and reservation rule, without I/O")

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Endpoint grants (docs/protocol.md §7)")

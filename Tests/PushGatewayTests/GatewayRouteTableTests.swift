@@ -3,6 +3,8 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
+@testable import GatewayConfiguration
 @testable import PushGateway
 
 @Suite("The route table: one declaration per route, read by the router and the metrics")

@@ -5,6 +5,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
+@testable import GatewayAPI
 @testable import PushGateway
 
 /// A `TestGateway` without a database: the challenge route and every route's body-shape checks

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import GatewayAPI
 @testable import PushGateway
 
 @Suite("Strict request bodies and value formats (docs/protocol.md §1, §4)")

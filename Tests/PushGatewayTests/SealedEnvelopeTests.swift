@@ -1,6 +1,8 @@
 import PushCrypto
 import Testing
 
+@testable import GatewayConfiguration
+@testable import GatewayCredentials
 @testable import PushGateway
 
 @Suite("Sealed envelopes and endpoint fingerprints (docs/protocol.md §7)")

@@ -1,6 +1,7 @@
 import APNsMock
 import FCMMock
 import Foundation
+import GatewayConfiguration
 import MarmotIngress
 import PushCrypto
 import PushGateway

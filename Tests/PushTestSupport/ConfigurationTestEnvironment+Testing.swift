@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushGateway
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayConfiguration
 import PushCrypto
 import PushGateway
 
@@ -63,15 +64,15 @@ public struct ConfigurationTestEnvironment {
     /// A path inside the temporary directory that does not exist.
     public var missingPath: String { directory.appendingPathComponent("missing-\(Self.marker)").path }
 
-    public func parse() -> Result<GatewayConfiguration, ConfigurationErrors> {
-        Result { () throws(ConfigurationErrors) in try GatewayConfiguration(environment: variables) }
+    public func parse() -> Result<GatewayConfiguration, ConfigurationError> {
+        Result { () throws(ConfigurationError) in try GatewayConfiguration(environment: variables) }
     }
 
-    /// The errors (empty when the configuration parsed).
-    public func errors() -> [ConfigurationError] {
+    /// The problems (empty when the configuration parsed).
+    public func errors() -> [ConfigurationError.Problem] {
         switch parse() {
         case .success: return []
-        case .failure(let failure): return failure.errors
+        case .failure(let failure): return failure.problems
         }
     }
 

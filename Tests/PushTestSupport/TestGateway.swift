@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushDelivery
 import PushGateway
 import PushHTTP

@@ -1,3 +1,5 @@
+import GatewayConfiguration
+import GatewayCredentials
 import PushCrypto
 import PushGateway
 
@@ -6,7 +8,10 @@ import PushGateway
 /// else seals the rest as plaintext and opens it (the plaintext parser behind the authentication).
 enum GrantTarget {
     static let envelope: SealedEnvelope = {
-        guard case .success(let keyring) = Keyring.parse("fuzz:" + Base64.encode((0..<32).map { UInt8($0) })) else {
+        guard
+            case .success(let keyring) = Keyring.parse(
+                "fuzz:" + Base64.encode((0..<32).map { UInt8($0) }), variable: "PUSH_GATEWAY_GRANT_KEYS")
+        else {
             fatalError("the fixed keyring does not parse")
         }
         return SealedEnvelope(purpose: .endpointGrant, keyring: keyring)

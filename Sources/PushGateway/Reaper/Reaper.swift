@@ -1,3 +1,5 @@
+import GatewayConfiguration
+import GatewayMetrics
 import PushPostgres
 import PushSystem
 import Synchronization

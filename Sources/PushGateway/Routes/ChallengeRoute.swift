@@ -1,5 +1,9 @@
+import GatewayAPI
+import GatewayCredentials
+import GatewayMetrics
 import PushCrypto
 import PushHTTP
+import PushSystem
 
 /// `POST /v1/installations/challenges` (docs/protocol.md §4.1): a stateless challenge, rate limited per
 /// source address; nothing is written anywhere.

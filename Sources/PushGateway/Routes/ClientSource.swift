@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushHTTP
 import PushRateLimiting
 import PushSystem

@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushCrypto
 
 /// The `notAfter` of every certificate-auth profile (docs/protocol.md §12): expired is a

@@ -1,3 +1,9 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayCredentials
+import GatewayDelivery
+import GatewayLifecycle
+import GatewayMetrics
 import MarmotIngress
 import PushAttest
 import PushDelivery

@@ -1,3 +1,6 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayMetrics
 import PushHTTP
 import PushSystem
 

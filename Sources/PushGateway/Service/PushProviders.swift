@@ -1,3 +1,4 @@
+import GatewayConfiguration
 import PushAPNs
 import PushDelivery
 import PushFCM

@@ -1,4 +1,7 @@
+import GatewayConfiguration
+import GatewayLifecycle
 import PushCrypto
+import PushSystem
 
 /// What the environment's syntax cannot show and `serve` must refuse anyway (docs/protocol.md §12):
 /// an App Attest root that is not Apple's without the explicit insecure setting, APNs `.p8` keys
@@ -7,23 +10,24 @@ import PushCrypto
 package enum StartupChecks {
     package static func problems(
         _ configuration: GatewayConfiguration, now: Int64 = SystemWallClock().unixSeconds()
-    ) -> [ConfigurationError] {
-        var problems: [ConfigurationError] = []
+    ) -> [ConfigurationError.Problem] {
+        var problems: [ConfigurationError.Problem] = []
         if case .failure(let refusal) = AppAttestRoot.verifier(for: configuration) {
             problems.append(
-                ConfigurationError(variable: "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", problem: refusal.reason))
+                ConfigurationError.Problem(variable: "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", problem: refusal.reason))
         }
         for profile in configuration.profiles {
             guard case .token(let privateKeyPEM, _, _) = profile.apnsAuthentication else { continue }
             if (try? P256PrivateKey(pem: String(decoding: privateKeyPEM.bytes, as: UTF8.self))) == nil {
                 problems.append(
-                    ConfigurationError(
+                    ConfigurationError.Problem(
                         variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_APNS_KEY_FILE",
                         problem: "does not hold an unencrypted P-256 private key (PKCS#8 .p8)"))
             }
         }
         for expiry in CertificateExpiry.of(configuration) where expiry.isExpired(at: now) {
-            problems.append(ConfigurationError(variable: expiry.variable, problem: "the APNs certificate has expired"))
+            problems.append(
+                ConfigurationError.Problem(variable: expiry.variable, problem: "the APNs certificate has expired"))
         }
         return problems
     }

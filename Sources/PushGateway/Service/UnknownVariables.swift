@@ -1,3 +1,5 @@
+import GatewayConfiguration
+
 /// `PUSH_GATEWAY_*` variables the gateway does not read (docs/protocol.md §12): each is named in a
 /// warning by `check-config` and at `serve` start, never an error, because Kubernetes injects
 /// `<SERVICE>_SERVICE_HOST`, `<SERVICE>_SERVICE_PORT…` and `<SERVICE>_PORT…` variables into every pod.

@@ -1,0 +1,7 @@
+import PushMetrics
+
+/// Which listener served a request.
+public enum HTTPListener: String, MetricLabel {
+    case publicListener = "public"
+    case privateListener = "private"
+}

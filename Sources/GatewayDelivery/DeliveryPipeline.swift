@@ -1,0 +1,408 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayCredentials
+import GatewayMetrics
+import PushDelivery
+import PushJSON
+import PushPostgres
+import PushRateLimiting
+import PushSystem
+import Synchronization
+
+/// The relay a delivery request authenticated as (docs/protocol.md §6): its x-only key and the
+/// NIP-98 event that will be burned.
+package struct AuthenticatedRelay: Sendable {
+    let publicKey: [UInt8]
+    let eventID: [UInt8]
+    let eventCreatedAt: Int64
+
+    package init(publicKey: [UInt8], eventID: [UInt8], eventCreatedAt: Int64) {
+        self.publicKey = publicKey
+        self.eventID = eventID
+        self.eventCreatedAt = eventCreatedAt
+    }
+}
+
+/// What one request of the delivery routes brings, whichever ingress carried it.
+package struct DeliveryContext: Sendable {
+    let relay: AuthenticatedRelay
+    /// The gateway's Unix time in seconds for every comparison of this request.
+    let now: Int64
+    /// When the request's 408 is due; no admission begins after it (docs/protocol.md §1).
+    let deadline: MonotonicInstant
+    /// `ios` on the `/apns` paths, nil on the platform-neutral ones (docs/protocol.md §4.7, §4.8).
+    let requiredPlatform: AppProfile.Platform?
+    /// Runs work on a worker thread: a report arrives on a push service's I/O thread, which must
+    /// never block, and bookkeeping needs the database (docs/decisions/0271).
+    let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    package init(
+        relay: AuthenticatedRelay, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
+        resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
+        self.relay = relay
+        self.now = now
+        self.deadline = deadline
+        self.requiredPlatform = requiredPlatform
+        self.resume = resume
+    }
+}
+
+/// A batch's answer: a whole-request refusal, or one result per item in request order
+/// (docs/protocol.md §4.8).
+package enum BatchDeliveryResult: Sendable, Equatable {
+    case refused(DeliveryResult)
+    case items([DeliveryResult])
+}
+
+/// docs/protocol.md §4.7 and §4.8 without HTTP: relay bucket → grant checks → admission transaction
+/// → open custody → the profile's push provider → bookkeeping → a typed result per delivery.
+///
+/// Called on a worker; the worker is returned once every attempt is with its provider. A result
+/// that needs no database work completes on the thread its report arrived on; otherwise the
+/// bookkeeping continues on a worker through `DeliveryContext.resume`, then completes. The
+/// bookkeeping after an admission runs whether or not anyone still waits for the answer.
+package struct DeliveryPipeline: Sendable {
+    /// Per authenticated relay (x-only key bytes), per replica.
+    let relayLimiter: KeyedRateLimiter<[UInt8]>
+    let grants: SealedEnvelope
+    let tokens: SealedEnvelope
+    let profiles: [AppProfile]
+    let ledger: DeliveryLedger
+    /// Each enabled profile's push service; a profile missing here has no credentials.
+    let providers: [String: any PushProvider]
+    let logger: Logger
+    let metrics: GatewayMetrics
+    let faultLog: APNsFaultLog
+    /// Pause before retrying failed bookkeeping (tests shorten it).
+    var bookkeepingRetryDelay: Duration = .milliseconds(200)
+
+    package init(
+        relayLimiter: KeyedRateLimiter<[UInt8]>, grants: SealedEnvelope, tokens: SealedEnvelope, profiles: [AppProfile],
+        ledger: DeliveryLedger, providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics,
+        faultLog: APNsFaultLog, bookkeepingRetryDelay: Duration = .milliseconds(200)
+    ) {
+        self.relayLimiter = relayLimiter
+        self.grants = grants
+        self.tokens = tokens
+        self.profiles = profiles
+        self.ledger = ledger
+        self.providers = providers
+        self.logger = logger
+        self.metrics = metrics
+        self.faultLog = faultLog
+        self.bookkeepingRetryDelay = bookkeepingRetryDelay
+    }
+
+    /// A delivery the checks and the admission transaction let through, with what its attempt and
+    /// bookkeeping need.
+    private struct Admission: Sendable {
+        let delivery: DeliveryRequest
+        let grant: EndpointGrant
+        let profile: AppProfile
+        let admitted: AdmittedDelivery
+    }
+
+    /// What the checks before the admission made of one delivery.
+    enum GrantCheck {
+        case valid(EndpointGrant, AppProfile)
+        case refused(DeliveryResult)
+    }
+
+    // MARK: One delivery (docs/protocol.md §4.7)
+
+    package func deliver(
+        _ delivery: DeliveryRequest, _ context: DeliveryContext,
+        completion: @escaping @Sendable (DeliveryResult) -> Void
+    ) {
+        let relay = context.relay.publicKey
+        // The bucket is taken before the grant is opened, so every authenticated request counts,
+        // whatever its grant (docs/decisions/0081).
+        if let limited = takeTokens(relay: relay, count: 1) { return completion(limited) }
+        let grant: EndpointGrant
+        let profile: AppProfile
+        switch check(delivery, relay: relay, now: context.now, requiredPlatform: context.requiredPlatform) {
+        case .refused(let result): return completion(result)
+        case .valid(let validGrant, let validProfile): (grant, profile) = (validGrant, validProfile)
+        }
+        // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
+        guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
+        let request = AdmissionRequest(
+            grant: grant, relayPublicKey: relay, authEventID: context.relay.eventID,
+            authEventCreatedAt: context.relay.eventCreatedAt, requestID: delivery.requestID,
+            requestExpiresAt: delivery.expiresAt, now: context.now,
+            deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
+        let decision: AdmissionDecision
+        do {
+            decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(request) }
+        } catch {
+            return completion(admissionFailure(error))
+        }
+        switch decision {
+        case .refused: completion(.invalidGrant)
+        case .late: completion(.requestTimeout)
+        case .deadEndpoint(let invalidAt):
+            completion(.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt))
+        case .admitted(let admitted):
+            let admission = Admission(delivery: delivery, grant: grant, profile: profile, admitted: admitted)
+            submit(admission, relay: relay) { report in
+                if report.outcome.needsBookkeeping {
+                    context.resume { completion(conclude(admission, report, relay: relay)) }
+                } else {
+                    completion(conclude(admission, report, relay: relay))
+                }
+            }
+        }
+    }
+
+    // MARK: A batch (docs/protocol.md §4.8)
+
+    /// One token per item from the relay's bucket, all or nothing; one admission transaction; then
+    /// every admitted item goes to its provider at once and the worker is returned. When the last
+    /// report is in, the batch's bookkeeping (if any) runs on a worker and the batch completes.
+    package func deliver(
+        batch deliveries: [DeliveryRequest], _ context: DeliveryContext,
+        completion: @escaping @Sendable (BatchDeliveryResult) -> Void
+    ) {
+        let relay = context.relay.publicKey
+        if let limited = takeTokens(relay: relay, count: deliveries.count) { return completion(.refused(limited)) }
+
+        var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
+        var checked: [(index: Int, delivery: DeliveryRequest, grant: EndpointGrant, profile: AppProfile)] = []
+        checked.reserveCapacity(deliveries.count)
+        // Sized once: growing the set rehashes every request id it holds.
+        var requestIDs = Set<CanonicalUUID>(minimumCapacity: deliveries.count)
+        for (index, delivery) in deliveries.enumerated() {
+            // §4.8: of two items with one request id, the second is invalid_grant whatever the first became.
+            guard requestIDs.insert(delivery.requestID).inserted else {
+                results[index] = .invalidGrant
+                continue
+            }
+            switch check(delivery, relay: relay, now: context.now, requiredPlatform: context.requiredPlatform) {
+            case .refused(let result): results[index] = result
+            case .valid(let grant, let profile): checked.append((index, delivery, grant, profile))
+            }
+        }
+
+        let request = BatchAdmissionRequest(
+            relayPublicKey: relay, authEventID: context.relay.eventID, authEventCreatedAt: context.relay.eventCreatedAt,
+            items: checked.map {
+                BatchAdmissionItem(
+                    grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)
+            },
+            now: context.now, deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
+        let decisions: [AdmissionDecision]
+        let admissionStarted = MonotonicInstant.now()
+        do {
+            decisions = try ledger.admitBatch(request)
+        } catch {
+            return completion(.refused(admissionFailure(error)))
+        }
+        if !checked.isEmpty { metrics.stageDurations.observe(.admissionTransaction, since: admissionStarted) }
+        // The database judged the deadline once for the whole batch: nothing was written.
+        if decisions.contains(.late) { return completion(.refused(.requestTimeout)) }
+
+        var admissions: [(index: Int, admission: Admission)] = []
+        admissions.reserveCapacity(checked.count)
+        for (item, decision) in zip(checked, decisions) {
+            switch decision {
+            case .refused, .late:
+                results[item.index] = .invalidGrant
+            case .deadEndpoint(let invalidAt):
+                results[item.index] = .invalidEndpoint(generation: item.grant.generation, invalidAtSeconds: invalidAt)
+            case .admitted(let admitted):
+                let admission = Admission(
+                    delivery: item.delivery, grant: item.grant, profile: item.profile, admitted: admitted)
+                admissions.append((item.index, admission))
+            }
+        }
+        let pending = PendingBatch(results: results, admissions: admissions.count)
+        guard !admissions.isEmpty else { return completion(.items(pending.finished())) }
+        let submitted = admissions
+        for (slot, admission) in submitted.map(\.admission).enumerated() {
+            submit(admission, relay: relay) { report in
+                guard let reports = pending.record(report, slot: slot) else { return }
+                let concludeAll: @Sendable () -> Void = {
+                    for ((index, admission), report) in zip(submitted, reports) {
+                        pending.set(conclude(admission, report, relay: relay), at: index)
+                    }
+                    completion(.items(pending.finished()))
+                }
+                if reports.contains(where: \.outcome.needsBookkeeping) {
+                    context.resume(concludeAll)
+                } else {
+                    concludeAll()
+                }
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    /// The relay's token bucket charged `count` tokens at once (docs/protocol.md §4.7, §4.8: one per
+    /// delivery, all or nothing); `rateLimited` when it does not hold them.
+    func takeTokens(relay: [UInt8], count: Int) -> DeliveryResult? {
+        let monotonicSeconds = Double(MonotonicInstant.now().nanoseconds) / 1e9
+        guard case .limited(let retryAfter) = relayLimiter.take(relay, count: count, now: monotonicSeconds) else {
+            return nil
+        }
+        return .rateLimited(retryAfterSeconds: retryAfter)
+    }
+
+    /// docs/protocol.md §4.7: the grant opens, names the signing relay, and `now <= expires_at <=
+    /// grant.expires_at`; its profile is enabled and of the platform the path takes.
+    func check(
+        _ delivery: DeliveryRequest, relay: [UInt8], now: Int64, requiredPlatform: AppProfile.Platform?
+    ) -> GrantCheck {
+        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
+            now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
+        else { return .refused(.invalidGrant) }
+        // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
+        // (docs/decisions/0082); nothing is admitted or charged.
+        guard let profile = profiles.first(where: { UTF8Equality.equal($0.id, grant.appProfile) }) else {
+            logger.error("delivery for a profile that is not enabled", ["outcome": .string("configuration_fault")])
+            return .refused(.configurationFault)
+        }
+        // docs/protocol.md §4.7: another platform's grant on an `/apns` path is a grant failure like any other.
+        guard AppProfile.Platform.admits(profile.platform, required: requiredPlatform) else {
+            return .refused(.invalidGrant)
+        }
+        return .valid(grant, profile)
+    }
+
+    /// The result when the admission transaction threw.
+    private func admissionFailure(_ error: any Error) -> DeliveryResult {
+        if let failure = error as? PostgresError, failure.isDataException {
+            // A value the request checks should have refused; never a 503 (docs/decisions/0190).
+            logger.error("data exception from the admission", ["sqlstate": .string(failure.sqlState ?? "")])
+            return .invalidRequest
+        }
+        logger.warning("delivery admission failed", ["error": .string(String(describing: error))])
+        return .temporarilyUnavailable
+    }
+
+    /// Opens the custody envelope and hands exactly one wake to the profile's provider; `reported`
+    /// gets its report, with the push counted and logged, on whichever thread has it.
+    private func submit(
+        _ admission: Admission, relay: [UInt8], reported: @escaping @Sendable (PushReport) -> Void
+    ) {
+        let profile = admission.profile
+        guard let token = tokens.open(String(decoding: admission.admitted.sealedToken, as: UTF8.self)) else {
+            // The token keyring no longer holds the key that sealed this token: an operator error.
+            logger.error(
+                "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])
+            return reported(.notSent(.configurationFault(.custodyUnopenable), service: profile.pushService))
+        }
+        let wake = PushWake(
+            deviceToken: token, profileID: profile.id, style: .reconnect, expiresAt: admission.delivery.expiresAt,
+            requestID: admission.delivery.requestID.text)
+        let metrics = metrics
+        let faultLog = faultLog
+        let started = MonotonicInstant.now()
+        let counted: @Sendable (PushReport) -> Void = { report in
+            // docs/protocol.md §9: each attempt's own duration, a batch item's too (docs/decisions/0280).
+            metrics.stageDurations.observe(
+                .apnsRequest,
+                seconds: Double((report.sendDuration ?? started.duration(to: .now())).nanosecondsClamped) / 1e9)
+            metrics.recordPush(report, profile: profile.id)
+            faultLog.record(report, profile: profile.id)
+            reported(report)
+        }
+        guard let provider = providers[profile.id] else {
+            return counted(.notSent(.configurationFault(.missingCredentials), service: profile.pushService))
+        }
+        provider.submit(wake, completion: counted)
+    }
+
+    /// The bookkeeping of one admitted delivery and its result; on a worker when it has database work.
+    private func conclude(_ admission: Admission, _ report: PushReport, relay: [UInt8]) -> DeliveryResult {
+        finish(
+            report.outcome, admitted: admission.admitted, grant: admission.grant, relay: relay,
+            requestID: admission.delivery.requestID)
+        return DeliveryResult(report.outcome, generation: admission.grant.generation)
+    }
+
+    /// docs/protocol.md §4.7 after the push: release the reservation for transient and configuration
+    /// outcomes; mark the epoch dead on a dead endpoint. Retried a few times on storage failure; if
+    /// it still fails, a reservation simply lives until `expires_at` and a dead endpoint is reported
+    /// again by the push service on the next attempt.
+    private func finish(
+        _ outcome: PushOutcome, admitted: AdmittedDelivery, grant: EndpointGrant, relay: [UInt8],
+        requestID: CanonicalUUID
+    ) {
+        if !outcome.keepsReservation {
+            retryingBookkeeping("release the request reservation") {
+                try ledger.releaseReservation(relayPublicKey: relay, requestID: requestID)
+            }
+        }
+        if case .endpointDead(let invalidAt) = outcome {
+            retryingBookkeeping("mark the endpoint dead") {
+                try ledger.markEndpointDead(
+                    installationHandle: admitted.installationHandle, epoch: grant.endpointEpoch,
+                    invalidAtSeconds: invalidAt)
+            }
+        }
+        logger.debug("delivery finished", ["outcome": .string(outcome.label)])
+    }
+
+    private func retryingBookkeeping(_ what: String, _ operation: () throws -> Void) {
+        let attempts = 3
+        for attempt in 1...attempts {
+            do {
+                try operation()
+                return
+            } catch {
+                if attempt == attempts {
+                    logger.error(
+                        "delivery bookkeeping failed",
+                        ["step": .string(what), "error": .string(String(describing: error))])
+                    return
+                }
+                ThreadSleep.sleep(for: bookkeepingRetryDelay)
+            }
+        }
+    }
+}
+
+/// One batch's results while its reports arrive on the providers' threads.
+private final class PendingBatch: Sendable {
+    private struct State {
+        var results: [DeliveryResult?]
+        var reports: [PushReport?]
+        var missing: Int
+    }
+
+    private let state: Mutex<State>
+
+    init(results: [DeliveryResult?], admissions: Int) {
+        state = Mutex(State(results: results, reports: Array(repeating: nil, count: admissions), missing: admissions))
+    }
+
+    /// Keeps one admitted item's report; every report in admission order once the last is in, else nil.
+    func record(_ report: PushReport, slot: Int) -> [PushReport]? {
+        state.withLock { state in
+            state.reports[slot] = report
+            state.missing -= 1
+            return state.missing == 0 ? state.reports.map { $0! } : nil
+        }
+    }
+
+    func set(_ result: DeliveryResult, at index: Int) {
+        state.withLock { $0.results[index] = result }
+    }
+
+    /// Every item's result, in request order.
+    func finished() -> [DeliveryResult] {
+        state.withLock { state in state.results.map { $0 ?? .temporarilyUnavailable } }
+    }
+}
+
+extension AppProfile {
+    /// The push service of the profile's platform (docs/protocol.md §8, §8a).
+    var pushService: PushService {
+        switch platform {
+        case .ios: .apns
+        case .android: .fcm
+        }
+    }
+}

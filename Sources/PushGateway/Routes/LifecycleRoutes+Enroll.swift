@@ -1,0 +1,168 @@
+import GatewayAPI
+import GatewayConfiguration
+import GatewayCredentials
+import GatewayLifecycle
+import PushAttest
+import PushCrypto
+import PushHTTP
+import PushJSON
+import PushPostgres
+import PushSystem
+
+extension LifecycleRoutes {
+    /// `POST /v1/installations` (docs/protocol.md §4.2).
+    func enroll(_ request: Request) -> Response {
+        enroll(EnrollRequest.self, request) {
+            (enroll, profile, environment, now) throws(LifecycleRejection) -> AttestedEnrollmentKey in
+            let head = enroll.head
+            try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
+
+            // §3: the enrollment transcript bytes are the App Attest clientData.
+            let transcript = AppAttestTranscript.enroll(
+                origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
+                keyID: enroll.keyID.text, appProfile: head.appProfile, endpoint: head.endpoint.text,
+                endpointEpoch: head.endpointEpoch, expiresAt: head.expiresAt)
+            guard let attestationVerifier else { throw .unavailable }
+            do {
+                let attested = try stages.time(.appAttestVerification) {
+                    try attestationVerifier.verify(
+                        attestationObject: enroll.attestation, clientDataHash: transcript.clientDataHash,
+                        keyID: enroll.keyID.value, appID: profile.appID, environment: environment, at: now.seconds)
+                }
+                return AttestedEnrollmentKey(
+                    keyID: attested.keyID, publicKey: attested.publicKey, receipt: attested.receipt)
+            } catch {
+                throw .invalidAttestation
+            }
+        }
+    }
+
+    /// One enrollment (§4.2, §4.2a): the body, a profile the route enrolls into and an expiry within
+    /// the installation lifetime (400), then the lifecycle token (429); then `attest`, which checks
+    /// the challenge and the route's attestation; then the installation with its sealed token and
+    /// its fingerprint, stored by `storeEnrollment` and answered with the `201`.
+    func enroll<Body: EnrollmentBody>(
+        _: Body.Type, _ request: Request,
+        attest: (Body, AppProfile, Body.Requirements, Now) throws(LifecycleRejection) -> AttestedEnrollmentKey
+    ) -> Response {
+        respond { () throws(LifecycleRejection) in
+            let now = Now(unixMilliseconds: clock.unixMilliseconds())
+            guard let body = try? Body(body: request.body),
+                let profile = configuration.profile(id: body.head.appProfile),
+                let requirements = Body.requirements(of: profile),
+                now.seconds < body.head.expiresAt,
+                body.head.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
+            else { throw .invalidRequest }
+            try takeLifecycleToken(request)
+            let key = try attest(body, profile, requirements, now)
+            let head = body.head
+            let installation: NewInstallation
+            do {
+                installation = NewInstallation(
+                    handle: try CanonicalUUID.version4(), platform: Body.platform, keyID: key.keyID,
+                    publicKey: key.publicKey, appProfile: profile.id, receipt: key.receipt,
+                    encryptedEndpoint: try tokenEnvelope.seal(head.endpoint.value),
+                    endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: head.endpoint.value),
+                    expiresAt: head.expiresAt)
+            } catch {
+                throw .unavailable
+            }
+            let handle = try storeEnrollment(
+                installation, challengeID: head.challengeID.value, now: now, deadline: request.deadline,
+                route: Body.route)
+            return Self.enrolled(handle: handle, expiresAt: installation.expiresAt)
+        }
+    }
+
+    /// The `201` of both enrollment routes (docs/protocol.md §4.2, §4.2a).
+    static func enrolled(handle: CanonicalUUID, expiresAt: Int64) -> Response {
+        var writer = JSONWriter(reservingCapacity: 96)
+        writer.beginObject()
+        writer.member("installation_handle", handle.text)
+        writer.member("endpoint_epoch", 1)
+        writer.member("expires_at", expiresAt)
+        writer.endObject()
+        return .json(status: 201, writer.bytes)
+    }
+
+    /// One transaction: consume the challenge, clear expired conflicts, refuse a live duplicate
+    /// unless it is this very enrollment again (the idempotent retry of §4.2), insert. A concurrent
+    /// enrollment that wins a live-uniqueness index makes the insert fail; the transaction then runs
+    /// once more, so an identical retry finds the winner and answers with its handle.
+    func storeEnrollment(
+        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now, deadline: MonotonicInstant,
+        route: String
+    ) throws(LifecycleRejection) -> CanonicalUUID {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try pool.withConnection { connection in
+                    try inTransaction(on: connection, before: deadline) { connection in
+                        let store = InstallationStore(connection: connection)
+                        try store.consumeChallenge(challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
+                        let conflicts = try store.lockLiveConflicts(
+                            keyID: installation.keyID, profile: installation.appProfile,
+                            fingerprint: installation.endpointFingerprint, now: now.seconds)
+                        if conflicts.isEmpty {
+                            try store.insertInstallation(installation)
+                            return installation.handle
+                        }
+                        guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
+                            throw LifecycleRejection.notAuthorized
+                        }
+                        return conflicts[0].handle
+                    }
+                }
+            } catch let failure as PostgresError
+                where attempt == 1 && failure.isUniqueViolation
+                && failure.constraintName?.hasPrefix("installations_live_") == true
+            {
+                continue
+            } catch {
+                throw rejection(for: error, route: route)
+            }
+        }
+    }
+
+    /// §4.2, §4.2a idempotent retry: same platform, key id, public key, profile, fingerprint, epoch 1 and `expires_at`.
+    static func isRetry(of existing: InstallationRecord, _ installation: NewInstallation) -> Bool {
+        existing.platform == installation.platform && existing.keyID == installation.keyID
+            && existing.publicKey == installation.publicKey
+            && existing.appProfile == installation.appProfile
+            && existing.endpointFingerprint == installation.endpointFingerprint && existing.endpointEpoch == 1
+            && existing.expiresAt == installation.expiresAt
+    }
+}
+
+/// The key an enrollment's attestation proved, and the App Attest receipt (empty for Android).
+struct AttestedEnrollmentKey {
+    let keyID: [UInt8]
+    let publicKey: P256PublicKey
+    let receipt: [UInt8]
+}
+
+/// The body of one of the two enrollment routes (docs/protocol.md §4.2, §4.2a).
+protocol EnrollmentBody {
+    /// What the route's attestation check needs of the profile.
+    associatedtype Requirements
+    /// The platform the route enrolls.
+    static var platform: AppProfile.Platform { get }
+    /// The route's label in storage-failure logs.
+    static var route: String { get }
+    init(body: [UInt8]) throws(InvalidRequest)
+    var head: EnrollmentHead { get }
+    /// nil when the route does not enroll into `profile`.
+    static func requirements(of profile: AppProfile) -> Requirements?
+}
+
+extension EnrollRequest: EnrollmentBody {
+    static let platform = AppProfile.Platform.ios
+    static let route = AppAttestTranscript.Route.enroll.rawValue
+
+    /// §4.2: an iOS profile only; its App Attest environment.
+    static func requirements(of profile: AppProfile) -> AppAttestEnvironment? {
+        guard profile.platform == .ios else { return nil }
+        return profile.appAttestEnvironment == .development ? .development : .production
+    }
+}
