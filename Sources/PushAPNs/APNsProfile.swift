@@ -1,5 +1,6 @@
 import PushCrypto
 import PushDelivery
+import PushHTTP2
 
 /// Where and as whom the gateway talks to APNs for one app profile (docs/protocol.md §8, §12).
 public struct APNsProfile: Sendable {
@@ -54,46 +55,15 @@ public struct APNsProfile: Sendable {
     }
 }
 
+/// Tags ``HTTP2Server`` as an APNs host.
+public enum APNsService {}
+
 /// An APNs host and port.
-public struct APNsServer: Sendable, Hashable {
-    public let host: String
-    public let port: UInt16
+public typealias APNsServer = HTTP2Server<APNsService>
 
-    public init(host: String, port: UInt16 = 443) {
-        self.host = host
-        self.port = port
-    }
-
-    public static let production = APNsServer(host: "api.push.apple.com")
-    public static let sandbox = APNsServer(host: "api.sandbox.push.apple.com")
-
-    /// Parses `https://host[:port]` (the `PUSH_GATEWAY_APNS_URL_*` test override); nil otherwise.
-    public init?(url: String) {
-        guard url.hasPrefix("https://") else { return nil }
-        var authority = Substring(url.dropFirst("https://".count))
-        if authority.hasSuffix("/") { authority = authority.dropLast() }
-        guard !authority.isEmpty, !authority.contains("/"), !authority.contains("@") else { return nil }
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            let host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let rest = authority[authority.index(after: close)...]
-            if rest.isEmpty {
-                self.init(host: host)
-                return
-            }
-            guard rest.hasPrefix(":"), let port = UInt16(rest.dropFirst()), port > 0 else { return nil }
-            self.init(host: host, port: port)
-            return
-        }
-        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-        switch parts.count {
-        case 1: self.init(host: String(parts[0]))
-        case 2:
-            guard !parts[0].isEmpty, let port = UInt16(parts[1]), port > 0 else { return nil }
-            self.init(host: String(parts[0]), port: port)
-        default: return nil
-        }
-    }
+extension HTTP2Server where Service == APNsService {
+    public static var production: APNsServer { APNsServer(host: "api.push.apple.com") }
+    public static var sandbox: APNsServer { APNsServer(host: "api.sandbox.push.apple.com") }
 }
 
 /// One wake-up notification to send.

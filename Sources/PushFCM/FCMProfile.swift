@@ -1,17 +1,16 @@
+import PushHTTP2
+
+/// Tags ``HTTP2Server`` as an FCM host (the FCM API or Google's OAuth token endpoint).
+public enum FCMService {}
+
 /// A host and port the FCM client talks to over TLS + HTTP/2.
-public struct FCMServer: Sendable, Hashable {
-    public let host: String
-    public let port: UInt16
+public typealias FCMServer = HTTP2Server<FCMService>
 
-    public init(host: String, port: UInt16 = 443) {
-        self.host = host
-        self.port = port
-    }
-
+extension HTTP2Server where Service == FCMService {
     /// FCM HTTP v1 (docs/protocol.md §8a).
-    public static let production = FCMServer(host: "fcm.googleapis.com")
+    public static var production: FCMServer { FCMServer(host: "fcm.googleapis.com") }
     /// Google's OAuth token endpoint, always this one outside tests (§8a ignores the file's `token_uri`).
-    public static let googleTokenEndpoint = FCMServer(host: "oauth2.googleapis.com")
+    public static var googleTokenEndpoint: FCMServer { FCMServer(host: "oauth2.googleapis.com") }
 }
 
 /// Where and as whom the gateway sends FCM messages for one android profile (docs/protocol.md §8a).

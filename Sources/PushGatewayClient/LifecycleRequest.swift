@@ -93,10 +93,7 @@ public struct LifecycleRequest: Sendable, Equatable {
     ) -> LifecycleRequest {
         LifecycleRequest(
             .rotateEndpoint, challenge, installationHandle: installationHandle,
-            [
-                ("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(endpointEpoch + 1)),
-                ("endpoint", .string(endpoint)),
-            ])
+            epochAdvance(from: endpointEpoch) + [("endpoint", .string(endpoint))])
     }
 
     /// Revocation of the relay's current delegation (§4.5).
@@ -114,7 +111,13 @@ public struct LifecycleRequest: Sendable, Equatable {
     ) -> LifecycleRequest {
         LifecycleRequest(
             .revokeInstallation, challenge, installationHandle: installationHandle,
-            [("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(endpointEpoch + 1))])
+            epochAdvance(from: endpointEpoch))
+    }
+
+    /// A rotation and an installation revocation both move the installation from its current epoch to
+    /// the next one (§4.4, §4.6).
+    private static func epochAdvance(from endpointEpoch: Int64) -> [(name: String, value: CompactJSONObject.Value)] {
+        [("endpoint_epoch", .integer(endpointEpoch)), ("new_endpoint_epoch", .integer(endpointEpoch + 1))]
     }
 
     /// The transcript for the gateway whose `PUSH_GATEWAY_ORIGIN` is `origin` (e.g.
