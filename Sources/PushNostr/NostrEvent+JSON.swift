@@ -23,26 +23,19 @@ extension NostrEvent {
     /// `["EVENT",…]`, docs/protocol.md §13).
     public init(jsonValue: JSONValue) throws(NostrError) {
         // Every member is read and type-checked before any hex is decoded.
-        let members:
-            (id: String, pubkey: String, createdAt: Int64, kind: Int64, tags: [[String]], content: String, sig: String)
+        let fields: NostrRumor.ReceivedFields
+        let sig: String
         do throws(JSONError) {
             let object = try JSONObject.closed(jsonValue, keys: Self.jsonMembers)
-            members = (
-                try object.string("id"), try object.string("pubkey"), try object.int64("created_at"),
-                try object.int64("kind"), try Self.tags(try object.array("tags")), try object.string("content"),
-                try object.string("sig")
-            )
+            fields = try NostrRumor.ReceivedFields(object)
+            sig = try object.string("sig")
         } catch {
             throw NostrError(.json, json: error.code)
         }
-        guard let idBytes = Hex.decode(members.id, byteCount: 32, lowercaseOnly: true),
-            let signatureBytes = Hex.decode(members.sig, byteCount: 64, lowercaseOnly: true),
-            let publicKeyBytes = Hex.decode(members.pubkey, byteCount: 32, lowercaseOnly: true)
-        else { throw NostrError(.invalidHex) }
-        guard let publicKey = XOnlyPublicKey(bytes: publicKeyBytes) else { throw NostrError(.invalidPublicKey) }
-        self.init(
-            id: idBytes, publicKey: publicKey, createdAt: members.createdAt, kind: members.kind, tags: members.tags,
-            content: members.content, signature: signatureBytes)
+        guard let signature = Hex.decode(sig, byteCount: 64, lowercaseOnly: true) else {
+            throw NostrError(.invalidHex)
+        }
+        self.init(try fields.decoded(), signature: signature)
     }
 
     static func tags(_ values: [JSONValue]) throws(JSONError) -> [[String]] {

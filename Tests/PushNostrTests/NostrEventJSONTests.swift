@@ -163,4 +163,24 @@ struct NostrEventJSONTests {
         let offCurve = "\"eefdea4cdb677750a420fee807eacf21eb9898ae79b9768766e4faa04a2d4a34\""
         #expect(failure(json(members(replacing: "pubkey", with: offCurve))) == NostrError(.invalidPublicKey))
     }
+
+    @Test("an event and a rumor read the six unsigned members with the same checks, the event also its sig")
+    func rumorSharesTheEventReader() throws {
+        let event = try NostrEvent(json: json(validMembers))
+        let rumor = try NostrRumor(json: json(validMembers.filter { $0.0 != "sig" }))
+        #expect(event.unsigned == rumor)
+        #expect(event.signature == [UInt8](repeating: 0xcd, count: 64))
+        #expect(try NostrRumor(json: rumor.json) == rumor)
+        #expect(try NostrEvent(json: event.json) == event)
+        let offCurve = "\"eefdea4cdb677750a420fee807eacf21eb9898ae79b9768766e4faa04a2d4a34\""
+        for (name, value, expected) in [
+            ("id", "\"\(Self.id.uppercased())\"", NostrError(.invalidHex)),
+            ("pubkey", offCurve, NostrError(.invalidPublicKey)),
+            ("kind", "\"27235\"", NostrError(.json, json: .wrongType)),
+        ] {
+            let broken = members(replacing: name, with: value)
+            #expect(failure(json(broken)) == expected)
+            #expect(throws: expected) { try NostrRumor(json: json(broken.filter { $0.0 != "sig" })) }
+        }
+    }
 }
