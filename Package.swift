@@ -84,13 +84,14 @@ let package = Package(
             ]
         ),
         // The gateway's own sealed artifacts: grants, sealed envelopes, endpoint fingerprints, challenges.
-        .target(name: "GatewayCredentials", dependencies: ["GatewayConfiguration", "PushCrypto", "PushJSON"]),
+        .target(
+            name: "GatewayCredentials", dependencies: ["GatewayConfiguration", "PushCrypto", "PushErrors", "PushJSON"]),
         // The HTTP API as declared: the route table, the listeners and the request bodies, parsed (pure).
         .target(
             name: "GatewayAPI",
             dependencies: [
-                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushHTTP", "PushJSON",
-                "PushMetrics", "PushNostr",
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushHTTP",
+                "PushJSON", "PushMetrics", "PushNostr",
             ]
         ),
         // The gateway's metric families and labels (docs/protocol.md §9) and the readiness they report.
@@ -105,8 +106,8 @@ let package = Package(
         .target(
             name: "GatewayDelivery",
             dependencies: [
-                "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayMetrics", "PushDelivery", "PushFCM",
-                "PushJSON", "PushPostgres", "PushRateLimiting", "PushSystem",
+                "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayMetrics", "PushDelivery",
+                "PushErrors", "PushFCM", "PushJSON", "PushPostgres", "PushRateLimiting", "PushSystem",
             ]
         ),
         // The installation lifecycle core (docs/protocol.md §4–§5a): the store, device proofs, Android
@@ -114,8 +115,9 @@ let package = Package(
         .target(
             name: "GatewayLifecycle",
             dependencies: [
-                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushHTTP", "PushHTTP2",
-                "PushJSON", "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushRelayClient", "PushSystem",
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushHTTP",
+                "PushHTTP2", "PushJSON", "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushRelayClient",
+                "PushSystem",
             ]
         ),
         // The HTTP adapters (routes), the reaper, the schema check and the composition root.
@@ -123,9 +125,10 @@ let package = Package(
             name: "PushGateway",
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
-                "GatewayLifecycle", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest", "PushNostr",
-                "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics", "PushRateLimiting",
-                "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket", "PushRelayClient",
+                "GatewayLifecycle", "PushErrors", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest",
+                "PushNostr", "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics",
+                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket",
+                "PushRelayClient",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).

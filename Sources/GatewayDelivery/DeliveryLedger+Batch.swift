@@ -60,7 +60,7 @@ extension DeliveryLedger {
                     return decisions
                 }
             }
-        } catch is PastDeadlineBeforeCommit {
+        } catch let failure as DeliveryError where failure.code == .pastDeadlineBeforeCommit {
             return Array(repeating: .late, count: items.count)
         } catch let failure as PostgresError
             where failure.isLockTimeout

@@ -119,7 +119,7 @@ package struct DeliveryLedger: Sendable {
                     return decision
                 }
             }
-        } catch is PastDeadlineBeforeCommit {
+        } catch let failure as DeliveryError where failure.code == .pastDeadlineBeforeCommit {
             return .late
         } catch let failure as PostgresError
             where failure.isLockTimeout
@@ -164,13 +164,12 @@ package struct DeliveryLedger: Sendable {
     /// The SQLSTATE `admit_delivery` raises to roll back a write that a later step refused.
     static let refusedAfterWrite = "PGW01"
 
-    /// Thrown inside an admission transaction to roll it back: the function admitted, but the 408 is
-    /// due before the COMMIT could go out (docs/protocol.md §1: work not begun by the 408 never
-    /// begins; the function's own check came one round trip earlier).
-    struct PastDeadlineBeforeCommit: Error {}
-
-    static func requireTimeToCommit(_ deadlineUnixMilliseconds: Int64) throws(PastDeadlineBeforeCommit) {
-        guard SystemWallClock().unixMilliseconds() < deadlineUnixMilliseconds else { throw PastDeadlineBeforeCommit() }
+    /// Throws inside an admission transaction to roll it back when the 408 is due before the COMMIT
+    /// could go out.
+    static func requireTimeToCommit(_ deadlineUnixMilliseconds: Int64) throws(DeliveryError) {
+        guard SystemWallClock().unixMilliseconds() < deadlineUnixMilliseconds else {
+            throw DeliveryError(.pastDeadlineBeforeCommit)
+        }
     }
 
     /// One statement in its own transaction, so the configured statement and lock timeouts bound it

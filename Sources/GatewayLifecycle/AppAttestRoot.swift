@@ -6,23 +6,23 @@ import PushCrypto
 /// root, or the root in `PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE` when that file holds Apple's root or
 /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true` accepts another one (tests use a synthetic CA).
 package enum AppAttestRoot {
-    /// Why no root can be used; `reason` is a fixed text, never file content.
-    package struct Refusal: Error, Equatable {
-        package let reason: String
-    }
-
-    package static func verifier(for configuration: GatewayConfiguration) -> Result<AttestationVerifier, Refusal> {
+    package static func verifier(for configuration: GatewayConfiguration) -> Result<AttestationVerifier, LifecycleError>
+    {
         guard let pem = configuration.appAttestRootPEM else {
             guard let apple = try? AttestationVerifier.apple() else {
-                return .failure(Refusal(reason: "the built-in root does not match its pinned SHA-256"))
+                return .failure(
+                    LifecycleError(
+                        .noUsableAppAttestRoot, reason: "the built-in root does not match its pinned SHA-256"))
             }
             return .success(apple)
         }
         guard let root = try? X509Certificate(pem: String(decoding: pem, as: UTF8.self)) else {
-            return .failure(Refusal(reason: "the configured root is not a certificate"))
+            return .failure(LifecycleError(.noUsableAppAttestRoot, reason: "the configured root is not a certificate"))
         }
         guard AppleAppAttestationRoot.isAppleRoot(root) || configuration.allowsUntrustedAppAttestRoot else {
-            return .failure(Refusal(reason: "the configured root is not Apple's and is not explicitly allowed"))
+            return .failure(
+                LifecycleError(
+                    .noUsableAppAttestRoot, reason: "the configured root is not Apple's and is not explicitly allowed"))
         }
         return .success(AttestationVerifier(root: root))
     }

@@ -11,23 +11,20 @@ package protocol DeviceProof: Sendable {
     /// `401 invalid_attestation`.
     func verify(
         assertion: [UInt8], transcript: AppAttestTranscript, installation: InstallationRecord, profile: AppProfile
-    ) throws(DeviceProofFailure) -> UInt32?
+    ) throws(LifecycleError) -> UInt32?
 }
-
-/// A proof that does not verify; which rule failed is not told to the client.
-package struct DeviceProofFailure: Error, Equatable {}
 
 /// An iOS installation's proof: an App Attest assertion over SHA-256(transcript), its counter above
 /// the stored one (docs/protocol.md §5 "Assertion").
 struct AppAttestAssertionProof: DeviceProof {
     func verify(
         assertion: [UInt8], transcript: AppAttestTranscript, installation: InstallationRecord, profile: AppProfile
-    ) throws(DeviceProofFailure) -> UInt32? {
+    ) throws(LifecycleError) -> UInt32? {
         guard let previous = installation.proofCounter,
             let counter = try? AssertionVerifier.verify(
                 assertion: assertion, clientDataHash: transcript.clientDataHash, appID: profile.appID,
                 publicKey: installation.publicKey, previousCounter: previous)
-        else { throw DeviceProofFailure() }
+        else { throw LifecycleError(.invalidAttestation) }
         return counter
     }
 }
@@ -40,10 +37,10 @@ struct AndroidSignatureProof: DeviceProof {
 
     func verify(
         assertion: [UInt8], transcript: AppAttestTranscript, installation: InstallationRecord, profile: AppProfile
-    ) throws(DeviceProofFailure) -> UInt32? {
+    ) throws(LifecycleError) -> UInt32? {
         guard Self.signatureSizes.contains(assertion.count),
             installation.publicKey.isValidSignature(derSignature: assertion, for: transcript.bytes)
-        else { throw DeviceProofFailure() }
+        else { throw LifecycleError(.invalidAttestation) }
         return nil
     }
 }

@@ -38,9 +38,10 @@ enum ServeCommand {
             let signals = try SignalNotifier()
             // Every profile's push provider; loads every .p8 key (StartupChecks checked them).
             let application = try GatewayApplication.configured(configuration, logger: logger)
-            do {
+            do throws(GatewayError) {
                 try application.start()
-            } catch let error as ListenerError {
+            } catch {
+                guard error.code == .listener else { throw error }
                 StandardStreams.writeError("push-gateway serve: \(error.description)\n")
                 return 1
             }

@@ -16,7 +16,7 @@ struct LifecycleStorageFailureTests {
         for sqlState in ["22008", "22003", "22P02", "22007"] {
             let failure = PostgresError(code: .server, sqlState: sqlState, message: "out of range")
             #expect(failure.isDataException && !failure.isUnavailable)
-            #expect(LifecycleRejection.from(failure) == .invalidRequest)
+            #expect(LifecycleError.from(failure).code == .invalidRequest)
         }
         // A data exception raised by a real server (docs/decisions/0190).
         try TemporaryDatabase.with { database in
@@ -25,14 +25,14 @@ struct LifecycleStorageFailureTests {
                 try connection.query("SELECT to_timestamp($1::bigint)", [.int64(Int64.min)])
             }
             #expect(failure.sqlState == "22008")
-            #expect(LifecycleRejection.from(failure) == .invalidRequest)
+            #expect(LifecycleError.from(failure).code == .invalidRequest)
         }
     }
 
     @Test("unique-key conflicts are 404; pool exhaustion, outages, timeouts, deadlocks and sealing failures are 503")
     func rejectionMapping() {
         #expect(
-            LifecycleRejection.from(PostgresError(code: .server, sqlState: "23505", message: "duplicate"))
+            LifecycleError.from(PostgresError(code: .server, sqlState: "23505", message: "duplicate")).code
                 == .notAuthorized)
         for failure in [
             PostgresError(code: .poolExhausted, message: "no connection"),
@@ -42,11 +42,11 @@ struct LifecycleStorageFailureTests {
             PostgresError(code: .server, sqlState: "40P01", message: "deadlock"),
             PostgresError(code: .decoding, message: "row"),
         ] {
-            #expect(LifecycleRejection.from(failure) == .unavailable)
+            #expect(LifecycleError.from(failure).code == .unavailable)
         }
-        #expect(LifecycleRejection.from(SealedEnvelope.SealingFailure()) == .unavailable)
-        #expect(LifecycleRejection.from(LifecycleRejection.invalidAttestation) == .invalidAttestation)
-        #expect(LifecycleRejection.unavailable.response.body == Array(#"{"error":"temporarily_unavailable"}"#.utf8))
+        #expect(LifecycleError.from(CredentialsError(.sealingFailed)).code == .unavailable)
+        #expect(LifecycleError.from(LifecycleError(.invalidAttestation)).code == .invalidAttestation)
+        #expect(LifecycleError(.unavailable).response.body == Array(#"{"error":"temporarily_unavailable"}"#.utf8))
     }
 
     @Test("an installation row held locked past the lock timeout gives 503; the same request succeeds afterwards")

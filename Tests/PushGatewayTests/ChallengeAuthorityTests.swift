@@ -79,7 +79,7 @@ struct ChallengeAuthorityTests {
         let rotated = Self.authority(Self.currentKey, Self.previousKey)
         try rotated.verify(challengeID: old.challengeID, challenge: old.challenge, unixMilliseconds: Self.now)
         let removed = Self.authority(Self.currentKey)
-        #expect(throws: ChallengeRejection.forged) {
+        #expect(throws: CredentialsError(.forged)) {
             try removed.verify(challengeID: old.challengeID, challenge: old.challenge, unixMilliseconds: Self.now)
         }
     }
@@ -89,16 +89,16 @@ struct ChallengeAuthorityTests {
         let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         let random = try SecureRandom.bytes(32)
-        #expect(throws: ChallengeRejection.forged) {
+        #expect(throws: CredentialsError(.forged)) {
             try authority.verify(challengeID: issued.challengeID, challenge: random, unixMilliseconds: Self.now)
         }
         var flipped = issued.challenge
         flipped[3] ^= 0x01
-        #expect(throws: ChallengeRejection.forged) {
+        #expect(throws: CredentialsError(.forged)) {
             try authority.verify(challengeID: issued.challengeID, challenge: flipped, unixMilliseconds: Self.now)
         }
         let otherID = try CanonicalUUID.version7(unixMilliseconds: UInt64(Self.now))
-        #expect(throws: ChallengeRejection.forged) {
+        #expect(throws: CredentialsError(.forged)) {
             try authority.verify(challengeID: otherID, challenge: issued.challenge, unixMilliseconds: Self.now)
         }
     }
@@ -107,13 +107,13 @@ struct ChallengeAuthorityTests {
     func timeWindow() throws {
         let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
-        let verify = { (at: Int64) throws(ChallengeRejection) in
+        let verify = { (at: Int64) throws(CredentialsError) in
             try authority.verify(challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: at)
         }
         try verify(Self.now + 300_000)
-        #expect(throws: ChallengeRejection.expired) { try verify(Self.now + 300_001) }
+        #expect(throws: CredentialsError(.expired)) { try verify(Self.now + 300_001) }
         try verify(Self.now - 5_000)
-        #expect(throws: ChallengeRejection.fromTheFuture) { try verify(Self.now - 5_001) }
+        #expect(throws: CredentialsError(.fromTheFuture)) { try verify(Self.now - 5_001) }
     }
 
     @Test("a non-v7 id or a challenge of the wrong length is malformed")
@@ -121,10 +121,10 @@ struct ChallengeAuthorityTests {
         let authority = Self.authority(Self.currentKey)
         let issued = try authority.issue(unixMilliseconds: Self.now)
         let version4 = try CanonicalUUID.version4()
-        #expect(throws: ChallengeRejection.malformed) {
+        #expect(throws: CredentialsError(.malformed)) {
             try authority.verify(challengeID: version4, challenge: issued.challenge, unixMilliseconds: Self.now)
         }
-        #expect(throws: ChallengeRejection.malformed) {
+        #expect(throws: CredentialsError(.malformed)) {
             try authority.verify(
                 challengeID: issued.challengeID, challenge: Array(issued.challenge.prefix(31)),
                 unixMilliseconds: Self.now)

@@ -54,7 +54,7 @@ struct RouteRequestTests {
             ("assertion", "\"AQID!\""), ("expires_at", "null"),
         ])
     func delegateRejects(member: String, value: String) {
-        #expect(throws: InvalidRequest()) {
+        #expect(throws: APIError(.invalidRequest)) {
             try DelegateRequest(body: Self.body(Self.replacing(Self.delegate, member, with: value)))
         }
     }
@@ -65,10 +65,12 @@ struct RouteRequestTests {
         let unknown = Self.delegate + [("extra", "1")]
         let duplicate = Self.delegate + [("generation", "2")]
         for members in [missing, unknown, duplicate] {
-            #expect(throws: InvalidRequest()) { try DelegateRequest(body: Self.body(members)) }
+            #expect(throws: APIError(.invalidRequest)) { try DelegateRequest(body: Self.body(members)) }
         }
-        #expect(throws: InvalidRequest()) { try DelegateRequest(body: Self.body(Self.delegate) + Array(" {}".utf8)) }
-        #expect(throws: InvalidRequest()) { try ChallengeRequest(body: Array("[1]".utf8)) }
+        #expect(throws: APIError(.invalidRequest)) {
+            try DelegateRequest(body: Self.body(Self.delegate) + Array(" {}".utf8))
+        }
+        #expect(throws: APIError(.invalidRequest)) { try ChallengeRequest(body: Array("[1]".utf8)) }
     }
 
     @Test("enrollment needs epoch 1, a 32-byte key id, an attestation of at most 16384 bytes and a hex token")
@@ -91,7 +93,7 @@ struct RouteRequestTests {
             ("endpoint", "\"" + String(repeating: "ab", count: 513) + "\""),
         ]
         for (member, value) in invalid {
-            #expect(throws: InvalidRequest()) {
+            #expect(throws: APIError(.invalidRequest)) {
                 try EnrollRequest(body: Self.body(Self.replacing(members, member, with: value)))
             }
         }
@@ -117,11 +119,11 @@ struct RouteRequestTests {
             ("endpoint_epoch", "2"), ("endpoint", "\"\""), ("endpoint", "\"a b\""), ("attestation", "[\(certificate)]"),
         ]
         for (member, value) in invalid {
-            #expect(throws: InvalidRequest()) {
+            #expect(throws: APIError(.invalidRequest)) {
                 try AndroidEnrollRequest(body: Self.body(Self.replacing(members, member, with: value)))
             }
         }
-        #expect(throws: InvalidRequest()) {
+        #expect(throws: APIError(.invalidRequest)) {
             try AndroidEnrollRequest(body: Self.body(members + [("key_id", "\"\(Self.keyID)\"")]))
         }
     }
@@ -139,8 +141,8 @@ struct RouteRequestTests {
         for (epoch, next) in [("4", "6"), ("4", "4"), ("9223372036854775807", "-9223372036854775808"), ("0", "1")] {
             let changed = Self.replacing(
                 Self.replacing(members, "endpoint_epoch", with: epoch), "new_endpoint_epoch", with: next)
-            #expect(throws: InvalidRequest()) { try RevokeInstallationRequest(body: Self.body(changed)) }
-            #expect(throws: InvalidRequest()) {
+            #expect(throws: APIError(.invalidRequest)) { try RevokeInstallationRequest(body: Self.body(changed)) }
+            #expect(throws: APIError(.invalidRequest)) {
                 try RotateEndpointRequest(body: Self.body(changed + [("endpoint", "\"\(Self.endpoint)\"")]))
             }
         }
@@ -168,7 +170,7 @@ struct RouteRequestTests {
         for (member, value) in [
             ("endpoint_grant", tooLong), ("request_id", "\"\(Self.uuid.uppercased())\""), ("endpoint_grant", "7"),
         ] {
-            #expect(throws: InvalidRequest()) {
+            #expect(throws: APIError(.invalidRequest)) {
                 try DeliveryRequest(body: Self.body(Self.replacing(members, member, with: value)))
             }
         }
@@ -178,23 +180,23 @@ struct RouteRequestTests {
         "every Unix time outside 0...253402300799 is invalid_request before any SQL",
         arguments: ["-9223372036854775808", "-1000000000000000", "-1", "253402300800", "9223372036854775807"])
     func unixTimesOutsideRangeAreRefused(value: String) {
-        #expect(throws: InvalidRequest()) {
+        #expect(throws: APIError(.invalidRequest)) {
             try DelegateRequest(body: Self.body(Self.replacing(Self.delegate, "not_before", with: value)))
         }
         let notBeforeZero = Self.replacing(Self.delegate, "not_before", with: "0")
-        #expect(throws: InvalidRequest()) {
+        #expect(throws: APIError(.invalidRequest)) {
             try DelegateRequest(body: Self.body(Self.replacing(notBeforeZero, "expires_at", with: value)))
         }
         let delivery: [(String, String)] = [
             ("v", "1"), ("endpoint_grant", "\"k.abc\""), ("request_id", "\"\(Self.uuid)\""), ("expires_at", value),
         ]
-        #expect(throws: InvalidRequest()) { try DeliveryRequest(body: Self.body(delivery)) }
+        #expect(throws: APIError(.invalidRequest)) { try DeliveryRequest(body: Self.body(delivery)) }
         let enroll: [(String, String)] = [
             ("v", "1"), ("challenge_id", "\"\(Self.uuid)\""), ("challenge", "\"\(Self.challenge)\""),
             ("key_id", "\"\(Self.keyID)\""), ("attestation", "\"\(Self.assertion)\""), ("app_profile", "\"p\""),
             ("endpoint", "\"\(Self.endpoint)\""), ("endpoint_epoch", "1"), ("expires_at", value),
         ]
-        #expect(throws: InvalidRequest()) { try EnrollRequest(body: Self.body(enroll)) }
+        #expect(throws: APIError(.invalidRequest)) { try EnrollRequest(body: Self.body(enroll)) }
     }
 
     @Test("the ends of the Unix time range, 0 and 253402300799, are accepted")
@@ -213,7 +215,7 @@ struct RouteRequestTests {
             ("assertion", "\"\(Self.assertion)\""),
         ]
         #expect(try RevokeDelegationRequest(body: Self.body(members)).generation == 3)
-        #expect(throws: InvalidRequest()) {
+        #expect(throws: APIError(.invalidRequest)) {
             try RevokeDelegationRequest(body: Self.body(Self.replacing(members, "generation", with: "0")))
         }
     }

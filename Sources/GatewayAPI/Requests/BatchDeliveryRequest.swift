@@ -10,9 +10,9 @@ package struct BatchDeliveryRequest: Sendable, Equatable {
     /// docs/protocol.md §1: the batch route's body limit.
     static let bodyLimit = 65_536
 
-    package init(body: [UInt8]) throws(InvalidRequest) {
+    package init(body: [UInt8]) throws(APIError) {
         let items = try RequestFields(body: body, names: ["v", "deliveries"]).array("deliveries")
-        guard (1...Self.maximumItems).contains(items.count) else { throw InvalidRequest() }
+        guard (1...Self.maximumItems).contains(items.count) else { throw APIError(.invalidRequest) }
         var deliveries: [DeliveryRequest] = []
         deliveries.reserveCapacity(items.count)
         for item in items { deliveries.append(try DeliveryRequest(item: item)) }

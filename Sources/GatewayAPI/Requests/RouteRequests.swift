@@ -5,7 +5,7 @@ import PushNostr
 
 /// `POST /v1/installations/challenges` (docs/protocol.md §4.1): `{"v":1}`.
 public struct ChallengeRequest: Sendable, Equatable {
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         _ = try RequestFields(body: body, names: ["v"])
     }
 }
@@ -25,7 +25,7 @@ public struct EnrollmentHead: Sendable, Equatable {
     /// `platform`'s format.
     static func fields(
         body: [UInt8], names: [String], platform: AppProfile.Platform
-    ) throws(InvalidRequest) -> (EnrollmentHead, RequestFields) {
+    ) throws(APIError) -> (EnrollmentHead, RequestFields) {
         let fields = try RequestFields(
             body: body,
             names: ["v", "challenge_id", "challenge", "app_profile", "endpoint", "endpoint_epoch", "expires_at"] + names
@@ -34,7 +34,7 @@ public struct EnrollmentHead: Sendable, Equatable {
             challengeID: try fields.uuid("challenge_id"), challenge: try fields.challenge("challenge"),
             appProfile: try fields.string("app_profile"), endpoint: try fields.endpoint("endpoint", platform: platform),
             endpointEpoch: try fields.integer("endpoint_epoch"), expiresAt: try fields.unixTime("expires_at"))
-        guard head.endpointEpoch == 1 else { throw InvalidRequest() }
+        guard head.endpointEpoch == 1 else { throw APIError(.invalidRequest) }
         return (head, fields)
     }
 }
@@ -46,7 +46,7 @@ public struct EnrollRequest: Sendable, Equatable {
     public let keyID: Received<[UInt8]>
     public let attestation: [UInt8]
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         let (head, fields) = try EnrollmentHead.fields(body: body, names: ["key_id", "attestation"], platform: .ios)
         self.head = head
         keyID = try fields.base64("key_id", sizes: 32...32)
@@ -64,7 +64,7 @@ public struct AndroidEnrollRequest: Sendable, Equatable {
     public let head: EnrollmentHead
     public let attestation: [[UInt8]]
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         let (head, fields) = try EnrollmentHead.fields(body: body, names: ["attestation"], platform: .android)
         self.head = head
         attestation = try fields.base64Array(
@@ -81,7 +81,7 @@ public struct AssertionProof: Sendable, Equatable {
     public let assertion: [UInt8]
 
     /// Parses a closed body of these members plus the route's own `names`.
-    static func fields(body: [UInt8], names: [String]) throws(InvalidRequest) -> (AssertionProof, RequestFields) {
+    static func fields(body: [UInt8], names: [String]) throws(APIError) -> (AssertionProof, RequestFields) {
         let fields = try RequestFields(
             body: body, names: ["v", "challenge_id", "challenge", "installation_handle", "assertion"] + names)
         let proof = AssertionProof(
@@ -101,7 +101,7 @@ public struct DelegateRequest: Sendable, Equatable {
     public let notBefore: Int64
     public let expiresAt: Int64
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         let (proof, fields) = try AssertionProof.fields(
             body: body, names: ["endpoint_epoch", "generation", "relay_pubkey", "not_before", "expires_at"])
         self.proof = proof
@@ -110,7 +110,7 @@ public struct DelegateRequest: Sendable, Equatable {
         relayPublicKey = try fields.relayPublicKey("relay_pubkey")
         notBefore = try fields.unixTime("not_before")
         expiresAt = try fields.unixTime("expires_at")
-        guard endpointEpoch >= 1, generation >= 1, notBefore < expiresAt else { throw InvalidRequest() }
+        guard endpointEpoch >= 1, generation >= 1, notBefore < expiresAt else { throw APIError(.invalidRequest) }
     }
 }
 
@@ -123,7 +123,7 @@ public struct RotateEndpointRequest: Sendable, Equatable {
     /// which one it must have (docs/protocol.md §1).
     public let endpoint: String
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         let (proof, fields) = try AssertionProof.fields(
             body: body, names: ["endpoint_epoch", "new_endpoint_epoch", "endpoint"])
         self.proof = proof
@@ -133,11 +133,11 @@ public struct RotateEndpointRequest: Sendable, Equatable {
 
     /// `endpoint_epoch` and `new_endpoint_epoch` (§4.4, §4.6): the new one is the next, without
     /// overflow, epochs starting at 1.
-    static func epochs(_ fields: RequestFields) throws(InvalidRequest) -> (Int64, Int64) {
+    static func epochs(_ fields: RequestFields) throws(APIError) -> (Int64, Int64) {
         let epoch = try fields.integer("endpoint_epoch")
         let newEpoch = try fields.integer("new_endpoint_epoch")
         let (successor, overflow) = epoch.addingReportingOverflow(1)
-        guard epoch >= 1, !overflow, newEpoch == successor else { throw InvalidRequest() }
+        guard epoch >= 1, !overflow, newEpoch == successor else { throw APIError(.invalidRequest) }
         return (epoch, newEpoch)
     }
 }
@@ -148,12 +148,12 @@ public struct RevokeDelegationRequest: Sendable, Equatable {
     public let relayPublicKey: Received<XOnlyPublicKey>
     public let generation: Int64
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         let (proof, fields) = try AssertionProof.fields(body: body, names: ["relay_pubkey", "generation"])
         self.proof = proof
         relayPublicKey = try fields.relayPublicKey("relay_pubkey")
         generation = try fields.integer("generation")
-        guard generation >= 1 else { throw InvalidRequest() }
+        guard generation >= 1 else { throw APIError(.invalidRequest) }
     }
 }
 
@@ -163,7 +163,7 @@ public struct RevokeInstallationRequest: Sendable, Equatable {
     public let endpointEpoch: Int64
     public let newEndpointEpoch: Int64
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         let (proof, fields) = try AssertionProof.fields(body: body, names: ["endpoint_epoch", "new_endpoint_epoch"])
         self.proof = proof
         (endpointEpoch, newEndpointEpoch) = try RotateEndpointRequest.epochs(fields)
@@ -177,21 +177,21 @@ public struct DeliveryRequest: Sendable, Equatable {
     public let requestID: CanonicalUUID
     public let expiresAt: Int64
 
-    public init(body: [UInt8]) throws(InvalidRequest) {
+    public init(body: [UInt8]) throws(APIError) {
         try self.init(fields: RequestFields(body: body, names: ["v"] + Self.itemNames))
     }
 
     /// One item of a batch (docs/protocol.md §4.8): exactly this body without `v`, under the same rules.
-    init(item: JSONValue) throws(InvalidRequest) {
+    init(item: JSONValue) throws(APIError) {
         try self.init(fields: RequestFields(nested: item, names: Self.itemNames))
     }
 
     private static let itemNames = ["endpoint_grant", "request_id", "expires_at"]
 
-    private init(fields: RequestFields) throws(InvalidRequest) {
+    private init(fields: RequestFields) throws(APIError) {
         endpointGrant = try fields.string("endpoint_grant")
         requestID = try fields.uuid("request_id").value
         expiresAt = try fields.unixTime("expires_at")
-        guard endpointGrant.utf8.count <= EndpointGrant.maximumSealedLength else { throw InvalidRequest() }
+        guard endpointGrant.utf8.count <= EndpointGrant.maximumSealedLength else { throw APIError(.invalidRequest) }
     }
 }

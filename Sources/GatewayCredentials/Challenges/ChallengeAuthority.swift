@@ -12,15 +12,6 @@ public struct IssuedChallenge: Sendable, Equatable {
     public var challengeText: String { Base64.encodeURLNoPadding(challenge) }
 }
 
-/// Why a presented challenge is not acceptable. All of them answer the same
-/// `404 {"error":"not_authorized"}` (docs/protocol.md §1, no oracle); the distinction is for tests only.
-public enum ChallengeRejection: Error, Equatable, Sendable {
-    case malformed
-    case forged
-    case expired
-    case fromTheFuture
-}
-
 /// Stateless challenges (docs/protocol.md §4.1): nothing is written at issuance; the id is a UUIDv7
 /// carrying the issue time and the challenge carries an HMAC tag over the id, so verification needs
 /// only the keyring. Single use is enforced later, by inserting the id into the consumed-challenges
@@ -65,10 +56,10 @@ public struct ChallengeAuthority: Sendable {
     public func verify(
         challengeID: CanonicalUUID, challenge: [UInt8], unixMilliseconds: Int64
     )
-        throws(ChallengeRejection)
+        throws(CredentialsError)
     {
         guard challengeID.version == 7, challenge.count == Self.randomByteCount + Self.tagByteCount else {
-            throw .malformed
+            throw CredentialsError(.malformed)
         }
         let random = challenge[..<Self.randomByteCount]
         let presentedTag = challenge[Self.randomByteCount...]
@@ -79,10 +70,12 @@ public struct ChallengeAuthority: Sendable {
                 ConstantTime.equals(Self.tag(key: key, challengeID: challengeID, random: random), presentedTag)
                 || matched
         }
-        guard matched else { throw .forged }
+        guard matched else { throw CredentialsError(.forged) }
         let issuedAt = Int64(challengeID.unixMilliseconds)
-        guard issuedAt - unixMilliseconds <= Self.allowedClockLeadMilliseconds else { throw .fromTheFuture }
-        guard unixMilliseconds - issuedAt <= Self.lifetimeMilliseconds else { throw .expired }
+        guard issuedAt - unixMilliseconds <= Self.allowedClockLeadMilliseconds else {
+            throw CredentialsError(.fromTheFuture)
+        }
+        guard unixMilliseconds - issuedAt <= Self.lifetimeMilliseconds else { throw CredentialsError(.expired) }
     }
 
     /// The first 16 bytes of HMAC-SHA-256 over the domain, the raw id and the random part.

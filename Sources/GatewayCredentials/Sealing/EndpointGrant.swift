@@ -47,7 +47,7 @@ public struct EndpointGrant: Sendable, Equatable {
     }
 
     /// Seals the grant with the current grant key.
-    public func sealed(with envelope: SealedEnvelope) throws(SealedEnvelope.SealingFailure) -> String {
+    public func sealed(with envelope: SealedEnvelope) throws(CredentialsError) -> String {
         try envelope.seal(plaintext)
     }
 

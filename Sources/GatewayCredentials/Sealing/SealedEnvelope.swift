@@ -19,9 +19,6 @@ public struct SealedEnvelope: Sendable {
         }
     }
 
-    /// Sealing failed because randomness or the cipher failed (→ 503).
-    public struct SealingFailure: Error, Sendable {}
-
     public let purpose: Purpose
     private let keyring: Keyring
 
@@ -31,7 +28,7 @@ public struct SealedEnvelope: Sendable {
     }
 
     /// Seals `plaintext` under the current (first) key with a fresh random nonce.
-    public func seal(_ plaintext: [UInt8]) throws(SealingFailure) -> String {
+    public func seal(_ plaintext: [UInt8]) throws(CredentialsError) -> String {
         let key = keyring.sealingKey
         do {
             let nonce = try SecureRandom.bytes(AES256GCM.nonceByteCount)
@@ -40,7 +37,7 @@ public struct SealedEnvelope: Sendable {
                 additionalData: purpose.additionalDataPrefix + Array(key.id.utf8))
             return key.id + "." + Base64.encodeURLNoPadding(nonce + box.ciphertext + box.tag)
         } catch {
-            throw SealingFailure()
+            throw CredentialsError(.sealingFailed)
         }
     }
 

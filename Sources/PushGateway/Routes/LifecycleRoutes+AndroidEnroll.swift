@@ -10,11 +10,11 @@ extension LifecycleRoutes {
     /// `POST /v1/installations/android` (docs/protocol.md §4.2a).
     func enrollAndroid(_ request: Request) -> Response {
         enroll(AndroidEnrollRequest.self, request) {
-            (enroll, profile, requirements, now) throws(LifecycleRejection) -> AttestedEnrollmentKey in
+            (enroll, profile, requirements, now) throws(LifecycleError) -> AttestedEnrollmentKey in
             let head = enroll.head
             // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
             guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds)
-            else { throw .unavailable }
+            else { throw LifecycleError(.unavailable) }
             try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
 
             let transcript = AndroidEnrollmentTranscript(
@@ -30,7 +30,7 @@ extension LifecycleRoutes {
             } catch {
                 metrics.androidAttestations.increment(.refused(error.code))
                 logger.info("android attestation refused", ["reason": .string(error.code.name)])
-                throw .invalidAttestation
+                throw LifecycleError(.invalidAttestation)
             }
         }
     }

@@ -11,15 +11,15 @@ extension LifecycleRoutes {
 
     /// `POST /v1/delegations` (docs/protocol.md §4.3).
     func delegate(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try delegation(request) }
+        respond { () throws(LifecycleError) in try delegation(request) }
     }
 
-    private func delegation(_ request: Request) throws(LifecycleRejection) -> Response {
+    private func delegation(_ request: Request) throws(LifecycleError) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         let (delegate, asserted): (DelegateRequest, AssertedRequest) = try parseAsserted(request)
         guard delegate.notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
             delegate.expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
-        else { throw .invalidRequest }
+        else { throw LifecycleError(.invalidRequest) }
         let relay = delegate.relayPublicKey.value.bytes
 
         let grant = try performAsserted(asserted, now: now) { installation in
@@ -31,7 +31,7 @@ extension LifecycleRoutes {
             if let current = try store.lockDelegationGeneration(installation: installation.handle, relay: relay),
                 current >= delegate.generation
             {
-                throw LifecycleRejection.notAuthorized
+                throw LifecycleError(.notAuthorized)
             }
             let delegationID = try CanonicalUUID.version4()
             let sealed = try EndpointGrant(
@@ -44,7 +44,7 @@ extension LifecycleRoutes {
                         installation: installation.handle, relayPublicKey: relay, delegationID: delegationID,
                         generation: delegate.generation, endpointEpoch: delegate.endpointEpoch,
                         notBefore: delegate.notBefore, expiresAt: delegate.expiresAt))
-            else { throw LifecycleRejection.notAuthorized }
+            else { throw LifecycleError(.notAuthorized) }
             return sealed
         }
 

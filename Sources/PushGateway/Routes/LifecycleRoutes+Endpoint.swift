@@ -6,10 +6,10 @@ import PushHTTP
 extension LifecycleRoutes {
     /// `POST /v1/installations/endpoint` (docs/protocol.md §4.4): a new APNs or FCM token and the next epoch.
     func rotateEndpoint(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try rotation(request) }
+        respond { () throws(LifecycleError) in try rotation(request) }
     }
 
-    private func rotation(_ request: Request) throws(LifecycleRejection) -> Response {
+    private func rotation(_ request: Request) throws(LifecycleError) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         let (rotate, asserted): (RotateEndpointRequest, AssertedRequest) = try parseAsserted(request)
         try performAsserted(asserted, now: now) { installation in
@@ -19,7 +19,7 @@ extension LifecycleRoutes {
             EndpointFormat.token(rotate.endpoint, platform: installation.platform) != nil
         } apply: { store, installation in
             guard let token = EndpointFormat.token(rotate.endpoint, platform: installation.platform) else {
-                throw LifecycleRejection.invalidRequest
+                throw LifecycleError(.invalidRequest)
             }
             let fingerprint = fingerprinter.fingerprint(profileID: installation.appProfile, token: token)
             // §4.4: the token of another live installation of the profile is refused with the same
@@ -28,7 +28,7 @@ extension LifecycleRoutes {
                 profile: installation.appProfile, fingerprint: fingerprint, handle: installation.handle,
                 now: now.seconds)
             {
-                throw LifecycleRejection.notAuthorized
+                throw LifecycleError(.notAuthorized)
             }
             // The epoch moves on, so every grant sealed to the old epoch stops opening a delivery.
             try store.rotateEndpoint(

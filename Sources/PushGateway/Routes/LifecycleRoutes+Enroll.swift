@@ -13,7 +13,7 @@ extension LifecycleRoutes {
     /// `POST /v1/installations` (docs/protocol.md §4.2).
     func enroll(_ request: Request) -> Response {
         enroll(EnrollRequest.self, request) {
-            (enroll, profile, environment, now) throws(LifecycleRejection) -> AttestedEnrollmentKey in
+            (enroll, profile, environment, now) throws(LifecycleError) -> AttestedEnrollmentKey in
             let head = enroll.head
             try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
 
@@ -22,7 +22,7 @@ extension LifecycleRoutes {
                 origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
                 keyID: enroll.keyID.text, appProfile: head.appProfile, endpoint: head.endpoint.text,
                 endpointEpoch: head.endpointEpoch, expiresAt: head.expiresAt)
-            guard let attestationVerifier else { throw .unavailable }
+            guard let attestationVerifier else { throw LifecycleError(.unavailable) }
             do {
                 let attested = try stages.time(.appAttestVerification) {
                     try attestationVerifier.verify(
@@ -32,7 +32,7 @@ extension LifecycleRoutes {
                 return AttestedEnrollmentKey(
                     keyID: attested.keyID, publicKey: attested.publicKey, receipt: attested.receipt)
             } catch {
-                throw .invalidAttestation
+                throw LifecycleError(.invalidAttestation)
             }
         }
     }
@@ -43,16 +43,16 @@ extension LifecycleRoutes {
     /// its fingerprint, stored by `storeEnrollment` and answered with the `201`.
     func enroll<Body: EnrollmentBody>(
         _: Body.Type, _ request: Request,
-        attest: (Body, AppProfile, Body.Requirements, Now) throws(LifecycleRejection) -> AttestedEnrollmentKey
+        attest: (Body, AppProfile, Body.Requirements, Now) throws(LifecycleError) -> AttestedEnrollmentKey
     ) -> Response {
-        respond { () throws(LifecycleRejection) in
+        respond { () throws(LifecycleError) in
             let now = Now(unixMilliseconds: clock.unixMilliseconds())
             guard let body = try? Body(body: request.body),
                 let profile = configuration.profile(id: body.head.appProfile),
                 let requirements = Body.requirements(of: profile),
                 now.seconds < body.head.expiresAt,
                 body.head.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
-            else { throw .invalidRequest }
+            else { throw LifecycleError(.invalidRequest) }
             try takeLifecycleToken(request)
             let key = try attest(body, profile, requirements, now)
             let head = body.head
@@ -65,7 +65,7 @@ extension LifecycleRoutes {
                     endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: head.endpoint.value),
                     expiresAt: head.expiresAt)
             } catch {
-                throw .unavailable
+                throw LifecycleError(.unavailable)
             }
             let handle = try storeEnrollment(
                 installation, challengeID: head.challengeID.value, now: now, deadline: request.deadline,
@@ -92,7 +92,7 @@ extension LifecycleRoutes {
     func storeEnrollment(
         _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now, deadline: MonotonicInstant,
         route: String
-    ) throws(LifecycleRejection) -> CanonicalUUID {
+    ) throws(LifecycleError) -> CanonicalUUID {
         var attempt = 0
         while true {
             attempt += 1
@@ -109,7 +109,7 @@ extension LifecycleRoutes {
                             return installation.handle
                         }
                         guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
-                            throw LifecycleRejection.notAuthorized
+                            throw LifecycleError(.notAuthorized)
                         }
                         return conflicts[0].handle
                     }
@@ -150,7 +150,7 @@ protocol EnrollmentBody {
     static var platform: AppProfile.Platform { get }
     /// The route's label in storage-failure logs.
     static var route: String { get }
-    init(body: [UInt8]) throws(InvalidRequest)
+    init(body: [UInt8]) throws(APIError)
     var head: EnrollmentHead { get }
     /// nil when the route does not enroll into `profile`.
     static func requirements(of profile: AppProfile) -> Requirements?

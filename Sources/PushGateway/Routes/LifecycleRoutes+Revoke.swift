@@ -6,17 +6,17 @@ import PushHTTP
 extension LifecycleRoutes {
     /// `POST /v1/delegations/revoke` (docs/protocol.md §4.5).
     func revokeDelegation(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try delegationRevocation(request) }
+        respond { () throws(LifecycleError) in try delegationRevocation(request) }
     }
 
     /// `POST /v1/installations/revoke` (docs/protocol.md §4.6).
     func revokeInstallation(_ request: Request) -> Response {
-        respond { () throws(LifecycleRejection) in try installationRevocation(request) }
+        respond { () throws(LifecycleError) in try installationRevocation(request) }
     }
 
     private static let revoked = #"{"status":"revoked"}"#
 
-    private func delegationRevocation(_ request: Request) throws(LifecycleRejection) -> Response {
+    private func delegationRevocation(_ request: Request) throws(LifecycleError) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         let (revoke, asserted): (RevokeDelegationRequest, AssertedRequest) = try parseAsserted(request)
         let relay = revoke.relayPublicKey.value.bytes
@@ -28,13 +28,13 @@ extension LifecycleRoutes {
             guard
                 try store.lockDelegationGeneration(installation: installation.handle, relay: relay)
                     == revoke.generation
-            else { throw LifecycleRejection.notAuthorized }
+            else { throw LifecycleError(.notAuthorized) }
             try store.revokeDelegation(installation: installation.handle, relay: relay, now: now.seconds)
         }
         return .json(status: 200, Self.revoked)
     }
 
-    private func installationRevocation(_ request: Request) throws(LifecycleRejection) -> Response {
+    private func installationRevocation(_ request: Request) throws(LifecycleError) -> Response {
         let now = Now(unixMilliseconds: clock.unixMilliseconds())
         let (revoke, asserted): (RevokeInstallationRequest, AssertedRequest) = try parseAsserted(request)
 

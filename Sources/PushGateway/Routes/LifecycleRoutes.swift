@@ -12,7 +12,7 @@ import PushSystem
 
 /// The body of one of the four assertion routes (docs/protocol.md §4.3–§4.6).
 protocol AssertedRouteBody {
-    init(body: [UInt8]) throws(InvalidRequest)
+    init(body: [UInt8]) throws(APIError)
     var proof: AssertionProof { get }
     /// The transcript (docs/protocol.md §3) of the members exactly as received.
     func transcript(origin: String) -> AppAttestTranscript
@@ -51,7 +51,7 @@ struct LifecycleRoutes: Sendable {
     var stages: LabeledHistogram<RequestStage> { metrics.stageDurations }
 
     /// Runs `handle` and turns a rejection into its one response.
-    func respond(_ handle: () throws(LifecycleRejection) -> Response) -> Response {
+    func respond(_ handle: () throws(LifecycleError) -> Response) -> Response {
         do {
             return try handle()
         } catch {
@@ -62,10 +62,10 @@ struct LifecycleRoutes: Sendable {
     /// docs/protocol.md §1: a token from the source's lifecycle bucket, taken right after the body
     /// shape and before any lookup, signature check or database work, so one challenge cannot be
     /// tried thousands of times against installation lookups and signature checks.
-    func takeLifecycleToken(_ request: Request) throws(LifecycleRejection) {
+    func takeLifecycleToken(_ request: Request) throws(LifecycleError) {
         guard let retryAfter = limit.take(request) else { return }
         metrics.recordLifecycleRateLimited()
-        throw .rateLimited(retryAfterSeconds: retryAfter)
+        throw LifecycleError(.rateLimited, retryAfterSeconds: retryAfter)
     }
 
     /// Runs `body` in one READ COMMITTED transaction that neither begins nor commits once the
@@ -76,7 +76,7 @@ struct LifecycleRoutes: Sendable {
         on connection: PostgresConnection, before deadline: MonotonicInstant,
         _ body: (PostgresConnection) throws -> Value
     ) throws -> Value {
-        guard MonotonicInstant.now() < deadline else { throw LifecycleRejection.late }
+        guard MonotonicInstant.now() < deadline else { throw LifecycleError(.late) }
         return try stages.time(.lifecycleTransaction) {
             try connection.withTransaction(
                 isolation: .readCommitted, deadlineUnixMilliseconds: SystemWallClock.unixMilliseconds(at: deadline),
@@ -86,11 +86,11 @@ struct LifecycleRoutes: Sendable {
 
     /// §4.1 verification: tag under the current or a predecessor key, issued within the last 300 s
     /// and not more than 5 s ahead. Any failure is the same 404.
-    func checkChallenge(id: CanonicalUUID, challenge: [UInt8], now: Now) throws(LifecycleRejection) {
+    func checkChallenge(id: CanonicalUUID, challenge: [UInt8], now: Now) throws(LifecycleError) {
         do {
             try challenges.verify(challengeID: id, challenge: challenge, unixMilliseconds: now.unixMilliseconds)
         } catch {
-            throw .notAuthorized
+            throw LifecycleError(.notAuthorized)
         }
     }
 
@@ -111,15 +111,15 @@ struct LifecycleRoutes: Sendable {
 
     /// The rejection for an error thrown while the database was in use; storage and randomness
     /// failures are logged by class only (a PostgreSQL message can quote key values).
-    func rejection(for error: any Error, route: String) -> LifecycleRejection {
-        let rejection = LifecycleRejection.from(error)
+    func rejection(for error: any Error, route: String) -> LifecycleError {
+        let rejection = LifecycleError.from(error)
         let failure = error as? PostgresError
         if failure?.isDataException == true {
             // A bug in the request checks, not an outage (docs/decisions/0190).
             logger.error(
                 "data exception from a lifecycle statement",
                 ["route": .string(route), "sqlstate": .string(failure?.sqlState ?? "")])
-        } else if rejection == .unavailable {
+        } else if rejection.code == .unavailable {
             logger.warning(
                 "storage or randomness failure",
                 [
@@ -134,8 +134,8 @@ struct LifecycleRoutes: Sendable {
     /// pairs it with what `performAsserted` checks: its proof and the transcript its assertion signs.
     func parseAsserted<Body: AssertedRouteBody>(
         _ request: Request
-    ) throws(LifecycleRejection) -> (Body, AssertedRequest) {
-        guard let parsed = try? Body(body: request.body) else { throw .invalidRequest }
+    ) throws(LifecycleError) -> (Body, AssertedRequest) {
+        guard let parsed = try? Body(body: request.body) else { throw LifecycleError(.invalidRequest) }
         let transcript = parsed.transcript(origin: configuration.origin.text)
         return (
             parsed,
@@ -166,7 +166,7 @@ struct LifecycleRoutes: Sendable {
         _ request: AssertedRequest, now: Now, stage: (InstallationRecord) -> Bool,
         accepts: (InstallationRecord) -> Bool = { _ in true },
         apply: (InstallationStore, InstallationRecord) throws -> Value
-    ) throws(LifecycleRejection) -> Value {
+    ) throws(LifecycleError) -> Value {
         try takeLifecycleToken(request.request)
         try checkChallenge(id: request.challengeID, challenge: request.proof.challenge.value, now: now)
         let label = request.route.rawValue
@@ -180,8 +180,8 @@ struct LifecycleRoutes: Sendable {
                 // A profile whose platform changed since the enrollment no longer speaks for it.
                 guard let record = unlocked, stage(record),
                     let profile = configuration.profile(id: record.appProfile), profile.platform == record.platform
-                else { throw LifecycleRejection.notAuthorized }
-                guard accepts(record) else { throw LifecycleRejection.invalidRequest }
+                else { throw LifecycleError(.notAuthorized) }
+                guard accepts(record) else { throw LifecycleError(.invalidRequest) }
                 let counter: UInt32?
                 do {
                     counter = try stages.time(.appAttestVerification) {
@@ -190,14 +190,14 @@ struct LifecycleRoutes: Sendable {
                             profile: profile)
                     }
                 } catch {
-                    throw LifecycleRejection.invalidAttestation
+                    throw LifecycleError(.invalidAttestation)
                 }
                 return try inTransaction(on: connection, before: request.request.deadline) { connection in
                     try store.consumeChallenge(
                         request.challengeID, expiresAt: Self.consumedChallengeExpiry(request.challengeID))
                     guard let locked = try store.lockInstallation(request.handle), locked.keyID == record.keyID,
                         stage(locked), try Self.advance(counter, of: locked, in: store)
-                    else { throw LifecycleRejection.notAuthorized }
+                    else { throw LifecycleError(.notAuthorized) }
                     return try apply(store, locked)
                 }
             }

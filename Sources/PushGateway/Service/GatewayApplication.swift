@@ -110,7 +110,7 @@ public final class GatewayApplication: Sendable {
         case .success(let verifier):
             attestationVerifier = verifier
         case .failure(let refusal):
-            logger.error("no usable App Attest root; enrollment answers 503", ["reason": .string(refusal.reason)])
+            logger.error("no usable App Attest root; enrollment answers 503", ["reason": .string(refusal.reason ?? "")])
             attestationVerifier = nil
         }
         let androidEnrollment = AndroidEnrollment(
@@ -143,8 +143,8 @@ public final class GatewayApplication: Sendable {
 
     /// Builds and starts every long-running part of the gateway: both listeners, the reaper, the
     /// certificate warnings and, when configured, the Marmot subscriber. When one cannot start,
-    /// those already started are stopped and its error is thrown (a `ListenerError` for a listener).
-    public func start() throws {
+    /// those already started are stopped and its error is thrown (code `listener` for a listener).
+    public func start() throws(GatewayError) {
         let server = try GatewayServer(application: self)
         var services: [any GatewayService] = [
             server,
@@ -153,10 +153,14 @@ public final class GatewayApplication: Sendable {
             CertificateWarnings(configuration: configuration, logger: logger),
         ]
         if let marmot = configuration.marmot {
-            services.append(
-                try marmot.subscriber(
-                    providers: marmotProviders(marmot), pool: pool, metrics: metrics.marmot, logger: logger,
-                    proxy: configuration.apnsProxy))
+            do {
+                services.append(
+                    try marmot.subscriber(
+                        providers: marmotProviders(marmot), pool: pool, metrics: metrics.marmot, logger: logger,
+                        proxy: configuration.apnsProxy))
+            } catch {
+                throw GatewayError(.serviceStart, description: "\(error)")
+            }
         }
         var started: [any GatewayService] = []
         do {
@@ -164,9 +168,12 @@ public final class GatewayApplication: Sendable {
                 try service.start()
                 started.append(service)
             }
-        } catch {
+        } catch let error as GatewayError {
             Self.stop(started)
             throw error
+        } catch {
+            Self.stop(started)
+            throw GatewayError(.serviceStart, description: "\(error)")
         }
         running.withLock { $0 = services }
         logger.info(

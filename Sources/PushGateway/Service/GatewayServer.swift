@@ -4,22 +4,6 @@ import GatewayMetrics
 import PushHTTP
 import PushSystem
 
-/// A listener that could not be set up: names the listener, its variable and address, and the
-/// system's reason (docs/protocol.md §12).
-public struct ListenerError: Error, Equatable, CustomStringConvertible {
-    public let listener: HTTPListener
-    public let address: String
-    public let underlying: SystemError
-
-    public var variable: String {
-        listener == .publicListener ? "PUSH_GATEWAY_LISTEN" : "PUSH_GATEWAY_HEALTH_LISTEN"
-    }
-
-    public var description: String {
-        "cannot listen on the \(listener.rawValue) listener \(address) (\(variable)): \(underlying)"
-    }
-}
-
 /// The two listeners of a running gateway (docs/protocol.md §9): public routes and private probes.
 public final class GatewayServer: Sendable {
     public let application: GatewayApplication
@@ -31,7 +15,7 @@ public final class GatewayServer: Sendable {
     public init(
         application: GatewayApplication, publicListen: String? = nil, privateListen: String? = nil,
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
-    ) throws(ListenerError) {
+    ) throws(GatewayError) {
         self.application = application
         var publicConfiguration = HTTPServerConfiguration(
             listen: publicListen ?? application.configuration.listen.description)
@@ -77,11 +61,11 @@ public final class GatewayServer: Sendable {
     private static func bind(
         _ listener: HTTPListener, _ configuration: HTTPServerConfiguration, _ router: Router,
         _ accessLog: @escaping HTTPServer.AccessLog, _ logger: Logger
-    ) throws(ListenerError) -> HTTPServer {
+    ) throws(GatewayError) -> HTTPServer {
         do {
             return try HTTPServer(configuration: configuration, router: router, logger: logger, accessLog: accessLog)
         } catch {
-            throw ListenerError(listener: listener, address: configuration.listen, underlying: error)
+            throw .listener(listener, address: configuration.listen, underlying: error)
         }
     }
 
@@ -98,18 +82,16 @@ public final class GatewayServer: Sendable {
     public var publicPort: Int { publicServer.port }
     public var privatePort: Int { privateServer.port }
 
-    public func start() throws(ListenerError) {
+    public func start() throws(GatewayError) {
         do {
             try privateServer.start()
         } catch {
-            throw ListenerError(
-                listener: .privateListener, address: privateServer.configuration.listen, underlying: error)
+            throw .listener(.privateListener, address: privateServer.configuration.listen, underlying: error)
         }
         do {
             try publicServer.start()
         } catch {
-            throw ListenerError(
-                listener: .publicListener, address: publicServer.configuration.listen, underlying: error)
+            throw .listener(.publicListener, address: publicServer.configuration.listen, underlying: error)
         }
     }
 

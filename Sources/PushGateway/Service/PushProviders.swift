@@ -8,17 +8,6 @@ import PushHTTP2
 /// that sends through it (docs/protocol.md §8, §8a). The delivery pipeline, and later the Marmot
 /// ingress, only see `[profile id: any PushProvider]`.
 public enum PushProviders {
-    /// A profile's push credentials could not be loaded; names the profile, never key material.
-    public struct CredentialError: Error, CustomStringConvertible {
-        public let profileID: String
-        public let problem: String
-        public var description: String { "profile \(profileID): \(problem)" }
-
-        static func apnsKey(_ profileID: String) -> CredentialError {
-            CredentialError(profileID: profileID, problem: "the APNs .p8 key does not load as a P-256 private key")
-        }
-    }
-
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot
     /// sign. iOS profiles share one `APNsPushProvider`, android profiles one `FCMPushProvider`.
     public static func make(configuration: GatewayConfiguration) throws -> [String: any PushProvider] {
@@ -36,13 +25,14 @@ public enum PushProviders {
         var fcmProfiles: [String: FCMProfile] = [:]
         for profile in configuration.profiles where profile.platform == .android {
             guard let settings = profile.fcm else {
-                throw CredentialError(profileID: profile.id, problem: "no FCM project and service account")
+                throw GatewayError.pushCredentials(profileID: profile.id, problem: "no FCM project and service account")
             }
             let account: ServiceAccount
             do {
                 account = try ServiceAccount.parse(settings.serviceAccountJSON.bytes)
             } catch {
-                throw CredentialError(profileID: profile.id, problem: "the FCM service-account file does not load")
+                throw GatewayError.pushCredentials(
+                    profileID: profile.id, problem: "the FCM service-account file does not load")
             }
             fcmProfiles[profile.id] = FCMProfile(
                 projectID: settings.projectID, account: account,
@@ -98,13 +88,14 @@ public enum PushProviders {
                 return try .token(
                     teamID: teamID, keyID: keyID, privateKeyPEM: String(decoding: privateKeyPEM.bytes, as: UTF8.self))
             } catch {
-                throw CredentialError.apnsKey(profile.id)
+                throw GatewayError.pushCredentials(
+                    profileID: profile.id, problem: "the APNs .p8 key does not load as a P-256 private key")
             }
         case .certificate(_, let path):
             // One PEM file holds the certificate and its unencrypted key (§12).
             return .certificate(certificateFile: path, keyFile: path)
         case nil:
-            throw CredentialError(profileID: profile.id, problem: "no APNs key or certificate")
+            throw GatewayError.pushCredentials(profileID: profile.id, problem: "no APNs key or certificate")
         }
     }
 }

@@ -14,7 +14,8 @@ package enum StartupChecks {
         var problems: [ConfigurationError.Problem] = []
         if case .failure(let refusal) = AppAttestRoot.verifier(for: configuration) {
             problems.append(
-                ConfigurationError.Problem(variable: "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", problem: refusal.reason))
+                ConfigurationError.Problem(
+                    variable: "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", problem: refusal.reason ?? ""))
         }
         for profile in configuration.profiles {
             guard case .token(let privateKeyPEM, _, _) = profile.apnsAuthentication else { continue }
