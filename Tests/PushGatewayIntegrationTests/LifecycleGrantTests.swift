@@ -83,7 +83,10 @@ struct LifecycleGrantTests {
         #expect(AppleAppAttestationRoot.isAppleRoot(apple.root))
 
         let refused = try #require(environment.with("PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootPath).configuration())
-        #expect(throws: LifecycleError.self) { try AppAttestRoot.verifier(for: refused).get() }
+        #expect(
+            throws: LifecycleError(
+                .noUsableAppAttestRoot, reason: "the configured root is not Apple's and is not explicitly allowed")
+        ) { try AppAttestRoot.verifier(for: refused).get() }
 
         let allowed = try #require(
             environment.with("PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootPath)
