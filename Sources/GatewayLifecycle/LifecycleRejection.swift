@@ -1,5 +1,6 @@
 import PushHTTP
 import PushPostgres
+import PushSystem
 
 /// Why a lifecycle request was refused, in the order of checks of docs/protocol.md §1. Each case has
 /// exactly one answer, so "unknown installation", "revoked", "expired", "wrong epoch", "stale

@@ -173,7 +173,7 @@ public final class FCMClient: Sendable {
         HTTP2Request(
             method: "POST", path: "/v1/projects/\(projectID)/messages:send",
             headers: [
-                HTTPHeader("authorization", token.authorization), HTTPHeader("content-type", "application/json"),
+                HTTPField("authorization", token.authorization), HTTPField("content-type", "application/json"),
             ],
             body: body(registrationToken: message.registrationToken, ttlSeconds: message.timeToLive.seconds(now: now)))
     }

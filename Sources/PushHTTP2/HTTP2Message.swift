@@ -1,24 +1,14 @@
 import PushCrypto
-
-/// One header field as sent or received (names are lowercase in HTTP/2, RFC 9113 §8.2.1).
-public struct HTTPHeader: Sendable, Equatable {
-    public let name: String
-    public let value: String
-
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
+import PushSystem
 
 /// A request for the HTTP/2 client: pseudo-headers come from `method`, `path` and the target.
 public struct HTTP2Request: Sendable {
     public let method: String
     public let path: String
-    public let headers: [HTTPHeader]
+    public let headers: [HTTPField]
     public let body: [UInt8]
 
-    public init(method: String, path: String, headers: [HTTPHeader], body: [UInt8]) {
+    public init(method: String, path: String, headers: [HTTPField], body: [UInt8]) {
         self.method = method
         self.path = path
         self.headers = headers
@@ -29,10 +19,10 @@ public struct HTTP2Request: Sendable {
 /// A complete HTTP/2 response.
 public struct HTTP2Response: Sendable, Equatable {
     public let status: Int
-    public let headers: [HTTPHeader]
+    public let headers: [HTTPField]
     public let body: [UInt8]
 
-    public init(status: Int, headers: [HTTPHeader], body: [UInt8]) {
+    public init(status: Int, headers: [HTTPField], body: [UInt8]) {
         self.status = status
         self.headers = headers
         self.body = body
