@@ -191,7 +191,7 @@ let package = Package(
         ),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
-        .testTarget(name: "PushHTTP2Tests", dependencies: ["PushHTTP2", "PushSystem"]),
+        .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),

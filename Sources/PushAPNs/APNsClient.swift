@@ -49,8 +49,7 @@ public final class APNsClient: Sendable {
         let target: HTTP2Target
         do {
             target = HTTP2Target(
-                host: profile.server.host, port: profile.server.port, credentialID: profile.poolIdentity,
-                tls: try tlsContext(for: profile))
+                server: profile.server, credentialID: profile.poolIdentity, tls: try tlsContext(for: profile))
         } catch {
             completion(APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: 0))
             return

@@ -33,20 +33,24 @@ public struct HTTP2Response: Sendable, Equatable {
 
 /// Where requests go: one pool of connections per (host, port, credential).
 public struct HTTP2Target: Sendable {
-    public let host: String
-    public let port: UInt16
-    /// Distinguishes pools to the same host with different TLS client identities or trust.
-    public let credentialID: String
+    /// The pool the requests share; its host and port are the server's.
+    let poolKey: HTTP2PoolKey
     public let tls: TLSContext
 
+    /// A provider's server, reached with `tls`; `credentialID` separates its pools by client identity.
+    public init<Service>(server: HTTP2Server<Service>, credentialID: String, tls: TLSContext) {
+        self.init(host: server.host, port: server.port, credentialID: credentialID, tls: tls)
+    }
+
     public init(host: String, port: UInt16, credentialID: String, tls: TLSContext) {
-        self.host = host
-        self.port = port
-        self.credentialID = credentialID
+        poolKey = HTTP2PoolKey(host: host, port: port, credentialID: credentialID)
         self.tls = tls
     }
 
-    var poolKey: HTTP2PoolKey { HTTP2PoolKey(host: host, port: port, credentialID: credentialID) }
+    public var host: String { poolKey.host }
+    public var port: UInt16 { poolKey.port }
+    /// Distinguishes pools to the same host with different TLS client identities or trust.
+    public var credentialID: String { poolKey.credentialID }
 
     var authority: String { port == 443 ? host : "\(host):\(port)" }
 }
