@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
         // never linked into push-gateway.
-        .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON"]),
+        .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
@@ -194,7 +194,7 @@ let package = Package(
         ),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
-        .testTarget(name: "PushHTTP2Tests", dependencies: ["PushHTTP2", "PushSystem"]),
+        .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
         .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),
@@ -245,7 +245,7 @@ let package = Package(
             name: "PushGatewayTests",
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
-                "PushGateway", "PushGatewayCommands", "PushRateLimiting", "PushTestSupport",
+                "PushGateway", "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport",
             ]),
         .testTarget(
             name: "PushGatewayCommandsTests",

@@ -1,6 +1,7 @@
 import PushCrypto
 import PushHTTP2
 import PushJSON
+import PushSystem
 
 /// One request `apns-mock` received, as it arrived.
 public struct APNsMockRecord: Sendable, Equatable {
@@ -24,13 +25,13 @@ public struct APNsMockRecord: Sendable, Equatable {
     public let clientCertificateSubject: String?
     public let streamID: Int32
     /// Every header field in arrival order, pseudo-headers first as HTTP/2 requires.
-    public let fields: [HTTPHeader]
+    public let fields: [HTTPField]
     public let body: [UInt8]
     public let disposition: Disposition
     /// The status answered, when `disposition == .answered`.
     public let status: Int?
 
-    public var headers: [HTTPHeader] { fields.filter { !$0.name.hasPrefix(":") } }
+    public var headers: [HTTPField] { fields.filter { !$0.name.hasPrefix(":") } }
     public func field(_ name: String) -> String? { fields.first { $0.name == name }?.value }
     /// Whether APNs would have acted on it (everything except refused and unprocessed streams).
     public var processed: Bool { disposition != .refused && disposition != .unprocessed }

@@ -182,7 +182,7 @@ public final class APNsMockServer: Sendable {
         let due: MonotonicInstant
         let streamID: Int32
         let status: Int
-        let headers: [HTTPHeader]
+        let headers: [HTTPField]
         let body: [UInt8]
     }
 
@@ -331,7 +331,7 @@ public final class APNsMockServer: Sendable {
             body.member("reason", rejection.reason)
             body.endObject()
             return MockAnswer(
-                status: rejection.status, headers: [HTTPHeader("apns-id", apnsID)], body: body.bytes,
+                status: rejection.status, headers: [HTTPField("apns-id", apnsID)], body: body.bytes,
                 countsAsProcessed: false)
         }
         let token = String(request.path.dropFirst("/3/device/".count)).lowercased()
@@ -341,9 +341,9 @@ public final class APNsMockServer: Sendable {
             body: Self.responseBody(reply), delayMilliseconds: reply.delayMilliseconds)
     }
 
-    private static func responseHeaders(apnsID: String, reply: APNsMockReply) -> [HTTPHeader] {
-        var headers = [HTTPHeader("apns-id", apnsID)]
-        if let retryAfter = reply.retryAfter { headers.append(HTTPHeader("retry-after", retryAfter)) }
+    private static func responseHeaders(apnsID: String, reply: APNsMockReply) -> [HTTPField] {
+        var headers = [HTTPField("apns-id", apnsID)]
+        if let retryAfter = reply.retryAfter { headers.append(HTTPField("retry-after", retryAfter)) }
         return headers
     }
 

@@ -1,5 +1,6 @@
 import PushCrypto
 import PushHTTP2
+import PushSystem
 
 /// Apple's request checks as `apns-mock` applies them, in Apple's vocabulary ("Handling
 /// notification responses from APNs"): a failed check is the status and `reason` to answer.
@@ -35,7 +36,7 @@ public struct APNsMockValidator: Sendable {
     }
 
     /// Checks one request; `headers` excludes pseudo-headers.
-    public func validate(method: String, path: String, headers: [HTTPHeader], body: [UInt8]) -> Rejection? {
+    public func validate(method: String, path: String, headers: [HTTPField], body: [UInt8]) -> Rejection? {
         guard method == "POST" else { return Rejection(status: 405, reason: "MethodNotAllowed") }
         let prefix = "/3/device/"
         guard path.hasPrefix(prefix) || path == "/3/device" else { return Rejection(status: 404, reason: "BadPath") }

@@ -9,16 +9,16 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
     struct Request {
         let streamID: Int32
         /// Every header field in arrival order, pseudo-headers included.
-        let fields: [HTTPHeader]
+        let fields: [HTTPField]
         let body: [UInt8]
 
         var method: String { fields.first { $0.name == ":method" }?.value ?? "" }
         var path: String { fields.first { $0.name == ":path" }?.value ?? "" }
-        var regularHeaders: [HTTPHeader] { fields.filter { !$0.name.hasPrefix(":") } }
+        var regularHeaders: [HTTPField] { fields.filter { !$0.name.hasPrefix(":") } }
     }
 
     private final class Stream {
-        var fields: [HTTPHeader] = []
+        var fields: [HTTPField] = []
         var body: [UInt8] = []
     }
 
@@ -66,10 +66,10 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
 
     var hasPendingOutput: Bool { session?.hasPendingOutput ?? false }
 
-    func respond(streamID: Int32, status: Int, headers: [HTTPHeader], body: [UInt8]) {
+    func respond(streamID: Int32, status: Int, headers: [HTTPField], body: [UInt8]) {
         guard streams[streamID] != nil else { return }
         session?.submitResponse(
-            streamID: streamID, fields: [HTTPHeader(":status", String(status))] + headers, body: body)
+            streamID: streamID, fields: [HTTPField(":status", String(status))] + headers, body: body)
     }
 
     func refuse(streamID: Int32) { session?.resetStream(streamID, errorCode: .refusedStream) }
@@ -124,7 +124,7 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
         onStreamOpened?(streams.count)
     }
 
-    func session(_ session: HTTP2Session, receivedHeader header: HTTPHeader, streamID: Int32) {
+    func session(_ session: HTTP2Session, receivedHeader header: HTTPField, streamID: Int32) {
         streams[streamID]?.fields.append(header)
     }
 

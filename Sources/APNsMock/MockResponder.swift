@@ -1,4 +1,5 @@
 import PushHTTP2
+import PushSystem
 
 /// What a mock server does with one request's stream, in a script or a responder's answer.
 public enum MockAction: String, Sendable {
@@ -19,7 +20,7 @@ public struct MockRequest: Sendable {
     public let method: String
     public let path: String
     /// Regular header fields in arrival order (no pseudo-headers).
-    public let headers: [HTTPHeader]
+    public let headers: [HTTPField]
     public let body: [UInt8]
 
     public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
@@ -29,14 +30,14 @@ public struct MockRequest: Sendable {
 public struct MockAnswer: Sendable {
     public var action: MockAction
     public var status: Int
-    public var headers: [HTTPHeader]
+    public var headers: [HTTPField]
     public var body: [UInt8]
     public var delayMilliseconds: Int
     /// Whether it counts toward a scripted GOAWAY after N processed streams.
     public var countsAsProcessed: Bool
 
     public init(
-        action: MockAction = .respond, status: Int = 200, headers: [HTTPHeader] = [], body: [UInt8] = [],
+        action: MockAction = .respond, status: Int = 200, headers: [HTTPField] = [], body: [UInt8] = [],
         delayMilliseconds: Int = 0, countsAsProcessed: Bool = true
     ) {
         self.action = action

@@ -2,6 +2,7 @@ import APNsMock
 import PushCrypto
 import PushHTTP2
 import PushJSON
+import PushSystem
 import Synchronization
 
 /// A real TLS + HTTP/2 stand-in for FCM HTTP v1 and Google's OAuth token endpoint
@@ -16,7 +17,7 @@ public final class FCMMockServer: Sendable {
         public enum Kind: String, Sendable { case token, send, other }
         public let kind: Kind
         public let path: String
-        public let headers: [HTTPHeader]
+        public let headers: [HTTPField]
         public let body: [UInt8]
         /// The status answered (nil when stalled).
         public let status: Int?
@@ -123,7 +124,7 @@ public final class FCMMockServer: Sendable {
             body.member("expires_in", Int64(expiresIn))
             body.member("token_type", "Bearer")
             body.endObject()
-            return MockAnswer(headers: [HTTPHeader("content-type", "application/json")], body: body.bytes)
+            return MockAnswer(headers: [HTTPField("content-type", "application/json")], body: body.bytes)
         }
     }
 
@@ -162,7 +163,7 @@ public final class FCMMockServer: Sendable {
                 reply.status, rpcStatus: reply.rpcStatus ?? "UNKNOWN", errorCode: reply.errorCode,
                 fields: reply.violatedFields)
         }
-        if let retryAfter = reply.retryAfter { answer.headers.append(HTTPHeader("retry-after", retryAfter)) }
+        if let retryAfter = reply.retryAfter { answer.headers.append(HTTPField("retry-after", retryAfter)) }
         answer.action = reply.action
         return answer
     }
@@ -200,12 +201,12 @@ public final class FCMMockServer: Sendable {
         body.endArray()
         body.endObject()
         body.endObject()
-        return MockAnswer(status: status, headers: [HTTPHeader("content-type", "application/json")], body: body.bytes)
+        return MockAnswer(status: status, headers: [HTTPField("content-type", "application/json")], body: body.bytes)
     }
 
     private static func oauthError(_ status: Int, _ code: String) -> MockAnswer {
         MockAnswer(
-            status: status, headers: [HTTPHeader("content-type", "application/json")],
+            status: status, headers: [HTTPField("content-type", "application/json")],
             body: Array(#"{"error":"\#(code)"}"#.utf8))
     }
 }

@@ -1,6 +1,7 @@
 import PushErrors
 import PushHTTP
 import PushPostgres
+import PushSystem
 
 /// Why a lifecycle request was refused, in the order of checks of docs/protocol.md §1, or why no App
 /// Attest root can be used (docs/decisions/0540). Each code has exactly one answer, so "unknown

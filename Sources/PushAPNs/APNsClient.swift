@@ -49,8 +49,7 @@ public final class APNsClient: Sendable {
         let target: HTTP2Target
         do {
             target = HTTP2Target(
-                host: profile.server.host, port: profile.server.port, credentialID: profile.poolIdentity,
-                tls: try tlsContext(for: profile))
+                server: profile.server, credentialID: profile.poolIdentity, tls: try tlsContext(for: profile))
         } catch {
             completion(APNsSendResult(outcome: .configurationFault, status: nil, reason: nil, requestsSent: 0))
             return
@@ -108,20 +107,20 @@ public final class APNsClient: Sendable {
 
     /// The exact request of docs/protocol.md §8 (a relay wake) or §13 step 7 (a background wake).
     static func request(for notification: APNsNotification, topic: String, token: ProviderToken?) -> HTTP2Request {
-        var headers: [HTTPHeader] = []
+        var headers: [HTTPField] = []
         headers.reserveCapacity(6)
-        if let requestID = notification.requestID { headers.append(HTTPHeader("apns-id", requestID)) }
-        headers.append(HTTPHeader("apns-topic", topic))
+        if let requestID = notification.requestID { headers.append(HTTPField("apns-id", requestID)) }
+        headers.append(HTTPField("apns-topic", topic))
         switch notification.style {
         case .reconnect:
-            headers.append(HTTPHeader("apns-push-type", "alert"))
-            headers.append(HTTPHeader("apns-priority", "10"))
+            headers.append(HTTPField("apns-push-type", "alert"))
+            headers.append(HTTPField("apns-priority", "10"))
         case .background:
-            headers.append(HTTPHeader("apns-push-type", "background"))
-            headers.append(HTTPHeader("apns-priority", "5"))
+            headers.append(HTTPField("apns-push-type", "background"))
+            headers.append(HTTPField("apns-priority", "5"))
         }
-        headers.append(HTTPHeader("apns-expiration", String(notification.expiresAt)))
-        if let token { headers.append(HTTPHeader("authorization", token.authorization)) }
+        headers.append(HTTPField("apns-expiration", String(notification.expiresAt)))
+        if let token { headers.append(HTTPField("authorization", token.authorization)) }
         return HTTP2Request(
             method: "POST", path: "/3/device/" + Hex.encode(notification.deviceToken), headers: headers,
             body: notification.style == .reconnect ? body : backgroundBody)

@@ -83,7 +83,7 @@ final class AccessTokenSource: Sendable {
             }
             let request = HTTP2Request(
                 method: "POST", path: profile.tokenPath,
-                headers: [HTTPHeader("content-type", "application/x-www-form-urlencoded")], body: body)
+                headers: [HTTPField("content-type", "application/x-www-form-urlencoded")], body: body)
             http.submit(request, to: target) { [self] result in
                 switch result {
                 case .success(let response):

@@ -70,8 +70,7 @@ public final class FCMClient: Sendable {
         let target: HTTP2Target
         do {
             let tls = try tlsContext(for: profile)
-            target = HTTP2Target(
-                host: profile.server.host, port: profile.server.port, credentialID: profile.credentialID, tls: tls)
+            target = HTTP2Target(server: profile.server, credentialID: profile.credentialID, tls: tls)
             source = tokenSource(for: profile, tls: tls)
         } catch {
             completion(FCMSendResult(outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: 0))
@@ -173,7 +172,7 @@ public final class FCMClient: Sendable {
         HTTP2Request(
             method: "POST", path: "/v1/projects/\(projectID)/messages:send",
             headers: [
-                HTTPHeader("authorization", token.authorization), HTTPHeader("content-type", "application/json"),
+                HTTPField("authorization", token.authorization), HTTPField("content-type", "application/json"),
             ],
             body: body(registrationToken: message.registrationToken, ttlSeconds: message.timeToLive.seconds(now: now)))
     }
@@ -182,8 +181,7 @@ public final class FCMClient: Sendable {
         tokenSources.withLock { sources in
             if let source = sources[profile.credentialID] { return source }
             let target = HTTP2Target(
-                host: profile.tokenEndpoint.host, port: profile.tokenEndpoint.port,
-                credentialID: "token|" + profile.credentialID, tls: tls)
+                server: profile.tokenEndpoint, credentialID: "token|" + profile.credentialID, tls: tls)
             let source = AccessTokenSource(
                 profile: profile, target: target, http: http, renewals: renewals, clock: clock)
             sources[profile.credentialID] = source

@@ -1,13 +1,4 @@
-/// One header field of a response.
-public struct HTTPField: Sendable, Equatable {
-    public let name: String
-    public let value: String
-
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
+import PushSystem
 
 /// A response from a handler. The server adds `Content-Length` and `Connection` itself; any such
 /// field set here is ignored.

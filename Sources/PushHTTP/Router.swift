@@ -1,3 +1,5 @@
+import PushSystem
+
 /// One exact-path route: the only method it allows, its handler, its body limit, and whether it
 /// requires `Content-Type: application/json`.
 public struct Route: Sendable {

@@ -28,7 +28,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
 
     private final class ResponseBuffer {
         var status: Int?
-        var headers: [HTTPHeader] = []
+        var headers: [HTTPField] = []
         var body: [UInt8] = []
     }
 
@@ -193,8 +193,8 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     func submit(_ request: HTTP2Request) -> Int32? {
         guard let session else { return nil }
         var fields = [
-            HTTPHeader(":method", request.method), HTTPHeader(":scheme", "https"), HTTPHeader(":path", request.path),
-            HTTPHeader(":authority", target.authority),
+            HTTPField(":method", request.method), HTTPField(":scheme", "https"), HTTPField(":path", request.path),
+            HTTPField(":authority", target.authority),
         ]
         fields += request.headers
         guard let streamID = session.submitRequest(fields, body: request.body) else { return nil }
@@ -295,7 +295,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, openedStream streamID: Int32) {}
 
-    func session(_ session: HTTP2Session, receivedHeader header: HTTPHeader, streamID: Int32) {
+    func session(_ session: HTTP2Session, receivedHeader header: HTTPField, streamID: Int32) {
         guard let buffer = responses[streamID] else { return }
         if header.name == ":status" {
             buffer.status = Int(header.value)

@@ -1,24 +1,14 @@
 import PushCrypto
-
-/// One header field as sent or received (names are lowercase in HTTP/2, RFC 9113 §8.2.1).
-public struct HTTPHeader: Sendable, Equatable {
-    public let name: String
-    public let value: String
-
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
+import PushSystem
 
 /// A request for the HTTP/2 client: pseudo-headers come from `method`, `path` and the target.
 public struct HTTP2Request: Sendable {
     public let method: String
     public let path: String
-    public let headers: [HTTPHeader]
+    public let headers: [HTTPField]
     public let body: [UInt8]
 
-    public init(method: String, path: String, headers: [HTTPHeader], body: [UInt8]) {
+    public init(method: String, path: String, headers: [HTTPField], body: [UInt8]) {
         self.method = method
         self.path = path
         self.headers = headers
@@ -29,10 +19,10 @@ public struct HTTP2Request: Sendable {
 /// A complete HTTP/2 response.
 public struct HTTP2Response: Sendable, Equatable {
     public let status: Int
-    public let headers: [HTTPHeader]
+    public let headers: [HTTPField]
     public let body: [UInt8]
 
-    public init(status: Int, headers: [HTTPHeader], body: [UInt8]) {
+    public init(status: Int, headers: [HTTPField], body: [UInt8]) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -43,20 +33,24 @@ public struct HTTP2Response: Sendable, Equatable {
 
 /// Where requests go: one pool of connections per (host, port, credential).
 public struct HTTP2Target: Sendable {
-    public let host: String
-    public let port: UInt16
-    /// Distinguishes pools to the same host with different TLS client identities or trust.
-    public let credentialID: String
+    /// The pool the requests share; its host and port are the server's.
+    let poolKey: HTTP2PoolKey
     public let tls: TLSContext
 
+    /// A provider's server, reached with `tls`; `credentialID` separates its pools by client identity.
+    public init<Service>(server: HTTP2Server<Service>, credentialID: String, tls: TLSContext) {
+        self.init(host: server.host, port: server.port, credentialID: credentialID, tls: tls)
+    }
+
     public init(host: String, port: UInt16, credentialID: String, tls: TLSContext) {
-        self.host = host
-        self.port = port
-        self.credentialID = credentialID
+        poolKey = HTTP2PoolKey(host: host, port: port, credentialID: credentialID)
         self.tls = tls
     }
 
-    var poolKey: HTTP2PoolKey { HTTP2PoolKey(host: host, port: port, credentialID: credentialID) }
+    public var host: String { poolKey.host }
+    public var port: UInt16 { poolKey.port }
+    /// Distinguishes pools to the same host with different TLS client identities or trust.
+    public var credentialID: String { poolKey.credentialID }
 
     var authority: String { port == 443 ? host : "\(host):\(port)" }
 }

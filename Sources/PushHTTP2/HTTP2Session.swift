@@ -1,5 +1,6 @@
 internal import CNghttp2
 import PushCrypto
+import PushSystem
 
 /// An HTTP/2 error code (RFC 9113 §7) as received in RST_STREAM or GOAWAY, or sent.
 public struct HTTP2ErrorCode: RawRepresentable, Sendable, Hashable {
@@ -23,7 +24,7 @@ public enum HTTP2Setting: Sendable, Equatable {
 public protocol HTTP2SessionDelegate: AnyObject {
     /// A peer's HEADERS opened `streamID` (server role: a new request).
     func session(_ session: HTTP2Session, openedStream streamID: Int32)
-    func session(_ session: HTTP2Session, receivedHeader header: HTTPHeader, streamID: Int32)
+    func session(_ session: HTTP2Session, receivedHeader header: HTTPField, streamID: Int32)
     func session(_ session: HTTP2Session, receivedData bytes: UnsafeRawBufferPointer, streamID: Int32)
     /// The peer set END_STREAM on `streamID` (server role: the request is complete).
     func session(_ session: HTTP2Session, peerEndedStream streamID: Int32)
@@ -142,7 +143,7 @@ public final class HTTP2Session {
     }
 
     /// Queues a request (pseudo-headers first in `fields`); returns its stream ID, nil if refused.
-    public func submitRequest(_ fields: [HTTPHeader], body: [UInt8]) -> Int32? {
+    public func submitRequest(_ fields: [HTTPField], body: [UInt8]) -> Int32? {
         let streamID = withNameValues(fields) { nameValues in
             var provider = nghttp2_data_provider()
             provider.read_callback = Self.readBody
@@ -154,7 +155,7 @@ public final class HTTP2Session {
     }
 
     /// Queues a response on `streamID` (`fields` starts with `:status`).
-    public func submitResponse(streamID: Int32, fields: [HTTPHeader], body: [UInt8]) {
+    public func submitResponse(streamID: Int32, fields: [HTTPField], body: [UInt8]) {
         if !body.isEmpty { outgoingBodies[streamID] = (body, 0) }
         _ = withNameValues(fields) { nameValues in
             guard !body.isEmpty else {
@@ -197,7 +198,7 @@ public final class HTTP2Session {
     /// value is copied from the string's own UTF-8 storage: appending each one's `utf8` view and
     /// growing the buffer as it fills cost about ten thousand instructions per APNs request.
     private func withNameValues(
-        _ fields: [HTTPHeader], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Int32
+        _ fields: [HTTPField], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> Int32
     )
         -> Int32
     {
@@ -275,7 +276,7 @@ public final class HTTP2Session {
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
             _, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, let session = HTTP2Session.session(user) else { return 0 }
-            let header = HTTPHeader(HTTP2Session.text(name, nameLength), HTTP2Session.text(value, valueLength))
+            let header = HTTPField(HTTP2Session.text(name, nameLength), HTTP2Session.text(value, valueLength))
             session.delegate.session(session, receivedHeader: header, streamID: frame.pointee.hd.stream_id)
             return 0
         }

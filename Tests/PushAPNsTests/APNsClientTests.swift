@@ -1,5 +1,6 @@
 import Foundation
 import PushHTTP2
+import PushSystem
 import PushTestSupport
 import Testing
 
@@ -31,10 +32,10 @@ struct APNsClientTests {
             ])
         #expect(
             Array(record.headers.dropLast()) == [
-                HTTPHeader("apns-id", try #require(notification.requestID)),
-                HTTPHeader("apns-topic", MockAPNsHarness.topic),
-                HTTPHeader("apns-push-type", "alert"), HTTPHeader("apns-priority", "10"),
-                HTTPHeader("apns-expiration", "1800000123"),
+                HTTPField("apns-id", try #require(notification.requestID)),
+                HTTPField("apns-topic", MockAPNsHarness.topic),
+                HTTPField("apns-push-type", "alert"), HTTPField("apns-priority", "10"),
+                HTTPField("apns-expiration", "1800000123"),
             ])
         let parsed = try #require(APNsMockJWT.parse(authorization: jwt))
         #expect(parsed.teamID == MockAPNsHarness.teamID && parsed.keyID == MockAPNsHarness.keyID)

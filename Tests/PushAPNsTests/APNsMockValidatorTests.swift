@@ -1,5 +1,6 @@
 import PushCrypto
 import PushHTTP2
+import PushSystem
 import Testing
 
 @testable import APNsMock
@@ -12,11 +13,11 @@ struct APNsMockValidatorTests {
         "bearer " + ProviderTokenCache.signingInput(teamID: "TEAM123456", keyID: "KEY1234567", issuedAt: 1)
         + "." + Base64.encodeURLNoPadding([UInt8](repeating: 7, count: 64))
 
-    static func headers(dropping name: String? = nil, replacing replacement: HTTPHeader? = nil) -> [HTTPHeader] {
+    static func headers(dropping name: String? = nil, replacing replacement: HTTPField? = nil) -> [HTTPField] {
         var list = [
-            HTTPHeader("apns-id", "123E4567-E89B-12D3-A456-426614174000"), HTTPHeader("apns-topic", "com.example.app"),
-            HTTPHeader("apns-push-type", "alert"), HTTPHeader("apns-priority", "10"),
-            HTTPHeader("apns-expiration", "1700000000"), HTTPHeader("authorization", jwt),
+            HTTPField("apns-id", "123E4567-E89B-12D3-A456-426614174000"), HTTPField("apns-topic", "com.example.app"),
+            HTTPField("apns-push-type", "alert"), HTTPField("apns-priority", "10"),
+            HTTPField("apns-expiration", "1700000000"), HTTPField("authorization", jwt),
         ]
         list.removeAll { $0.name == name || $0.name == replacement?.name }
         if let replacement { list.append(replacement) }
@@ -26,7 +27,7 @@ struct APNsMockValidatorTests {
     let validator = APNsMockValidator()
 
     func check(
-        method: String = "POST", path: String = "/3/device/\(token)", headers: [HTTPHeader] = headers(),
+        method: String = "POST", path: String = "/3/device/\(token)", headers: [HTTPField] = headers(),
         body: [UInt8] = APNsClient.body
     ) -> APNsMockValidator.Rejection? {
         validator.validate(method: method, path: path, headers: headers, body: body)
@@ -48,23 +49,23 @@ struct APNsMockValidatorTests {
         #expect(check(path: "/3/device/xyz1") == rejected(400, "BadDeviceToken"))
         #expect(check(headers: Self.headers(dropping: "apns-topic")) == rejected(400, "MissingTopic"))
         #expect(
-            check(headers: Self.headers(replacing: HTTPHeader("apns-push-type", "banner")))
+            check(headers: Self.headers(replacing: HTTPField("apns-push-type", "banner")))
                 == rejected(400, "InvalidPushType"))
         #expect(
-            check(headers: Self.headers(replacing: HTTPHeader("apns-priority", "7"))) == rejected(400, "BadPriority"))
+            check(headers: Self.headers(replacing: HTTPField("apns-priority", "7"))) == rejected(400, "BadPriority"))
         #expect(
-            check(headers: Self.headers(replacing: HTTPHeader("apns-expiration", "soon")))
+            check(headers: Self.headers(replacing: HTTPField("apns-expiration", "soon")))
                 == rejected(400, "BadExpirationDate"))
         #expect(
-            check(headers: Self.headers(replacing: HTTPHeader("apns-id", "not-a-uuid")))
+            check(headers: Self.headers(replacing: HTTPField("apns-id", "not-a-uuid")))
                 == rejected(400, "BadMessageId"))
-        #expect(check(headers: Self.headers() + [HTTPHeader("apns-topic", "x")]) == rejected(400, "DuplicateHeaders"))
+        #expect(check(headers: Self.headers() + [HTTPField("apns-topic", "x")]) == rejected(400, "DuplicateHeaders"))
         #expect(check(body: []) == rejected(400, "PayloadEmpty"))
         #expect(check(body: [UInt8](repeating: 0x20, count: 4097)) == rejected(413, "PayloadTooLarge"))
         #expect(check(body: [UInt8](repeating: 0x20, count: 4096)) == nil)
         #expect(check(headers: Self.headers(dropping: "authorization")) == rejected(403, "MissingProviderToken"))
         #expect(
-            check(headers: Self.headers(replacing: HTTPHeader("authorization", "bearer a.b.c")))
+            check(headers: Self.headers(replacing: HTTPField("authorization", "bearer a.b.c")))
                 == rejected(403, "InvalidProviderToken"))
     }
 

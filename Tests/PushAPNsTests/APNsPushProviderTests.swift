@@ -52,9 +52,9 @@ struct APNsPushProviderTests {
         let record = try #require(harness.server.records.first)
         #expect(
             Array(record.headers.dropLast()) == [
-                HTTPHeader("apns-id", requestID), HTTPHeader("apns-topic", MockAPNsHarness.topic),
-                HTTPHeader("apns-push-type", "alert"), HTTPHeader("apns-priority", "10"),
-                HTTPHeader("apns-expiration", "1800000123"),
+                HTTPField("apns-id", requestID), HTTPField("apns-topic", MockAPNsHarness.topic),
+                HTTPField("apns-push-type", "alert"), HTTPField("apns-priority", "10"),
+                HTTPField("apns-expiration", "1800000123"),
             ])
         #expect(record.headers.last?.name == "authorization")
         #expect(
@@ -71,8 +71,8 @@ struct APNsPushProviderTests {
         let record = try #require(harness.server.records.first)
         #expect(
             Array(record.headers.dropLast()) == [
-                HTTPHeader("apns-topic", MockAPNsHarness.topic), HTTPHeader("apns-push-type", "background"),
-                HTTPHeader("apns-priority", "5"), HTTPHeader("apns-expiration", "1800000123"),
+                HTTPField("apns-topic", MockAPNsHarness.topic), HTTPField("apns-push-type", "background"),
+                HTTPField("apns-priority", "5"), HTTPField("apns-expiration", "1800000123"),
             ])
         #expect(record.headers.last?.name == "authorization")
         #expect(String(decoding: record.body, as: UTF8.self) == #"{"aps":{"content-available":1}}"#)

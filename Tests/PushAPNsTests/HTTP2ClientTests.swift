@@ -1,5 +1,6 @@
 import Glibc
 import PushCrypto
+import PushSystem
 import PushTestSupport
 import Synchronization
 import Testing
@@ -33,8 +34,8 @@ struct HTTP2ClientTests {
 
     static let path = "/3/device/" + String(repeating: "0a", count: 32)
     static let validHeaders = [
-        HTTPHeader("apns-topic", "com.example.buzz"), HTTPHeader("apns-push-type", "alert"),
-        HTTPHeader("authorization", APNsMockValidatorTests.jwt),
+        HTTPField("apns-topic", "com.example.buzz"), HTTPField("apns-push-type", "alert"),
+        HTTPField("authorization", APNsMockValidatorTests.jwt),
     ]
 
     @Test(
@@ -44,13 +45,13 @@ struct HTTP2ClientTests {
             ("POST", validHeaders, 4097, 413, "PayloadTooLarge"),
             ("POST", Array(validHeaders.dropFirst()), 10, 400, "MissingTopic"),
             (
-                "POST", validHeaders.map { $0.name == "apns-push-type" ? HTTPHeader($0.name, "banner") : $0 }, 10, 400,
+                "POST", validHeaders.map { $0.name == "apns-push-type" ? HTTPField($0.name, "banner") : $0 }, 10, 400,
                 "InvalidPushType"
             ),
             ("POST", Array(validHeaders.dropLast()), 10, 403, "MissingProviderToken"),
-        ] as [(String, [HTTPHeader], Int, Int, String)])
+        ] as [(String, [HTTPField], Int, Int, String)])
     func mockRejections(
-        _ method: String, _ headers: [HTTPHeader], _ size: Int, _ status: Int, _ reason: String
+        _ method: String, _ headers: [HTTPField], _ size: Int, _ status: Int, _ reason: String
     )
         async throws
     {
@@ -77,7 +78,7 @@ struct HTTP2ClientTests {
         defer { server.stop() }
         let id = "0B3C7D4E-1A2B-4C3D-8E9F-001122334455"
         let request = HTTP2Request(
-            method: "POST", path: Self.path, headers: Self.validHeaders + [HTTPHeader("apns-id", id)],
+            method: "POST", path: Self.path, headers: Self.validHeaders + [HTTPField("apns-id", id)],
             body: APNsClient.body)
         let response = try await Self.exchange(request, port: server.port, certificates: certificates)
         #expect(response.status == 200)

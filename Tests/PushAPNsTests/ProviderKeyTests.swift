@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushHTTP2
+import PushSystem
 import PushTestSupport
 import Testing
 
@@ -59,7 +60,7 @@ struct ProviderKeyTests {
         func check(_ jwt: String) -> APNsMockValidator.Rejection? {
             validator.validate(
                 method: "POST", path: "/3/device/\(APNsMockValidatorTests.token)",
-                headers: APNsMockValidatorTests.headers(replacing: HTTPHeader("authorization", "bearer " + jwt)),
+                headers: APNsMockValidatorTests.headers(replacing: HTTPField("authorization", "bearer " + jwt)),
                 body: APNsClient.body)
         }
         let jwt = try cache.token().jwt

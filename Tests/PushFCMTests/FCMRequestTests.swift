@@ -1,4 +1,5 @@
 import PushHTTP2
+import PushSystem
 import Testing
 
 @testable import PushFCM
@@ -33,7 +34,7 @@ struct FCMRequestTests {
         #expect(request.path == "/v1/projects/wake-test-1/messages:send")
         #expect(
             request.headers == [
-                HTTPHeader("authorization", "Bearer ya29.x"), HTTPHeader("content-type", "application/json"),
+                HTTPField("authorization", "Bearer ya29.x"), HTTPField("content-type", "application/json"),
             ])
         #expect(request.body == FCMClient.body(registrationToken: "tok", ttlSeconds: 60))
     }

@@ -1,5 +1,6 @@
 import PushDelivery
 import PushHTTP
+import PushSystem
 import Testing
 
 @testable import GatewayDelivery

@@ -1,4 +1,5 @@
 import PushHTTP
+import PushSystem
 import Testing
 
 func head(_ text: String) throws -> RequestHead {

@@ -1,6 +1,7 @@
 import GatewayDelivery
 import PushHTTP
 import PushJSON
+import PushSystem
 
 /// The delivery route's answers, byte for byte as in the docs/protocol.md §4.7 table.
 enum DeliveryResponses {

@@ -1,6 +1,7 @@
 import GatewayMetrics
 import PushHTTP
 import PushMetrics
+import PushSystem
 
 /// `GET /metrics` on the private listener (docs/protocol.md §9): the Prometheus text exposition.
 struct MetricsRoute: Sendable {
