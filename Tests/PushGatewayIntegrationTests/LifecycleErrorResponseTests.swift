@@ -1,4 +1,5 @@
 import PushHTTP
+import PushSystem
 import Testing
 
 @testable import GatewayLifecycle
