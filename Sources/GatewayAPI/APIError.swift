@@ -1,16 +1,10 @@
 public import PushErrors
 
 /// Why the declared API refused a request (docs/decisions/0540). Never carries request bytes.
-public struct APIError: Error, Equatable, Sendable {
-    /// Why (docs/decisions/0540): new codes break no caller's `switch`, which ends in `default`.
-    public typealias Code = ErrorCode<APIError>
+public typealias APIError = CodedError<APIErrorTag>
 
-    public let code: Code
-
-    public init(_ code: Code) {
-        self.code = code
-    }
-}
+/// Makes `APIError` and its codes the declared API's own.
+public enum APIErrorTag {}
 
 extension ErrorCode<APIError> {
     /// A body that does not have the specified shape; its one answer is

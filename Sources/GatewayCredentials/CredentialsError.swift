@@ -3,16 +3,10 @@ public import PushErrors
 /// Why the gateway's own credentials refused or failed (docs/decisions/0540): a presented
 /// challenge that is not acceptable, or a seal that could not be made. Never carries a challenge,
 /// a key or a plaintext.
-public struct CredentialsError: Error, Equatable, Sendable {
-    /// Why (docs/decisions/0540): new codes break no caller's `switch`, which ends in `default`.
-    public typealias Code = ErrorCode<CredentialsError>
+public typealias CredentialsError = CodedError<CredentialsErrorTag>
 
-    public let code: Code
-
-    public init(_ code: Code) {
-        self.code = code
-    }
-}
+/// Makes `CredentialsError` and its codes the gateway's credentials's own.
+public enum CredentialsErrorTag {}
 
 /// A refused challenge answers the same `404 {"error":"not_authorized"}` whatever its code
 /// (docs/protocol.md §1, no oracle); the distinction is for tests only.

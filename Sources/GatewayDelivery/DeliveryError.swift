@@ -3,16 +3,10 @@ public import PushErrors
 /// The delivery core's one error (docs/decisions/0540). It never leaves the module: the ledger
 /// throws it inside an admission transaction to roll that transaction back and answers with a
 /// decision instead.
-public struct DeliveryError: Error, Equatable, Sendable {
-    /// Why (docs/decisions/0540): new codes break no caller's `switch`, which ends in `default`.
-    public typealias Code = ErrorCode<DeliveryError>
+public typealias DeliveryError = CodedError<DeliveryErrorTag>
 
-    public let code: Code
-
-    public init(_ code: Code) {
-        self.code = code
-    }
-}
+/// Makes `DeliveryError` and its codes the delivery core's own.
+public enum DeliveryErrorTag {}
 
 extension ErrorCode<DeliveryError> {
     /// The admission function admitted, but the 408 is due before the COMMIT could go out
