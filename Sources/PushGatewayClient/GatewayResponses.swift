@@ -10,12 +10,6 @@ public struct Challenge: Sendable, Equatable, Decodable {
     /// The gateway's `expires_at` (Unix seconds by the gateway's clock).
     public let expiresAt: Int64
 
-    public init(id: String, value: String, expiresAt: Int64) {
-        self.id = id
-        self.value = value
-        self.expiresAt = expiresAt
-    }
-
     /// How long a challenge lives (docs/protocol.md §4.1).
     public static let lifetimeSeconds: Int64 = 300
 

@@ -39,10 +39,6 @@ public final class PostgresPool: @unchecked Sendable {
         /// Sessions waiting in the pool.
         public let idle: Int
 
-        public init(open: Int, idle: Int) {
-            self.open = open
-            self.idle = idle
-        }
     }
 
     private let configuration: PostgresConfiguration

@@ -1,6 +1,5 @@
 import PushCrypto
 import PushDelivery
-import PushPostgres
 import PushSystem
 import PushTestSupport
 import Synchronization
@@ -12,6 +11,7 @@ import Testing
 @testable import GatewayDelivery
 @testable import GatewayMetrics
 @testable import PushGateway
+@testable import PushPostgres
 
 /// The delivery pipeline driven directly, without HTTP: a test provider returns each neutral
 /// outcome, and the typed result, its answer bytes, its metric label and the reservation rule are
