@@ -38,7 +38,6 @@ public final class PostgresPool: @unchecked Sendable {
         public let open: Int
         /// Sessions waiting in the pool.
         public let idle: Int
-
     }
 
     private let configuration: PostgresConfiguration
