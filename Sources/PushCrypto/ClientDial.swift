@@ -5,7 +5,7 @@ import PushSystem
 public protocol ClientDialWatcher: AnyObject {
     /// A socket's connect started; throwing gives up that address like a failed connect.
     func watch(_ descriptor: Int32) throws(SystemError)
-    /// The socket watched last is about to close.
+    /// The socket last passed to `watch` is about to close.
     func unwatch()
 }
 
