@@ -49,12 +49,22 @@ struct ClientDialTests {
         if case .value(let count) = result { count } else { nil }
     }
 
+    /// A plain dial to `listener` watched the WebSocket client's way; the caller keeps the watcher
+    /// (the dial holds it weakly).
+    static func watchedPlainDial(
+        to listener: TCPListener, refusingFirstWatch: Bool = false
+    ) -> (ClientDial, RecordingWatcher) {
+        let dial = ClientDial(host: "127.0.0.1", port: UInt16(listener.port), proxy: nil, tlsContext: nil)
+        let watcher = RecordingWatcher()
+        watcher.refuseNext = refusingFirstWatch
+        dial.watcher = watcher
+        return (dial, watcher)
+    }
+
     @Test("a refused address is skipped, the next one opens a plain stream, and the watcher saw each socket")
     func refusedThenOpen() throws {
         let listener = try TCPListener(listening: "127.0.0.1:0")
-        let dial = ClientDial(host: "127.0.0.1", port: UInt16(listener.port), proxy: nil, tlsContext: nil)
-        let watcher = RecordingWatcher()
-        dial.watcher = watcher
+        let (dial, watcher) = Self.watchedPlainDial(to: listener)
         let step = Self.drive(dial, from: dial.resolved(.success([try Self.refusedAddress(), listener.localAddress])))
         #expect(step == .open)
         #expect(watcher.watched.last == dial.descriptor)
@@ -80,14 +90,12 @@ struct ClientDialTests {
     @Test("a socket the watcher cannot watch gives up that address like a failed connect")
     func watcherRefusal() throws {
         let listener = try TCPListener(listening: "127.0.0.1:0")
-        let dial = ClientDial(host: "127.0.0.1", port: UInt16(listener.port), proxy: nil, tlsContext: nil)
-        let watcher = RecordingWatcher()
-        watcher.refuseNext = true
-        dial.watcher = watcher
+        let (dial, watcher) = Self.watchedPlainDial(to: listener, refusingFirstWatch: true)
         let step = dial.resolved(.success([listener.localAddress]))
         #expect(step == .failed(.connectFailed(SystemError(function: "epoll_ctl", errorNumber: ENOSPC))))
         #expect(dial.descriptor == -1)
         #expect(dial.interest == nil)
+        #expect(watcher.watched.isEmpty)
     }
 
     @Test(
