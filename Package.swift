@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushSystem"]),
         .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),
         .testTarget(
             name: "PushKeyAttestationTests",
