@@ -1,7 +1,8 @@
 import PushSystem
 
-/// Why a client could not open its stream.
-public enum ClientDialFailure: Error, Equatable, Sendable {
+/// Why a client could not open its stream: a value its owner turns into its own error (the HTTP/2
+/// client's `HTTP2Error`, the WebSocket client's log line), so PushCrypto keeps one error type.
+public enum ClientDialFailure: Equatable, Sendable {
     /// The name resolved to no address.
     case noAddress
     case resolution(SystemError)
