@@ -242,12 +242,21 @@ let package = Package(
             ]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(name: "PushRateLimitingTests", dependencies: ["PushRateLimiting"]),
+        // The Gateway* modules' unit tests, one target each: no PostgreSQL, no process, no TestGateway.
+        .testTarget(
+            name: "GatewayConfigurationTests",
+            dependencies: ["GatewayConfiguration", "PushCrypto", "PushSystem", "PushTestSupport"]),
+        .testTarget(
+            name: "GatewayCredentialsTests", dependencies: ["GatewayConfiguration", "GatewayCredentials", "PushCrypto"]),
+        .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "GatewayConfiguration", "PushHTTP"]),
+        .testTarget(name: "GatewayDeliveryTests", dependencies: ["GatewayDelivery", "GatewayMetrics", "PushDelivery"]),
+        .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
         .testTarget(
             name: "PushGatewayTests",
             dependencies: [
-                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
-                "PushGateway", "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport",
+                "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayDelivery", "PushGateway",
+                "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport",
             ]),
         .testTarget(
             name: "PushGatewayCommandsTests",

@@ -1,13 +1,11 @@
-import PushDelivery
 import PushHTTP
 import PushSystem
 import Testing
 
 @testable import GatewayDelivery
-@testable import GatewayMetrics
 @testable import PushGateway
 
-@Suite("Delivery results: the §4.7 table's bodies, labels and reservation rule, without I/O")
+@Suite("Delivery results: the §4.7 table's statuses and bodies, without I/O")
 struct DeliveryResponsesTests {
     static func text(_ result: DeliveryResult) -> (Int, String) {
         let response = DeliveryResponses.response(for: result)
@@ -41,27 +39,5 @@ struct DeliveryResponsesTests {
         #expect(Self.text(.retry(retryAfterSeconds: -7)).1 == #"{"status":"retry","retry_after_seconds":1}"#)
         #expect(Self.text(.retry(retryAfterSeconds: 3600)).1 == #"{"status":"retry","retry_after_seconds":3600}"#)
         #expect(Self.text(.retry(retryAfterSeconds: 3601)).1 == #"{"status":"retry","retry_after_seconds":3600}"#)
-    }
-
-    @Test("terminal outcomes keep the reservation; transient and configuration outcomes release it")
-    func reservationRule() {
-        #expect(PushOutcome.accepted.keepsReservation)
-        #expect(PushOutcome.endpointDead(invalidAtSeconds: nil).keepsReservation)
-        #expect(PushOutcome.permanentRequestFault.keepsReservation)
-        #expect(!PushOutcome.retry(retryAfterSeconds: 1).keepsReservation)
-        for fault in ConfigurationFault.allCases { #expect(!PushOutcome.configurationFault(fault).keepsReservation) }
-    }
-
-    @Test("each result counts under its admissions label; a 408 as temporarily_unavailable")
-    func labels() {
-        let expected: [(DeliveryResult, String)] = [
-            (.accepted, "accepted"), (.invalidGrant, "invalid_grant"), (.invalidAuth, "invalid_auth"),
-            (.rateLimited(retryAfterSeconds: 1), "rate_limited"),
-            (.invalidEndpoint(generation: 1, invalidAtSeconds: nil), "invalid_endpoint"),
-            (.retry(retryAfterSeconds: nil), "retry"), (.configurationFault, "configuration_fault"),
-            (.invalidRequest, "invalid_request"), (.temporarilyUnavailable, "temporarily_unavailable"),
-            (.requestTimeout, "temporarily_unavailable"),
-        ]
-        for (result, label) in expected { #expect(DeliveryAdmissionResult(result).rawValue == label) }
     }
 }

@@ -1,7 +1,6 @@
 import Testing
 
 @testable import GatewayConfiguration
-@testable import PushGateway
 
 @Suite("configuration value parsers")
 struct ConfigurationParsersTests {

@@ -3,7 +3,6 @@ import Testing
 
 @testable import GatewayConfiguration
 @testable import GatewayCredentials
-@testable import PushGateway
 
 @Suite("Sealed envelopes and endpoint fingerprints (docs/protocol.md §7)")
 struct SealedEnvelopeTests {

@@ -3,7 +3,6 @@ import Testing
 
 @testable import GatewayConfiguration
 @testable import GatewayCredentials
-@testable import PushGateway
 
 @Suite("Endpoint grants (docs/protocol.md §7)")
 struct EndpointGrantTests {

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import GatewayAPI
-@testable import PushGateway
 
 @Suite("Strict request bodies and value formats (docs/protocol.md §1, §4)")
 struct RouteRequestTests {

@@ -1,8 +1,6 @@
 import PushRateLimiting
 import Testing
 
-@testable import PushGateway
-
 @Suite("A batch takes one token per item from the relay bucket, all or nothing (docs/decisions/0221)")
 struct BatchDeliveryRateLimitTests {
     @Test("a batch the bucket cannot cover takes nothing and is told when it can; a single request still passes")

@@ -1,7 +1,6 @@
 import Testing
 
 @testable import GatewayCredentials
-@testable import PushGateway
 
 @Suite("Canonical UUIDs")
 struct CanonicalUUIDTests {

@@ -5,7 +5,6 @@ import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
-@testable import PushGateway
 
 @Suite("configuration from the environment (docs/protocol.md §12)")
 struct ConfigurationTests {
