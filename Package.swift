@@ -249,6 +249,11 @@ let package = Package(
         .testTarget(
             name: "GatewayCredentialsTests", dependencies: ["GatewayConfiguration", "GatewayCredentials", "PushCrypto"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "GatewayConfiguration", "PushHTTP"]),
+        .testTarget(
+            name: "GatewayMetricsTests",
+            dependencies: [
+                "GatewayAPI", "GatewayMetrics", "PushDelivery", "PushHTTP", "PushPostgres", "PushTestSupport",
+            ]),
         .testTarget(name: "GatewayDeliveryTests", dependencies: ["GatewayDelivery", "GatewayMetrics", "PushDelivery"]),
         .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
