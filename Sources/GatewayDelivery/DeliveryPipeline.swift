@@ -65,8 +65,7 @@ package enum BatchDeliveryResult: Sendable, Equatable {
 package struct DeliveryPipeline: Sendable {
     /// Per authenticated relay (x-only key bytes), per replica.
     let relayLimiter: KeyedRateLimiter<[UInt8]>
-    let grants: SealedEnvelope
-    let tokens: SealedEnvelope
+    let keys: GatewayKeys
     let profiles: [AppProfile]
     let ledger: DeliveryLedger
     /// Each enabled profile's push service; a profile missing here has no credentials.
@@ -78,13 +77,12 @@ package struct DeliveryPipeline: Sendable {
     var bookkeepingRetryDelay: Duration = .milliseconds(200)
 
     package init(
-        relayLimiter: KeyedRateLimiter<[UInt8]>, grants: SealedEnvelope, tokens: SealedEnvelope, profiles: [AppProfile],
+        relayLimiter: KeyedRateLimiter<[UInt8]>, keys: GatewayKeys, profiles: [AppProfile],
         ledger: DeliveryLedger, providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics,
         faultLog: APNsFaultLog, bookkeepingRetryDelay: Duration = .milliseconds(200)
     ) {
         self.relayLimiter = relayLimiter
-        self.grants = grants
-        self.tokens = tokens
+        self.keys = keys
         self.profiles = profiles
         self.ledger = ledger
         self.providers = providers
@@ -254,7 +252,7 @@ package struct DeliveryPipeline: Sendable {
     func check(
         _ delivery: DeliveryRequest, relay: [UInt8], now: Int64, requiredPlatform: AppProfile.Platform?
     ) -> GrantCheck {
-        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
+        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: keys.grants), grant.relayPublicKey == relay,
             now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
         else { return .refused(.invalidGrant) }
         // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
@@ -287,7 +285,7 @@ package struct DeliveryPipeline: Sendable {
         _ admission: Admission, relay: [UInt8], reported: @escaping @Sendable (PushReport) -> Void
     ) {
         let profile = admission.profile
-        guard let token = tokens.open(String(decoding: admission.admitted.sealedToken, as: UTF8.self)) else {
+        guard let token = keys.tokens.open(String(decoding: admission.admitted.sealedToken, as: UTF8.self)) else {
             // The token keyring no longer holds the key that sealed this token: an operator error.
             logger.error(
                 "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])

@@ -118,7 +118,7 @@ struct DeliveryPipelineTests {
         let gateway = try DeliveryTestGateway()
         let served = gateway.gateway.application.deliveryPipeline
         let withoutProviders = DeliveryPipeline(
-            relayLimiter: served.relayLimiter, grants: served.grants, tokens: served.tokens, profiles: served.profiles,
+            relayLimiter: served.relayLimiter, keys: served.keys, profiles: served.profiles,
             ledger: served.ledger, providers: [:], logger: served.logger, metrics: served.metrics,
             faultLog: served.faultLog)
         let scenario = try gateway.enroll()
@@ -187,7 +187,7 @@ struct DeliveryPipelineTests {
             apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
             appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
         return DeliveryPipeline(
-            relayLimiter: served.relayLimiter, grants: served.grants, tokens: served.tokens, profiles: [android],
+            relayLimiter: served.relayLimiter, keys: served.keys, profiles: [android],
             ledger: served.ledger, providers: [android.id: provider], logger: served.logger, metrics: metrics,
             faultLog: served.faultLog)
     }

@@ -37,7 +37,7 @@ extension LifecycleRoutes {
             let sealed = try EndpointGrant(
                 delegationID: delegationID, relayPublicKey: relay, appProfile: installation.appProfile,
                 endpointEpoch: delegate.endpointEpoch, generation: delegate.generation, expiresAt: delegate.expiresAt
-            ).sealed(with: grantEnvelope)
+            ).sealed(with: keys.grants)
             guard
                 try store.upsertDelegation(
                     NewDelegation(

@@ -61,8 +61,9 @@ extension LifecycleRoutes {
                 installation = NewInstallation(
                     handle: try CanonicalUUID.version4(), platform: Body.platform, keyID: key.keyID,
                     publicKey: key.publicKey, appProfile: profile.id, receipt: key.receipt,
-                    encryptedEndpoint: try tokenEnvelope.seal(head.endpoint.value),
-                    endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: head.endpoint.value),
+                    encryptedEndpoint: try keys.tokens.seal(head.endpoint.value),
+                    endpointFingerprint: keys.fingerprinter.fingerprint(
+                        profileID: profile.id, token: head.endpoint.value),
                     expiresAt: head.expiresAt)
             } catch {
                 throw LifecycleError(.unavailable)

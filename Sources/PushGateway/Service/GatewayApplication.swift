@@ -96,15 +96,13 @@ public final class GatewayApplication: Sendable {
             poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
         self.apnsFaultLog = APNsFaultLog(logger: logger)
 
-        let challengeAuthority = ChallengeAuthority(keyring: configuration.challengeKeys)
+        let keys = GatewayKeys(configuration: configuration)
         // Per source (docs/protocol.md §4.1).
         challengeRoute = ChallengeRoute(
-            authority: challengeAuthority,
+            authority: keys.challenges,
             limit: SourceRateLimit(
                 ratePerMinute: configuration.challengeRatePerMinute, trustedProxies: configuration.trustedProxies),
             clock: clock, metrics: metrics)
-        let grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
-        let tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
         let attestationVerifier: AttestationVerifier?
         switch AppAttestRoot.verifier(for: configuration) {
         case .success(let verifier):
@@ -121,9 +119,7 @@ public final class GatewayApplication: Sendable {
             configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
             limit: SourceRateLimit(
                 ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies),
-            challenges: challengeAuthority, grantEnvelope: grantEnvelope, tokenEnvelope: tokenEnvelope,
-            fingerprinter: EndpointFingerprinter(key: configuration.fingerprintKey.bytes),
-            attestationVerifier: attestationVerifier, android: androidEnrollment)
+            keys: keys, attestationVerifier: attestationVerifier, android: androidEnrollment)
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         for (profileID, provider) in providers {
             guard let fcm = provider as? FCMPushProvider else { continue }
@@ -137,7 +133,7 @@ public final class GatewayApplication: Sendable {
             pool: pool, quotaMaximum: configuration.endpointQuotaMax,
             quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
         deliveryPipeline = DeliveryPipeline(
-            relayLimiter: relayLimiter, grants: grantEnvelope, tokens: tokenEnvelope, profiles: configuration.profiles,
+            relayLimiter: relayLimiter, keys: keys, profiles: configuration.profiles,
             ledger: ledger, providers: providers, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
     }
 
