@@ -4,28 +4,17 @@ import GatewayCredentials
 import GatewayMetrics
 import PushDelivery
 import PushJSON
+import PushNostr
 import PushPostgres
 import PushRateLimiting
 import PushSystem
 import Synchronization
 
-/// The relay a delivery request authenticated as (docs/protocol.md §6): its x-only key and the
-/// NIP-98 event that will be burned.
-package struct AuthenticatedRelay: Sendable {
-    let publicKey: [UInt8]
-    let eventID: [UInt8]
-    let eventCreatedAt: Int64
-
-    package init(publicKey: [UInt8], eventID: [UInt8], eventCreatedAt: Int64) {
-        self.publicKey = publicKey
-        self.eventID = eventID
-        self.eventCreatedAt = eventCreatedAt
-    }
-}
-
 /// What one request of the delivery routes brings, whichever ingress carried it.
 package struct DeliveryContext: Sendable {
-    let relay: AuthenticatedRelay
+    /// The relay the request authenticated as (docs/protocol.md §6) and the NIP-98 event that will
+    /// be burned at admission.
+    let relay: NIP98Authorization
     /// The gateway's Unix time in seconds for every comparison of this request.
     let now: Int64
     /// When the request's 408 is due; no admission begins after it (docs/protocol.md §1).
@@ -37,7 +26,7 @@ package struct DeliveryContext: Sendable {
     let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(
-        relay: AuthenticatedRelay, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
+        relay: NIP98Authorization, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
         resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         self.relay = relay
@@ -113,7 +102,7 @@ package struct DeliveryPipeline: Sendable {
         _ delivery: DeliveryRequest, _ context: DeliveryContext,
         completion: @escaping @Sendable (DeliveryResult) -> Void
     ) {
-        let relay = context.relay.publicKey
+        let relay = context.relay.relayPublicKey.bytes
         // The bucket is taken before the grant is opened, so every authenticated request counts,
         // whatever its grant (docs/decisions/0081).
         if let limited = takeTokens(relay: relay, count: 1) { return completion(limited) }
@@ -127,7 +116,7 @@ package struct DeliveryPipeline: Sendable {
         guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
             grant: grant, relayPublicKey: relay, authEventID: context.relay.eventID,
-            authEventCreatedAt: context.relay.eventCreatedAt, requestID: delivery.requestID,
+            authEventCreatedAt: context.relay.createdAt, requestID: delivery.requestID,
             requestExpiresAt: delivery.expiresAt, now: context.now,
             deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decision: AdmissionDecision
@@ -162,7 +151,7 @@ package struct DeliveryPipeline: Sendable {
         batch deliveries: [DeliveryRequest], _ context: DeliveryContext,
         completion: @escaping @Sendable (BatchDeliveryResult) -> Void
     ) {
-        let relay = context.relay.publicKey
+        let relay = context.relay.relayPublicKey.bytes
         if let limited = takeTokens(relay: relay, count: deliveries.count) { return completion(.refused(limited)) }
 
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
@@ -183,7 +172,7 @@ package struct DeliveryPipeline: Sendable {
         }
 
         let request = BatchAdmissionRequest(
-            relayPublicKey: relay, authEventID: context.relay.eventID, authEventCreatedAt: context.relay.eventCreatedAt,
+            relayPublicKey: relay, authEventID: context.relay.eventID, authEventCreatedAt: context.relay.createdAt,
             items: checked.map {
                 BatchAdmissionItem(
                     grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)

@@ -1,5 +1,6 @@
 import PushCrypto
 import PushDelivery
+import PushNostr
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -30,9 +31,8 @@ struct DeliveryPipelineTests {
         let delivery = try DeliveryRequest(
             body: DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: now + 60))
         let context = DeliveryContext(
-            relay: AuthenticatedRelay(
-                publicKey: scenario.relay.publicKey.bytes, eventID: try SecureRandom.bytes(32),
-                eventCreatedAt: now),
+            relay: NIP98Authorization(
+                relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
             now: now, deadline: MonotonicInstant.now().advanced(by: .seconds(10)), requiredPlatform: requiredPlatform,
             resume: { work in work() })
         let answer = Mutex<DeliveryResult?>(nil)
