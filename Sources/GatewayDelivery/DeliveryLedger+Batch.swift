@@ -1,4 +1,5 @@
 import GatewayCredentials
+import PushNostr
 import PushPostgres
 import PushSystem
 
@@ -12,10 +13,8 @@ struct BatchAdmissionItem: Sendable {
 
 /// Everything the batch admission transaction needs: one NIP-98 event for every item.
 struct BatchAdmissionRequest: Sendable {
-    /// The NIP-98 signer, already checked to equal every item's grant relay.
-    let relayPublicKey: [UInt8]
-    let authEventID: [UInt8]
-    let authEventCreatedAt: Int64
+    /// The NIP-98 signer, already checked to equal every item's grant relay, and its event.
+    let authorization: NIP98Authorization
     /// In request order.
     let items: [BatchAdmissionItem]
     /// The gateway's Unix time in seconds for every time comparison of this request.
@@ -33,7 +32,7 @@ extension DeliveryLedger {
         let items = request.items
         guard !items.isEmpty else { return [] }
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
-        let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
+        let replayExpiresAt = request.authorization.createdAt + Self.replayRetentionSeconds
         do {
             return try pool.withConnection { connection in
                 try connection.withTransaction(isolation: .readCommitted) { transaction in
@@ -45,7 +44,8 @@ extension DeliveryLedger {
                                                   $12::bigint, $13::bigint, $14::bigint)
                         """,
                         [
-                            .bytes(request.relayPublicKey), .bytes(request.authEventID), .int64(replayExpiresAt),
+                            .bytes(request.authorization.relayPublicKey.bytes), .bytes(request.authorization.eventID),
+                            .int64(replayExpiresAt),
                             .uuidArray(items.map(\.grant.delegationID.bytes)),
                             .textArray(items.map(\.grant.appProfile)), .int64Array(items.map(\.grant.endpointEpoch)),
                             .int64Array(items.map(\.grant.generation)), .uuidArray(items.map(\.requestID.bytes)),

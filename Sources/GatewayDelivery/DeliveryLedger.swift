@@ -1,4 +1,5 @@
 import GatewayCredentials
+import PushNostr
 import PushPostgres
 import PushSystem
 
@@ -6,10 +7,8 @@ import PushSystem
 /// `package`: the delivery benchmark runs the same admission directly on PostgreSQL.
 package struct AdmissionRequest: Sendable {
     let grant: EndpointGrant
-    /// The NIP-98 signer, already checked to equal the grant's relay.
-    let relayPublicKey: [UInt8]
-    let authEventID: [UInt8]
-    let authEventCreatedAt: Int64
+    /// The NIP-98 signer, already checked to equal the grant's relay, and its event, burned here.
+    let authorization: NIP98Authorization
     let requestID: CanonicalUUID
     let requestExpiresAt: Int64
     /// The gateway's Unix time in seconds for every time comparison of this request.
@@ -19,13 +18,11 @@ package struct AdmissionRequest: Sendable {
     let deadlineUnixMilliseconds: Int64
 
     package init(
-        grant: EndpointGrant, relayPublicKey: [UInt8], authEventID: [UInt8], authEventCreatedAt: Int64,
-        requestID: CanonicalUUID, requestExpiresAt: Int64, now: Int64, deadlineUnixMilliseconds: Int64
+        grant: EndpointGrant, authorization: NIP98Authorization, requestID: CanonicalUUID, requestExpiresAt: Int64,
+        now: Int64, deadlineUnixMilliseconds: Int64
     ) {
         self.grant = grant
-        self.relayPublicKey = relayPublicKey
-        self.authEventID = authEventID
-        self.authEventCreatedAt = authEventCreatedAt
+        self.authorization = authorization
         self.requestID = requestID
         self.requestExpiresAt = requestExpiresAt
         self.now = now
@@ -100,16 +97,18 @@ package struct DeliveryLedger: Sendable {
 
     private func admitOnce(_ request: AdmissionRequest) throws -> AdmissionDecision {
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
-        let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
+        let replayExpiresAt = request.authorization.createdAt + Self.replayRetentionSeconds
         do {
             return try pool.withConnection { connection in
                 try connection.withTransaction(isolation: .readCommitted) { transaction in
                     let record = try transaction.callFunction(
                         Self.admitDelivery,
                         arguments: [
-                            .bytes(request.grant.delegationID.bytes), .bytes(request.relayPublicKey),
+                            .bytes(request.grant.delegationID.bytes),
+                            .bytes(request.authorization.relayPublicKey.bytes),
                             .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
-                            .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
+                            .int64(request.grant.generation), .bytes(request.authorization.eventID),
+                            .int64(replayExpiresAt),
                             .bytes(request.requestID.bytes), .int64(request.requestExpiresAt), .int64(request.now),
                             .int64(quotaWindowSeconds), .int64(quotaMaximum),
                             .int64(request.deadlineUnixMilliseconds), .int64(pool.lockTimeoutMilliseconds),

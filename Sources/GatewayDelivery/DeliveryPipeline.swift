@@ -115,8 +115,7 @@ package struct DeliveryPipeline: Sendable {
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
         guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
-            grant: grant, relayPublicKey: relay, authEventID: context.relay.eventID,
-            authEventCreatedAt: context.relay.createdAt, requestID: delivery.requestID,
+            grant: grant, authorization: context.relay, requestID: delivery.requestID,
             requestExpiresAt: delivery.expiresAt, now: context.now,
             deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decision: AdmissionDecision
@@ -172,7 +171,7 @@ package struct DeliveryPipeline: Sendable {
         }
 
         let request = BatchAdmissionRequest(
-            relayPublicKey: relay, authEventID: context.relay.eventID, authEventCreatedAt: context.relay.createdAt,
+            authorization: context.relay,
             items: checked.map {
                 BatchAdmissionItem(
                     grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)

@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushNostr
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -18,8 +19,10 @@ struct AdmissionDeadlineTests {
     static func admission(_ scenario: DeliveryScenario, deadline: Int64) throws -> AdmissionRequest {
         let now = DeliveryTestGateway.now()
         return AdmissionRequest(
-            grant: scenario.grant, relayPublicKey: scenario.relay.publicKey.bytes,
-            authEventID: try SecureRandom.bytes(32), authEventCreatedAt: now, requestID: try CanonicalUUID.version4(),
+            grant: scenario.grant,
+            authorization: NIP98Authorization(
+                relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
+            requestID: try CanonicalUUID.version4(),
             requestExpiresAt: now + 60, now: now, deadlineUnixMilliseconds: deadline)
     }
 
@@ -63,8 +66,7 @@ struct AdmissionDeadlineTests {
         #expect(try ledger.admit(late) == .late)
         try Self.expectNothingWritten(gateway)
         let inTime = AdmissionRequest(
-            grant: late.grant, relayPublicKey: late.relayPublicKey, authEventID: late.authEventID,
-            authEventCreatedAt: late.authEventCreatedAt, requestID: late.requestID,
+            grant: late.grant, authorization: late.authorization, requestID: late.requestID,
             requestExpiresAt: late.requestExpiresAt, now: late.now, deadlineUnixMilliseconds: wallNow + 20_000)
         guard case .admitted = try ledger.admit(inTime) else {
             Issue.record("the same request within its deadline was not admitted")

@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushNostr
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -19,7 +20,8 @@ struct BatchDeliveryDeadlineTests {
     ) throws -> BatchAdmissionRequest {
         let now = DeliveryTestGateway.now()
         return BatchAdmissionRequest(
-            relayPublicKey: scenarios[0].relay.publicKey.bytes, authEventID: eventID, authEventCreatedAt: now,
+            authorization: NIP98Authorization(
+                relayPublicKey: scenarios[0].relay.publicKey, eventID: eventID, createdAt: now),
             items: try scenarios.map {
                 BatchAdmissionItem(grant: $0.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60)
             },
