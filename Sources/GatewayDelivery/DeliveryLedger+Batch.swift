@@ -3,20 +3,12 @@ import PushNostr
 import PushPostgres
 import PushSystem
 
-/// One batch item the gateway's own checks let through (docs/protocol.md §4.8): its opened grant and
-/// its request id and expiry.
-struct BatchAdmissionItem: Sendable {
-    let grant: EndpointGrant
-    let requestID: CanonicalUUID
-    let requestExpiresAt: Int64
-}
-
 /// Everything the batch admission transaction needs: one NIP-98 event for every item.
 struct BatchAdmissionRequest: Sendable {
     /// The NIP-98 signer, already checked to equal every item's grant relay, and its event.
     let authorization: NIP98Authorization
     /// In request order.
-    let items: [BatchAdmissionItem]
+    let items: [AdmissionItem]
     /// The gateway's Unix time in seconds for every time comparison of this request.
     let now: Int64
     /// As `AdmissionRequest.deadlineUnixMilliseconds`: the database begins nothing after it.

@@ -3,14 +3,26 @@ import PushNostr
 import PushPostgres
 import PushSystem
 
+/// One delivery the gateway's own checks let through (docs/protocol.md §4.7, §4.8): its opened
+/// grant and its request id and expiry.
+package struct AdmissionItem: Sendable {
+    let grant: EndpointGrant
+    let requestID: CanonicalUUID
+    let requestExpiresAt: Int64
+
+    package init(grant: EndpointGrant, requestID: CanonicalUUID, requestExpiresAt: Int64) {
+        self.grant = grant
+        self.requestID = requestID
+        self.requestExpiresAt = requestExpiresAt
+    }
+}
+
 /// Everything the admission transaction needs to know about one authenticated delivery request.
 /// `package`: the delivery benchmark runs the same admission directly on PostgreSQL.
 package struct AdmissionRequest: Sendable {
-    let grant: EndpointGrant
+    let item: AdmissionItem
     /// The NIP-98 signer, already checked to equal the grant's relay, and its event, burned here.
     let authorization: NIP98Authorization
-    let requestID: CanonicalUUID
-    let requestExpiresAt: Int64
     /// The gateway's Unix time in seconds for every time comparison of this request.
     let now: Int64
     /// When the request's 408 is due, in Unix milliseconds of the real-time clock; the database
@@ -18,13 +30,10 @@ package struct AdmissionRequest: Sendable {
     let deadlineUnixMilliseconds: Int64
 
     package init(
-        grant: EndpointGrant, authorization: NIP98Authorization, requestID: CanonicalUUID, requestExpiresAt: Int64,
-        now: Int64, deadlineUnixMilliseconds: Int64
+        item: AdmissionItem, authorization: NIP98Authorization, now: Int64, deadlineUnixMilliseconds: Int64
     ) {
-        self.grant = grant
+        self.item = item
         self.authorization = authorization
-        self.requestID = requestID
-        self.requestExpiresAt = requestExpiresAt
         self.now = now
         self.deadlineUnixMilliseconds = deadlineUnixMilliseconds
     }
@@ -104,12 +113,13 @@ package struct DeliveryLedger: Sendable {
                     let record = try transaction.callFunction(
                         Self.admitDelivery,
                         arguments: [
-                            .bytes(request.grant.delegationID.bytes),
+                            .bytes(request.item.grant.delegationID.bytes),
                             .bytes(request.authorization.relayPublicKey.bytes),
-                            .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
-                            .int64(request.grant.generation), .bytes(request.authorization.eventID),
+                            .text(request.item.grant.appProfile), .int64(request.item.grant.endpointEpoch),
+                            .int64(request.item.grant.generation), .bytes(request.authorization.eventID),
                             .int64(replayExpiresAt),
-                            .bytes(request.requestID.bytes), .int64(request.requestExpiresAt), .int64(request.now),
+                            .bytes(request.item.requestID.bytes), .int64(request.item.requestExpiresAt),
+                            .int64(request.now),
                             .int64(quotaWindowSeconds), .int64(quotaMaximum),
                             .int64(request.deadlineUnixMilliseconds), .int64(pool.lockTimeoutMilliseconds),
                         ])

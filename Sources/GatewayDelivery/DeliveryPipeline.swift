@@ -115,8 +115,8 @@ package struct DeliveryPipeline: Sendable {
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
         guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
-            grant: grant, authorization: context.relay, requestID: delivery.requestID,
-            requestExpiresAt: delivery.expiresAt, now: context.now,
+            item: AdmissionItem(grant: grant, requestID: delivery.requestID, requestExpiresAt: delivery.expiresAt),
+            authorization: context.relay, now: context.now,
             deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decision: AdmissionDecision
         do {
@@ -173,7 +173,7 @@ package struct DeliveryPipeline: Sendable {
         let request = BatchAdmissionRequest(
             authorization: context.relay,
             items: checked.map {
-                BatchAdmissionItem(
+                AdmissionItem(
                     grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)
             },
             now: context.now, deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))

@@ -47,11 +47,11 @@ func prepareAdmissions(count: Int, installations: [BenchInstallation]) throws ->
     return try (0..<count).map { index in
         let installation = installations[index % installations.count]
         return AdmissionRequest(
-            grant: installation.grant,
+            item: AdmissionItem(
+                grant: installation.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 300),
             authorization: NIP98Authorization(
                 relayPublicKey: installation.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
-            requestID: try CanonicalUUID.version4(),
-            requestExpiresAt: now + 300, now: now, deadlineUnixMilliseconds: (now + 3600) * 1000)
+            now: now, deadlineUnixMilliseconds: (now + 3600) * 1000)
     }
 }
 

@@ -19,11 +19,11 @@ struct AdmissionDeadlineTests {
     static func admission(_ scenario: DeliveryScenario, deadline: Int64) throws -> AdmissionRequest {
         let now = DeliveryTestGateway.now()
         return AdmissionRequest(
-            grant: scenario.grant,
+            item: AdmissionItem(
+                grant: scenario.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60),
             authorization: NIP98Authorization(
                 relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
-            requestID: try CanonicalUUID.version4(),
-            requestExpiresAt: now + 60, now: now, deadlineUnixMilliseconds: deadline)
+            now: now, deadlineUnixMilliseconds: deadline)
     }
 
     static func ledger(_ gateway: DeliveryTestGateway) -> DeliveryLedger {
@@ -66,13 +66,13 @@ struct AdmissionDeadlineTests {
         #expect(try ledger.admit(late) == .late)
         try Self.expectNothingWritten(gateway)
         let inTime = AdmissionRequest(
-            grant: late.grant, authorization: late.authorization, requestID: late.requestID,
-            requestExpiresAt: late.requestExpiresAt, now: late.now, deadlineUnixMilliseconds: wallNow + 20_000)
+            item: late.item, authorization: late.authorization, now: late.now,
+            deadlineUnixMilliseconds: wallNow + 20_000)
         guard case .admitted = try ledger.admit(inTime) else {
             Issue.record("the same request within its deadline was not admitted")
             return
         }
-        #expect(try gateway.isReserved(scenario, late.requestID))
+        #expect(try gateway.isReserved(scenario, late.item.requestID))
     }
 
     @Test("an admission that waited on the installation lock past its deadline is late and writes nothing")

@@ -23,7 +23,7 @@ struct BatchDeliveryDeadlineTests {
             authorization: NIP98Authorization(
                 relayPublicKey: scenarios[0].relay.publicKey, eventID: eventID, createdAt: now),
             items: try scenarios.map {
-                BatchAdmissionItem(grant: $0.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60)
+                AdmissionItem(grant: $0.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60)
             },
             now: now, deadlineUnixMilliseconds: deadline)
     }
