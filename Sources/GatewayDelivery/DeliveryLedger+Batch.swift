@@ -40,8 +40,9 @@ extension DeliveryLedger {
                             .int64(replayExpiresAt),
                             .uuidArray(items.map(\.grant.delegationID.bytes)),
                             .textArray(items.map(\.grant.appProfile)), .int64Array(items.map(\.grant.endpointEpoch)),
-                            .int64Array(items.map(\.grant.generation)), .uuidArray(items.map(\.requestID.bytes)),
-                            .int64Array(items.map(\.requestExpiresAt)), .int64(request.now),
+                            .int64Array(items.map(\.grant.generation)),
+                            .uuidArray(items.map(\.delivery.requestID.bytes)),
+                            .int64Array(items.map(\.delivery.expiresAt)), .int64(request.now),
                             .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
                             .int64(pool.lockTimeoutMilliseconds),
                         ], resultFormat: .binary)

@@ -1,19 +1,19 @@
+import GatewayAPI
 import GatewayCredentials
 import PushNostr
 import PushPostgres
 import PushSystem
 
-/// One delivery the gateway's own checks let through (docs/protocol.md §4.7, §4.8): its opened
-/// grant and its request id and expiry.
+/// One delivery the gateway's own checks let through (docs/protocol.md §4.7, §4.8), with its
+/// opened grant.
 package struct AdmissionItem: Sendable {
     let grant: EndpointGrant
-    let requestID: CanonicalUUID
-    let requestExpiresAt: Int64
+    /// Its request id and expiry are what the admission reserves.
+    let delivery: DeliveryRequest
 
-    package init(grant: EndpointGrant, requestID: CanonicalUUID, requestExpiresAt: Int64) {
+    package init(grant: EndpointGrant, delivery: DeliveryRequest) {
         self.grant = grant
-        self.requestID = requestID
-        self.requestExpiresAt = requestExpiresAt
+        self.delivery = delivery
     }
 }
 
@@ -118,7 +118,7 @@ package struct DeliveryLedger: Sendable {
                             .text(request.item.grant.appProfile), .int64(request.item.grant.endpointEpoch),
                             .int64(request.item.grant.generation), .bytes(request.authorization.eventID),
                             .int64(replayExpiresAt),
-                            .bytes(request.item.requestID.bytes), .int64(request.item.requestExpiresAt),
+                            .bytes(request.item.delivery.requestID.bytes), .int64(request.item.delivery.expiresAt),
                             .int64(request.now),
                             .int64(quotaWindowSeconds), .int64(quotaMaximum),
                             .int64(request.deadlineUnixMilliseconds), .int64(pool.lockTimeoutMilliseconds),

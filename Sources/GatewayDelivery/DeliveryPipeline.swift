@@ -115,7 +115,7 @@ package struct DeliveryPipeline: Sendable {
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
         guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
-            item: AdmissionItem(grant: grant, requestID: delivery.requestID, requestExpiresAt: delivery.expiresAt),
+            item: AdmissionItem(grant: grant, delivery: delivery),
             authorization: context.relay, now: context.now,
             deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decision: AdmissionDecision
@@ -173,8 +173,7 @@ package struct DeliveryPipeline: Sendable {
         let request = BatchAdmissionRequest(
             authorization: context.relay,
             items: checked.map {
-                AdmissionItem(
-                    grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)
+                AdmissionItem(grant: $0.grant, delivery: $0.delivery)
             },
             now: context.now, deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decisions: [AdmissionDecision]

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAPI
 import GatewayCredentials
 import GatewayDelivery
 import PushCrypto
@@ -48,7 +49,11 @@ func prepareAdmissions(count: Int, installations: [BenchInstallation]) throws ->
         let installation = installations[index % installations.count]
         return AdmissionRequest(
             item: AdmissionItem(
-                grant: installation.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 300),
+                grant: installation.grant,
+                delivery: try DeliveryRequest(
+                    body: DeliveryRequestBuilder.body(
+                        grant: installation.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + 300))
+            ),
             authorization: NIP98Authorization(
                 relayPublicKey: installation.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
             now: now, deadlineUnixMilliseconds: (now + 3600) * 1000)

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAPI
 import PushCrypto
 import PushNostr
 import PushPostgres
@@ -20,7 +21,10 @@ struct AdmissionDeadlineTests {
         let now = DeliveryTestGateway.now()
         return AdmissionRequest(
             item: AdmissionItem(
-                grant: scenario.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60),
+                grant: scenario.grant,
+                delivery: try DeliveryRequest(
+                    body: DeliveryTestGateway.body(
+                        grant: scenario.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + 60))),
             authorization: NIP98Authorization(
                 relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
             now: now, deadlineUnixMilliseconds: deadline)
@@ -72,7 +76,7 @@ struct AdmissionDeadlineTests {
             Issue.record("the same request within its deadline was not admitted")
             return
         }
-        #expect(try gateway.isReserved(scenario, late.item.requestID))
+        #expect(try gateway.isReserved(scenario, late.item.delivery.requestID))
     }
 
     @Test("an admission that waited on the installation lock past its deadline is late and writes nothing")

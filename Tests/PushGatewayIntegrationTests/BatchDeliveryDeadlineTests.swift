@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAPI
 import PushCrypto
 import PushNostr
 import PushPostgres
@@ -23,7 +24,11 @@ struct BatchDeliveryDeadlineTests {
             authorization: NIP98Authorization(
                 relayPublicKey: scenarios[0].relay.publicKey, eventID: eventID, createdAt: now),
             items: try scenarios.map {
-                AdmissionItem(grant: $0.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60)
+                AdmissionItem(
+                    grant: $0.grant,
+                    delivery: try DeliveryRequest(
+                        body: DeliveryTestGateway.body(
+                            grant: $0.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + 60)))
             },
             now: now, deadlineUnixMilliseconds: deadline)
     }
