@@ -84,8 +84,7 @@ package struct DeliveryPipeline: Sendable {
     /// A delivery the checks and the admission transaction let through, with what its attempt and
     /// bookkeeping need.
     private struct Admission: Sendable {
-        let delivery: DeliveryRequest
-        let grant: EndpointGrant
+        let item: AdmissionItem
         let profile: AppProfile
         let admitted: AdmittedDelivery
     }
@@ -130,7 +129,7 @@ package struct DeliveryPipeline: Sendable {
         case .deadEndpoint(let invalidAt):
             completion(.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt))
         case .admitted(let admitted):
-            let admission = Admission(delivery: delivery, grant: grant, profile: profile, admitted: admitted)
+            let admission = Admission(item: request.item, profile: profile, admitted: admitted)
             submit(admission, relay: relay) { report in
                 if report.outcome.needsBookkeeping {
                     context.resume { completion(conclude(admission, report, relay: relay)) }
@@ -154,7 +153,7 @@ package struct DeliveryPipeline: Sendable {
         if let limited = takeTokens(relay: relay, count: deliveries.count) { return completion(.refused(limited)) }
 
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        var checked: [(index: Int, delivery: DeliveryRequest, grant: EndpointGrant, profile: AppProfile)] = []
+        var checked: [(index: Int, item: AdmissionItem, profile: AppProfile)] = []
         checked.reserveCapacity(deliveries.count)
         // Sized once: growing the set rehashes every request id it holds.
         var requestIDs = Set<CanonicalUUID>(minimumCapacity: deliveries.count)
@@ -166,15 +165,14 @@ package struct DeliveryPipeline: Sendable {
             }
             switch check(delivery, relay: relay, now: context.now, requiredPlatform: context.requiredPlatform) {
             case .refused(let result): results[index] = result
-            case .valid(let grant, let profile): checked.append((index, delivery, grant, profile))
+            case .valid(let grant, let profile):
+                checked.append((index, AdmissionItem(grant: grant, delivery: delivery), profile))
             }
         }
 
         let request = BatchAdmissionRequest(
             authorization: context.relay,
-            items: checked.map {
-                AdmissionItem(grant: $0.grant, delivery: $0.delivery)
-            },
+            items: checked.map(\.item),
             now: context.now, deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decisions: [AdmissionDecision]
         let admissionStarted = MonotonicInstant.now()
@@ -189,16 +187,16 @@ package struct DeliveryPipeline: Sendable {
 
         var admissions: [(index: Int, admission: Admission)] = []
         admissions.reserveCapacity(checked.count)
-        for (item, decision) in zip(checked, decisions) {
+        for (entry, decision) in zip(checked, decisions) {
             switch decision {
             case .refused, .late:
-                results[item.index] = .invalidGrant
+                results[entry.index] = .invalidGrant
             case .deadEndpoint(let invalidAt):
-                results[item.index] = .invalidEndpoint(generation: item.grant.generation, invalidAtSeconds: invalidAt)
+                results[entry.index] = .invalidEndpoint(
+                    generation: entry.item.grant.generation, invalidAtSeconds: invalidAt)
             case .admitted(let admitted):
-                let admission = Admission(
-                    delivery: item.delivery, grant: item.grant, profile: item.profile, admitted: admitted)
-                admissions.append((item.index, admission))
+                admissions.append(
+                    (entry.index, Admission(item: entry.item, profile: entry.profile, admitted: admitted)))
             }
         }
         let pending = PendingBatch(results: results, admissions: admissions.count)
@@ -279,8 +277,8 @@ package struct DeliveryPipeline: Sendable {
             return reported(.notSent(.configurationFault(.custodyUnopenable), service: profile.pushService))
         }
         let wake = PushWake(
-            deviceToken: token, profileID: profile.id, style: .reconnect, expiresAt: admission.delivery.expiresAt,
-            requestID: admission.delivery.requestID.text)
+            deviceToken: token, profileID: profile.id, style: .reconnect, expiresAt: admission.item.delivery.expiresAt,
+            requestID: admission.item.delivery.requestID.text)
         let metrics = metrics
         let faultLog = faultLog
         let started = MonotonicInstant.now()
@@ -302,9 +300,9 @@ package struct DeliveryPipeline: Sendable {
     /// The bookkeeping of one admitted delivery and its result; on a worker when it has database work.
     private func conclude(_ admission: Admission, _ report: PushReport, relay: [UInt8]) -> DeliveryResult {
         finish(
-            report.outcome, admitted: admission.admitted, grant: admission.grant, relay: relay,
-            requestID: admission.delivery.requestID)
-        return DeliveryResult(report.outcome, generation: admission.grant.generation)
+            report.outcome, admitted: admission.admitted, grant: admission.item.grant, relay: relay,
+            requestID: admission.item.delivery.requestID)
+        return DeliveryResult(report.outcome, generation: admission.item.grant.generation)
     }
 
     /// docs/protocol.md §4.7 after the push: release the reservation for transient and configuration
