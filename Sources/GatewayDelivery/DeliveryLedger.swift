@@ -1,4 +1,5 @@
 import GatewayAPI
+import GatewayConfiguration
 import GatewayCredentials
 import PushNostr
 import PushPostgres
@@ -77,12 +78,6 @@ package struct DeliveryLedger: Sendable {
     let pool: PostgresPool
     let quotaMaximum: Int64
     let quotaWindowSeconds: Int64
-
-    package init(pool: PostgresPool, quotaMaximum: Int64, quotaWindowSeconds: Int64) {
-        self.pool = pool
-        self.quotaMaximum = quotaMaximum
-        self.quotaWindowSeconds = quotaWindowSeconds
-    }
 
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
@@ -210,5 +205,15 @@ package struct DeliveryLedger: Sendable {
             WHERE handle = $1::uuid AND endpoint_epoch = $2::bigint
             """,
             [.text(installationHandle), .int64(epoch), invalidAtSeconds.map { .int64($0) } ?? .null])
+    }
+}
+
+extension DeliveryLedger {
+    /// The ledger with the configured per-endpoint quota (docs/protocol.md §4.7), for the gateway and
+    /// the delivery benchmark alike.
+    package init(pool: PostgresPool, configuration: GatewayConfiguration) {
+        self.init(
+            pool: pool, quotaMaximum: configuration.endpointQuotaMax,
+            quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
     }
 }

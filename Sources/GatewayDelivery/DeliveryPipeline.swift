@@ -65,22 +65,6 @@ package struct DeliveryPipeline: Sendable {
     /// Pause before retrying failed bookkeeping (tests shorten it).
     var bookkeepingRetryDelay: Duration = .milliseconds(200)
 
-    package init(
-        relayLimiter: KeyedRateLimiter<[UInt8]>, keys: GatewayKeys, profiles: [AppProfile],
-        ledger: DeliveryLedger, providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics,
-        faultLog: APNsFaultLog, bookkeepingRetryDelay: Duration = .milliseconds(200)
-    ) {
-        self.relayLimiter = relayLimiter
-        self.keys = keys
-        self.profiles = profiles
-        self.ledger = ledger
-        self.providers = providers
-        self.logger = logger
-        self.metrics = metrics
-        self.faultLog = faultLog
-        self.bookkeepingRetryDelay = bookkeepingRetryDelay
-    }
-
     /// A delivery the checks and the admission transaction let through, with what its attempt and
     /// bookkeeping need.
     private struct Admission: Sendable {
@@ -387,5 +371,21 @@ extension AppProfile {
         case .ios: .apns
         case .android: .fcm
         }
+    }
+}
+
+extension DeliveryPipeline {
+    /// The pipeline as the configuration sets it up: the configured profiles and endpoint quota, and
+    /// per relay `PUSH_GATEWAY_RELAY_RATE_PER_SECOND` tokens a second with a burst of twice that
+    /// (docs/protocol.md §4.7).
+    package init(
+        configuration: GatewayConfiguration, keys: GatewayKeys, pool: PostgresPool,
+        providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics, faultLog: APNsFaultLog
+    ) {
+        let rate = configuration.relayRatePerSecond
+        self.init(
+            relayLimiter: KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate)), keys: keys,
+            profiles: configuration.profiles, ledger: DeliveryLedger(pool: pool, configuration: configuration),
+            providers: providers, logger: logger, metrics: metrics, faultLog: faultLog)
     }
 }

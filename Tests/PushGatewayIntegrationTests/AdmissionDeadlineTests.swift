@@ -31,9 +31,7 @@ struct AdmissionDeadlineTests {
     }
 
     static func ledger(_ gateway: DeliveryTestGateway) -> DeliveryLedger {
-        DeliveryLedger(
-            pool: gateway.server.application.pool, quotaMaximum: gateway.configuration.endpointQuotaMax,
-            quotaWindowSeconds: gateway.configuration.endpointQuotaWindowSeconds)
+        DeliveryLedger(pool: gateway.server.application.pool, configuration: gateway.configuration)
     }
 
     /// Runs `admission` on another thread while `hold` keeps its way to the database blocked, then

@@ -126,15 +126,9 @@ public final class GatewayApplication: Sendable {
             metrics.registerFCMTokenRefreshes(profileID: profileID) { fcm.tokenRefreshes(for: profileID) }
         }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
-        let rate = configuration.relayRatePerSecond
-        // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
-        let relayLimiter = KeyedRateLimiter<[UInt8]>(capacity: Int(rate * 2), refillPerSecond: Double(rate))
-        let ledger = DeliveryLedger(
-            pool: pool, quotaMaximum: configuration.endpointQuotaMax,
-            quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
         deliveryPipeline = DeliveryPipeline(
-            relayLimiter: relayLimiter, keys: keys, profiles: configuration.profiles,
-            ledger: ledger, providers: providers, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
+            configuration: configuration, keys: keys, pool: pool, providers: providers, logger: logger,
+            metrics: metrics, faultLog: apnsFaultLog)
     }
 
     /// Builds and starts every long-running part of the gateway: both listeners, the reaper, the
