@@ -28,13 +28,15 @@ let package = Package(
         .target(name: "PushErrors"),
         .target(name: "PushSystem", dependencies: ["CPushSystem", "PushErrors"]),
         .target(name: "PushJSON", dependencies: ["PushErrors"]),
-        // No dependency and no C library: an app links it (docs/decisions/0370).
-        .target(name: "PushGatewayClient"),
+        // docs/protocol.md's words both ends use; imports nothing, so an app links it (docs/decisions/0370).
+        .target(name: "PushWire"),
+        // No C library and nothing of the gateway's but PushWire: an app links it (docs/decisions/0370).
+        .target(name: "PushGatewayClient", dependencies: ["PushWire"]),
         // Strict DER (X.690 §10), shared by App Attest's nonce extension and Android Key Attestation.
         .target(name: "PushDER", dependencies: ["PushErrors"]),
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
-        .target(name: "PushHTTP", dependencies: ["PushErrors", "PushSystem"]),
+        .target(name: "PushHTTP", dependencies: ["PushErrors", "PushSystem", "PushWire"]),
         // Token buckets per key, bounded in memory (docs/decisions/0210, 0231).
         .target(name: "PushRateLimiting"),
         .target(name: "PushCrypto", dependencies: ["COpenSSL", "PushErrors", "PushSystem"]),
@@ -117,7 +119,7 @@ let package = Package(
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushHTTP",
                 "PushHTTP2", "PushJSON", "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushRelayClient",
-                "PushSystem",
+                "PushSystem", "PushWire",
             ]
         ),
         // The HTTP adapters (routes), the reaper, the schema check and the composition root.
@@ -128,7 +130,7 @@ let package = Package(
                 "GatewayLifecycle", "PushErrors", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest",
                 "PushNostr", "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics",
                 "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket",
-                "PushRelayClient",
+                "PushRelayClient", "PushWire",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
@@ -193,10 +195,10 @@ let package = Package(
             path: "Tests/PushTestSupport"
         ),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport"]),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto"]),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushSystem"]),
         .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),
         .testTarget(
             name: "PushKeyAttestationTests",

@@ -2,6 +2,7 @@ import PushErrors
 import PushHTTP
 import PushPostgres
 import PushSystem
+import PushWire
 
 /// Why a lifecycle request was refused, in the order of checks of docs/protocol.md §1, or why no App
 /// Attest root can be used (docs/decisions/0540). Each code has exactly one answer, so "unknown
@@ -31,7 +32,7 @@ package struct LifecycleError: Error, Equatable {
 
     /// The status and error code each code answers (docs/protocol.md §4); a test checks every code
     /// of ``allCodes`` against it.
-    package static let responses: [Code: (status: Int, error: PushHTTP.ErrorCode)] = [
+    package static let responses: [Code: (status: Int, error: GatewayErrorCode)] = [
         .invalidRequest: (400, .invalidRequest),
         .rateLimited: (429, .rateLimited),
         .notAuthorized: (404, .notAuthorized),

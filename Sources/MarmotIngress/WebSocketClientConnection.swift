@@ -2,13 +2,13 @@ import PushCrypto
 import PushSystem
 import PushWebSocket
 
-/// The I/O of one RFC 6455 client connection on an `EventLoop`: name resolution, the non-blocking
-/// TCP connect, the proxy's `CONNECT` tunnel, TLS for `wss://`, and the bytes in and out of a
+/// The I/O of one RFC 6455 client connection on an `EventLoop`: name resolution, the `ClientDial`
+/// (TCP connect, the proxy's `CONNECT` tunnel, TLS for `wss://`), and the bytes in and out of a
 /// `WebSocketClientStateMachine`, whose actions it carries out. It decides nothing about the
 /// protocol; what happens goes to `onEvent`, on the loop thread.
 // @unchecked Sendable: created on the loop thread and only touched there (DNS results come back
 // through `loop.execute`).
-final class WebSocketClientConnection: @unchecked Sendable {
+final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
     enum Event {
         case opened
         case message(String)
@@ -18,29 +18,21 @@ final class WebSocketClientConnection: @unchecked Sendable {
     }
 
     private enum Stage {
-        case resolving
-        case connecting
-        case tunneling
-        case handshaking(TLSProgress)
+        case dialing
         case open
         case closed
     }
 
     let url: WebSocketURL
     private let loop: EventLoop
-    private let tlsContext: TLSContext?
-    private let proxy: EgressProxy?
+    private let dial: ClientDial
     private let onEvent: (Event) -> Void
     private var machine: WebSocketClientStateMachine<SystemRandomNumberGenerator>
-    private var stage = Stage.resolving
-    private var socket: FileDescriptor?
+    private var stage = Stage.dialing
     private var registration: EventLoop.Registration?
     private var registeredEvents: EpollEvents = []
-    private var addresses: [SocketAddress] = []
-    private var tls: TLSConnection?
     private var output: [UInt8] = []
     private var outputOffset = 0
-    private var tunnel: ConnectTunnel?
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     /// Set when the closing handshake started: the connection ends at this instant at the latest.
     private var closeTimer: TimerID?
@@ -52,18 +44,19 @@ final class WebSocketClientConnection: @unchecked Sendable {
     ) {
         self.url = url
         self.loop = loop
-        self.tlsContext = tlsContext
-        self.proxy = proxy
+        dial = ClientDial(host: url.host, port: url.port, proxy: proxy, tlsContext: url.secure ? tlsContext : nil)
         self.onEvent = onEvent
         machine = WebSocketClientStateMachine(url: url, random: SystemRandomNumberGenerator())
+        dial.watcher = self
     }
 
     var isOpen: Bool { machine.isOpen }
 
     /// Starts resolving and connecting.
     func connect() {
-        let host = proxy?.host ?? url.host
-        let port = proxy?.port ?? url.port
+        guard dial.isSecure == url.secure else { return end("no TLS context for wss") }
+        let host = dial.connectHost
+        let port = dial.connectPort
         if let numeric = TCPConnector.numericAddresses(host: host, port: port) {
             resolved(.success(numeric))
             return
@@ -116,98 +109,51 @@ final class WebSocketClientConnection: @unchecked Sendable {
     // MARK: Connecting
 
     private func resolved(_ result: Result<[SocketAddress], SystemError>) {
-        guard case .resolving = stage else { return }
-        switch result {
-        case .success(let found) where !found.isEmpty:
-            addresses = found
-            connectNextAddress(lastError: nil)
-        case .success: end("no address for the host")
-        case .failure: end("name resolution failed")
-        }
-    }
-
-    private func connectNextAddress(lastError: SystemError?) {
-        var lastError = lastError
-        while !addresses.isEmpty {
-            do throws(SystemError) {
-                let started = try TCPConnector.startConnect(to: addresses.removeFirst())
-                let descriptor = started.rawValue
-                socket = consume started
-                stage = .connecting
-                registration = try loop.register(descriptor, for: .writable) { [self] events in handle(events) }
-                registeredEvents = .writable
-                return
-            } catch {
-                lastError = error
-                closeSocket()
-            }
-        }
-        end("connect failed: \(lastError?.description ?? "no address")")
+        guard case .dialing = stage else { return }
+        dialed(dial.resolved(result))
     }
 
     private func handle(_ events: EpollEvents) {
         switch stage {
-        case .connecting:
-            if let error = socket?.pendingConnectError() {
-                closeSocket()
-                stage = .resolving
-                connectNextAddress(lastError: error)
-                return
-            }
-            if proxy != nil {
-                tunnel = ConnectTunnel(host: url.host, port: url.port)
-                stage = .tunneling
-                advanceTunnel()
-            } else {
-                startStream()
-            }
-        case .tunneling: advanceTunnel()
-        case .handshaking: advanceHandshake()
+        case .dialing: dialed(dial.handle(events))
         case .open:
             if !events.isDisjoint(with: [.readable, .hangup, .error, .readHangup]) { readAvailable() }
             flush()
-        case .resolving, .closed: break
+        case .closed: break
         }
         updateInterest()
     }
 
-    private func advanceTunnel() {
-        guard var tunnel, let progress = socket?.advance(&tunnel) else { return }
-        self.tunnel = tunnel
-        switch progress {
+    private func dialed(_ step: ClientDial.Step) {
+        switch step {
         case .pending: break
-        case .open:
-            self.tunnel = nil
-            startStream()
-        case .failed(let reason): end(reason)
+        case .open: opened()
+        case .failed(let failure): end(Self.describe(failure))
         }
     }
 
-    /// TLS for `wss://`, straight to the WebSocket handshake for `ws://`.
-    private func startStream() {
-        guard url.secure else { return opened() }
-        guard let tlsContext, let descriptor = socket?.rawValue else { return end("no TLS context for wss") }
-        do {
-            tls = try TLSConnection(clientOn: descriptor, context: tlsContext, serverName: url.host)
-        } catch {
-            return end("TLS setup: \(error.code)")
+    private static func describe(_ failure: ClientDialFailure) -> String {
+        switch failure {
+        case .noAddress: "no address for the host"
+        case .resolution: "name resolution failed"
+        case .connectFailed(let error): "connect failed: \(error.description)"
+        case .tunnel(let reason): reason
+        case .tlsSetup(let error): "TLS setup: \(error.code)"
+        case .handshake(let error): "TLS handshake: \(error.code)"
         }
-        stage = .handshaking(.wantWrite)
-        advanceHandshake()
     }
 
-    private func advanceHandshake() {
-        guard let tls else { return }
-        do {
-            let progress = try tls.handshake()
-            guard progress == .complete else {
-                stage = .handshaking(progress)
-                return
-            }
-        } catch {
-            return end("TLS handshake: \(error.code)")
-        }
-        opened()
+    // MARK: ClientDialWatcher
+
+    func watch(_ descriptor: Int32) throws(SystemError) {
+        registration = try loop.register(descriptor, for: .writable) { [self] events in handle(events) }
+        registeredEvents = .writable
+    }
+
+    func unwatch() {
+        if let registration { loop.deregister(registration) }
+        registration = nil
+        registeredEvents = []
     }
 
     /// The byte stream is up: the WebSocket handshake request goes first.
@@ -221,7 +167,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
     private func readAvailable() {
         while !isClosed {
             let count: Int
-            if let tls {
+            if let tls = dial.tls {
                 let result: TLSTransfer
                 do {
                     result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
@@ -239,7 +185,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
                 let result: NonBlockingResult<Int>?
                 do {
                     result = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                        try socket?.receive(into: buffer)
+                        try dial.socket?.receive(into: buffer)
                     }
                 } catch {
                     return streamEnded()
@@ -258,7 +204,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
     private func flush() {
         while !isClosed, outputOffset < output.count {
             let written: Int
-            if let tls {
+            if let tls = dial.tls {
                 let result: TLSTransfer
                 do {
                     result = try output[outputOffset...].withUnsafeBytes { bytes throws(CryptoError) in
@@ -276,7 +222,7 @@ final class WebSocketClientConnection: @unchecked Sendable {
                 let result: NonBlockingResult<Int>?
                 do {
                     result = try output[outputOffset...].withUnsafeBytes { bytes throws(SystemError) in
-                        try socket?.send(bytes)
+                        try dial.socket?.send(bytes)
                     }
                 } catch {
                     return end("write failed")
@@ -324,11 +270,11 @@ final class WebSocketClientConnection: @unchecked Sendable {
         guard let registration else { return }
         let wanted: EpollEvents
         switch stage {
-        case .connecting: wanted = .writable
-        case .tunneling: wanted = tunnel?.isWriting == true ? .writable : .readable
-        case .handshaking(let progress): wanted = progress == .wantWrite ? .writable : .readable
+        case .dialing:
+            guard let interest = dial.interest else { return }
+            wanted = interest
         case .open: wanted = outputOffset < output.count ? [.readable, .writable] : .readable
-        case .resolving, .closed: return
+        case .closed: return
         }
         guard wanted != registeredEvents else { return }
         if (try? loop.modify(registration, for: wanted)) != nil { registeredEvents = wanted }
@@ -345,15 +291,6 @@ final class WebSocketClientConnection: @unchecked Sendable {
         stage = .closed
         if let closeTimer { loop.cancel(closeTimer) }
         closeTimer = nil
-        tls?.shutdown()
-        tls = nil
-        closeSocket()
-    }
-
-    private func closeSocket() {
-        if let registration { loop.deregister(registration) }
-        registration = nil
-        registeredEvents = []
-        socket = nil
+        dial.close()
     }
 }

@@ -23,7 +23,7 @@ public final class APNsClient: Sendable {
     public init(
         configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
         tokenClock: @escaping ProviderTokenCache.Clock = ProviderTokenCache.systemClock
-    ) throws {
+    ) throws(SystemError) {
         self.configuration = configuration
         self.tokenClock = tokenClock
         self.http = try HTTP2Client(configuration: configuration)

@@ -3,21 +3,11 @@ public import PushErrors
 /// Why PushAPNs could not produce a provider token (docs/decisions/0540): the `.p8` key is not a
 /// P-256 key, the signer failed, or it returned something that is not a raw 64-byte P-256
 /// signature. A delivery in this state is a configuration fault (docs/protocol.md §4.7). The
-/// detail is a fixed sentence; it never holds the key or a token.
-public struct APNsError: Error, Sendable, Equatable, CustomStringConvertible {
-    public typealias Code = ErrorCode<APNsError>
+/// description is a fixed sentence; it never holds the key or a token.
+public typealias APNsError = DescribedError<APNsErrorTag>
 
-    public let code: Code
-    /// What an operator reads (`apns-bench` prints it).
-    public let detail: String
-
-    init(_ code: Code, detail: String) {
-        self.code = code
-        self.detail = detail
-    }
-
-    public var description: String { detail }
-}
+/// Makes `APNsError` and its codes PushAPNs' own.
+public enum APNsErrorTag {}
 
 extension ErrorCode<APNsError> {
     /// The provider key text is not an unencrypted PKCS#8 PEM P-256 private key.

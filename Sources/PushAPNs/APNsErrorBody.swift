@@ -6,11 +6,6 @@ public struct APNsErrorBody: Sendable, Equatable {
     public let reason: String?
     public let timestampMilliseconds: Int64?
 
-    public init(reason: String?, timestampMilliseconds: Int64?) {
-        self.reason = reason
-        self.timestampMilliseconds = timestampMilliseconds
-    }
-
     /// Reads the body strictly (PushJSON's reader: one JSON object, unique member names) but
     /// tolerates members Apple may add; `reason` counts only as a string and `timestamp` only as a
     /// non-negative integer. Anything unreadable yields no reason and no timestamp, so the status

@@ -24,7 +24,7 @@ public struct APNsProfile: Sendable {
                 privateKey = try P256PrivateKey(pem: privateKeyPEM)
             } catch {
                 throw APNsError(
-                    .invalidProviderKey, detail: "the provider key is not an unencrypted PKCS#8 P-256 private key")
+                    .invalidProviderKey, description: "the provider key is not an unencrypted PKCS#8 P-256 private key")
             }
             return .token(teamID: teamID, keyID: keyID, signer: ProviderTokenCache.es256Signer(privateKey))
         }

@@ -88,11 +88,11 @@ public final class ProviderTokenCache: Sendable {
         do {
             signature = try signer(Array(signingInput.utf8))
         } catch {
-            throw APNsError(.signerFailed, detail: "the provider token signer failed")
+            throw APNsError(.signerFailed, description: "the provider token signer failed")
         }
         guard signature.count == 64 else {
             throw APNsError(
-                .signatureNotRaw, detail: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
+                .signatureNotRaw, description: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
         }
         return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
     }

@@ -7,12 +7,6 @@ public struct CBORLimits: Sendable, Equatable {
     /// Largest number of data items (map keys and values count separately).
     public let maximumItemCount: Int
 
-    public init(maximumByteCount: Int, maximumDepth: Int, maximumItemCount: Int) {
-        self.maximumByteCount = maximumByteCount
-        self.maximumDepth = maximumDepth
-        self.maximumItemCount = maximumItemCount
-    }
-
     /// Attestation objects: docs/protocol.md §1 caps them at 16384 bytes; the deepest item is a
     /// certificate inside `x5c` inside `attStmt` (depth 4).
     public static let attestationObject = CBORLimits(maximumByteCount: 16384, maximumDepth: 4, maximumItemCount: 32)

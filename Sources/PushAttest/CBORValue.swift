@@ -43,9 +43,4 @@ public indirect enum CBORValue: Sendable, Equatable {
 public struct CBORMapEntry: Sendable, Equatable {
     public let key: CBORValue
     public let value: CBORValue
-
-    public init(key: CBORValue, value: CBORValue) {
-        self.key = key
-        self.value = value
-    }
 }

@@ -22,11 +22,6 @@ public struct DERLimits: Sendable, Equatable {
     /// The top-level element has depth 1; each enclosing constructed element adds 1.
     public let maximumDepth: Int
 
-    public init(maximumByteCount: Int, maximumDepth: Int) {
-        self.maximumByteCount = maximumByteCount
-        self.maximumDepth = maximumDepth
-    }
-
     /// Certificates: docs/protocol.md §1 caps an attestation certificate at 8192 bytes. An X.509
     /// certificate nests about 8 deep (a KeyDescription's `rootOfTrust` sits at depth 6 inside its
     /// extension value), so 32 leaves room without allowing a recursion bomb.

@@ -27,7 +27,7 @@ public final class FCMClient: Sendable {
     public init(
         configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
         clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
-    ) throws {
+    ) throws(SystemError) {
         self.configuration = configuration
         self.clock = clock
         self.http = try HTTP2Client(configuration: configuration)

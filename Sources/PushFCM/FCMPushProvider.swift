@@ -19,7 +19,7 @@ public final class FCMPushProvider: PushProvider {
     public init(
         profiles: [String: FCMProfile], configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
         clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
-    ) throws {
+    ) throws(SystemError) {
         self.profiles = profiles
         client = try FCMClient(configuration: configuration, clock: clock)
     }

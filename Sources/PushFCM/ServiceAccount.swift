@@ -12,13 +12,6 @@ public struct ServiceAccount: Sendable {
     public let projectID: String
     public let privateKey: X509SigningKey
 
-    public init(clientEmail: String, privateKeyID: String, projectID: String, privateKey: X509SigningKey) {
-        self.clientEmail = clientEmail
-        self.privateKeyID = privateKeyID
-        self.projectID = projectID
-        self.privateKey = privateKey
-    }
-
     /// Parses the file's bytes; every refusal is one closed reason and echoes nothing of the input.
     public static func parse(_ bytes: [UInt8]) throws(FCMError) -> ServiceAccount {
         guard bytes.count <= maximumFileSize else { throw FCMError(.tooLarge) }

@@ -1,4 +1,5 @@
 import Foundation
+public import PushWire
 
 /// A challenge of `POST /v1/installations/challenges` (docs/protocol.md §4.1): single-use, valid
 /// 300 s from issue.
@@ -9,12 +10,6 @@ public struct Challenge: Sendable, Equatable, Decodable {
     public let value: String
     /// The gateway's `expires_at` (Unix seconds by the gateway's clock).
     public let expiresAt: Int64
-
-    public init(id: String, value: String, expiresAt: Int64) {
-        self.id = id
-        self.value = value
-        self.expiresAt = expiresAt
-    }
 
     /// How long a challenge lives (docs/protocol.md §4.1).
     public static let lifetimeSeconds: Int64 = 300
@@ -52,20 +47,9 @@ public struct StatusResponse: Sendable, Equatable, Decodable {
     public let status: String
 }
 
-/// The `error` of an error body: every one of docs/protocol.md §1.
-public enum GatewayErrorCode: String, Sendable, Equatable, CaseIterable {
-    case invalidRequest = "invalid_request"
-    case invalidAttestation = "invalid_attestation"
-    case notAuthorized = "not_authorized"
-    case invalidAuth = "invalid_auth"
-    case invalidGrant = "invalid_grant"
-    case rateLimited = "rate_limited"
-    case temporarilyUnavailable = "temporarily_unavailable"
-    case configurationFault = "configuration_fault"
-    case notReady = "not_ready"
-    case notFound = "not_found"
-    case requestTimeout = "request_timeout"
-}
+/// The `error` of an error body: every one of docs/protocol.md §1, from the list the gateway
+/// answers with, named here so that an app needs no other import.
+public typealias GatewayErrorCode = PushWire.GatewayErrorCode
 
 /// An answer outside 2xx, as the gateway (or something in front of it) gave it.
 public struct GatewayRejection: Error, Sendable, Equatable {

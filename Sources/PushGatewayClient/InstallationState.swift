@@ -41,25 +41,12 @@ public struct Installation: Codable, Sendable, Equatable {
     public var endpointEpoch: Int64
     /// Unix seconds; a grant may not outlive it.
     public var expiresAt: Int64
-
-    public init(handle: String, appProfile: String, endpoint: String, endpointEpoch: Int64, expiresAt: Int64) {
-        self.handle = handle
-        self.appProfile = appProfile
-        self.endpoint = endpoint
-        self.endpointEpoch = endpointEpoch
-        self.expiresAt = expiresAt
-    }
 }
 
 /// A rotation whose answer has not arrived.
 public struct PendingRotation: Codable, Sendable, Equatable {
     public var fromEpoch: Int64
     public var endpoint: String
-
-    public init(fromEpoch: Int64, endpoint: String) {
-        self.fromEpoch = fromEpoch
-        self.endpoint = endpoint
-    }
 }
 
 /// What the client knows about its delegation to one relay.
@@ -70,11 +57,6 @@ public struct RelayDelegation: Codable, Sendable, Equatable {
     /// The grant the gateway answered with; nil before the first answer, after a revocation and
     /// after a rotation.
     public var grant: Grant?
-
-    public init(lastSentGeneration: Int64, grant: Grant?) {
-        self.lastSentGeneration = lastSentGeneration
-        self.grant = grant
-    }
 }
 
 /// An endpoint grant and what it was issued for.
@@ -85,12 +67,4 @@ public struct Grant: Codable, Sendable, Equatable {
     public var endpointEpoch: Int64
     public var notBefore: Int64
     public var expiresAt: Int64
-
-    public init(endpointGrant: String, generation: Int64, endpointEpoch: Int64, notBefore: Int64, expiresAt: Int64) {
-        self.endpointGrant = endpointGrant
-        self.generation = generation
-        self.endpointEpoch = endpointEpoch
-        self.notBefore = notBefore
-        self.expiresAt = expiresAt
-    }
 }

@@ -43,3 +43,11 @@ extension InProcessCommand {
         execute(arguments: arguments, environment: environment).emit()
     }
 }
+
+/// The commands' one error (docs/decisions/0540): arguments that do not fit the command. `message`
+/// names the flag and the rule; it never repeats a key or a file's contents.
+struct UsageError: Error, Equatable {
+    let message: String
+
+    init(_ message: String) { self.message = message }
+}

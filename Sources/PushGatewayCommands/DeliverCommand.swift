@@ -106,55 +106,51 @@ package enum DeliverCommand: InProcessCommand {
         return SchnorrSigningKey(secretKey: bytes)
     }
 
-    struct UsageProblem: Error, Equatable {
-        let message: String
-    }
-
     /// The key file's text, or why it cannot be read (the system's reason, never its contents).
-    static func readKeyFile(_ path: String) -> Result<String, UsageProblem> {
+    static func readKeyFile(_ path: String) -> Result<String, UsageError> {
         let bytes: [UInt8]
         do {
             // A key file is 65 bytes; anything far larger is not one.
             bytes = try FileContents.read(path, limit: 4096)
         } catch {
-            return .failure(UsageProblem(message: "cannot be read: \(error.reason)"))
+            return .failure(UsageError("cannot be read: \(error.reason)"))
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            return .failure(UsageProblem(message: "is not text"))
+            return .failure(UsageError("is not text"))
         }
         return .success(text)
     }
 
-    static func parse(_ arguments: [String]) -> Result<Options, UsageProblem> {
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
         var values: [String: String] = [:]
         var index = 0
         let flags = ["--url", "--relay-key-file", "--grant", "--grants-file", "--request-id", "--expires-in"]
         while index < arguments.count {
             let flag = arguments[index]
-            guard flags.contains(flag) else { return .failure(UsageProblem(message: "unknown argument '\(flag)'")) }
-            guard index + 1 < arguments.count else { return .failure(UsageProblem(message: "\(flag) needs a value")) }
-            guard values[flag] == nil else { return .failure(UsageProblem(message: "\(flag) is given twice")) }
+            guard flags.contains(flag) else { return .failure(UsageError("unknown argument '\(flag)'")) }
+            guard index + 1 < arguments.count else { return .failure(UsageError("\(flag) needs a value")) }
+            guard values[flag] == nil else { return .failure(UsageError("\(flag) is given twice")) }
             values[flag] = arguments[index + 1]
             index += 2
         }
         // docs/protocol.md §12: `--grants-file` replaces `--grant`; each grant gets its own request id.
         let grantsFile = values["--grants-file"]
         guard grantsFile == nil || (values["--grant"] == nil && values["--request-id"] == nil) else {
-            return .failure(UsageProblem(message: "--grants-file excludes --grant and --request-id"))
+            return .failure(UsageError("--grants-file excludes --grant and --request-id"))
         }
         guard let url = values["--url"], let keyFile = values["--relay-key-file"],
             let grant = values["--grant"] ?? grantsFile.map({ _ in "" })
         else {
             return .failure(
-                UsageProblem(message: "--url, --relay-key-file and --grant (or --grants-file) are required"))
+                UsageError("--url, --relay-key-file and --grant (or --grants-file) are required"))
         }
         guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
-            return .failure(UsageProblem(message: "--url must be an http:// or https:// URL"))
+            return .failure(UsageError("--url must be an http:// or https:// URL"))
         }
         var requestID: CanonicalUUID?
         if let text = values["--request-id"] {
             guard let parsed = CanonicalUUID(text) else {
-                return .failure(UsageProblem(message: "--request-id must be a lowercase hyphenated UUID"))
+                return .failure(UsageError("--request-id must be a lowercase hyphenated UUID"))
             }
             requestID = parsed
         }
@@ -164,7 +160,7 @@ package enum DeliverCommand: InProcessCommand {
                 let parsed = Int64(text), (0...maximumExpiresIn).contains(parsed)
             else {
                 return .failure(
-                    UsageProblem(message: "--expires-in must be whole seconds between 0 and \(maximumExpiresIn)"))
+                    UsageError("--expires-in must be whole seconds between 0 and \(maximumExpiresIn)"))
             }
             expiresIn = parsed
         }

@@ -21,17 +21,17 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
     ]
     static let switches: Set<String> = ["--allow-self-signed-boot", "--chain-only"]
 
-    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+    static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult {
         let chainPath = try flags.required("--chain-file")
         let chain = AttestationChainFile.certificates(
             try DiagnosticFlags.contents(ofFile: chainPath, flag: "--chain-file"))
         let requirements = try requirements(flags)
         let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
-        let statusList = try flags.values["--status-file"].map { path throws(DiagnosticFlags.UsageError) in
+        let statusList = try flags.values["--status-file"].map { path throws(UsageError) in
             do throws(KeyAttestationError) {
                 return try KeyAttestationStatusList.read(fromFile: path, at: time)
             } catch {
-                throw DiagnosticFlags.UsageError("--status-file: \(error)")
+                throw UsageError("--status-file: \(error)")
             }
         }
         guard var verifier = try? KeyAttestationVerifier.google() else {
@@ -44,7 +44,7 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
                 let extended = try? verifier.trusting(
                     root: DiagnosticFlags.certificate(atPath: rootPath).derEncoded)
             else {
-                throw DiagnosticFlags.UsageError(
+                throw UsageError(
                     "--root-ca-file is not a strict DER certificate with an RSA or EC P-256/P-384 key")
             }
             verifier = extended
@@ -60,7 +60,7 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
 
     private static func requirements(
         _ flags: DiagnosticFlags
-    ) throws(DiagnosticFlags.UsageError) -> KeyAttestationRequirements {
+    ) throws(UsageError) -> KeyAttestationRequirements {
         var requirements = KeyAttestationRequirements()
         requirements.challenge = try flags.hashOrHex(fileFlag: "--transcript-file", hexFlag: "--challenge-hex")
         requirements.packageName = flags.values["--package"]
@@ -69,14 +69,14 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
                 Hex.decode($0, byteCount: SHA256.byteCount)
             }
             guard !digests.contains(where: { $0 == nil }) else {
-                throw DiagnosticFlags.UsageError(
+                throw UsageError(
                     "--signing-cert-sha256 must be 64 hex digits (or a comma list of them)")
             }
             requirements.signingCertificateDigests = digests.compactMap { $0 }
         }
         if let level = flags.values["--min-security-level"] {
             guard let minimum = SecurityLevel(name: level), minimum != .software else {
-                throw DiagnosticFlags.UsageError("--min-security-level must be tee or strongbox")
+                throw UsageError("--min-security-level must be tee or strongbox")
             }
             requirements.minimumSecurityLevel = minimum
         }

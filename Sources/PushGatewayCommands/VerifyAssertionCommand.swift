@@ -17,14 +17,14 @@ enum VerifyAssertionCommand: DiagnosticCommand {
         "--assertion-file", "--previous-counter",
     ]
 
-    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+    static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult {
         let appID = try flags.required("--app-id")
         let publicKey = try publicKey(flags)
         let clientDataHash = try flags.clientDataHash()
         let assertion = try flags.cborFile("--assertion-file")
         let counterText = try flags.required("--previous-counter")
         guard let previousCounter = UInt32(counterText), counterText.first != "+" else {
-            throw DiagnosticFlags.UsageError("--previous-counter must be an integer in 0...\(UInt32.max)")
+            throw UsageError("--previous-counter must be an integer in 0...\(UInt32.max)")
         }
         do {
             let counter = try AssertionVerifier.verify(
@@ -37,22 +37,22 @@ enum VerifyAssertionCommand: DiagnosticCommand {
     }
 
     /// `--public-key` (hex of the 65-byte uncompressed point) or `--public-key-file` (PEM), exactly one.
-    private static func publicKey(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> P256PublicKey {
+    private static func publicKey(_ flags: DiagnosticFlags) throws(UsageError) -> P256PublicKey {
         switch (flags.values["--public-key"], flags.values["--public-key-file"]) {
         case (let hex?, nil):
             guard let point = Hex.decode(hex), let key = try? P256PublicKey(uncompressedPoint: point) else {
-                throw DiagnosticFlags.UsageError("--public-key must be the hex of a 65-byte uncompressed P-256 point")
+                throw UsageError("--public-key must be the hex of a 65-byte uncompressed P-256 point")
             }
             return key
         case (nil, let path?):
             let pem = String(
                 decoding: try DiagnosticFlags.contents(ofFile: path, flag: "--public-key-file"), as: UTF8.self)
             guard let key = try? P256PublicKey(pem: pem) else {
-                throw DiagnosticFlags.UsageError("--public-key-file must hold a PEM P-256 public key")
+                throw UsageError("--public-key-file must hold a PEM P-256 public key")
             }
             return key
         default:
-            throw DiagnosticFlags.UsageError("exactly one of --public-key and --public-key-file is required")
+            throw UsageError("exactly one of --public-key and --public-key-file is required")
         }
     }
 }

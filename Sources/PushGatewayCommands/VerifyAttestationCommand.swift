@@ -19,13 +19,13 @@ enum VerifyAttestationCommand: DiagnosticCommand {
         "--attestation-file", "--at", "--root-ca-file",
     ]
 
-    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+    static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult {
         let appID = try flags.required("--app-id")
         guard let attestEnvironment = AppAttestEnvironment(rawValue: try flags.required("--environment")) else {
-            throw DiagnosticFlags.UsageError("--environment must be production or development")
+            throw UsageError("--environment must be production or development")
         }
         guard let keyID = Base64.decode(try flags.required("--key-id")) else {
-            throw DiagnosticFlags.UsageError("--key-id must be standard base64")
+            throw UsageError("--key-id must be standard base64")
         }
         let clientDataHash = try flags.clientDataHash()
         let attestation = try flags.cborFile("--attestation-file")
@@ -73,14 +73,14 @@ protocol DiagnosticCommand: InProcessCommand {
     static var allowedFlags: Set<String> { get }
     static var switches: Set<String> { get }
     /// The verdict on the parsed flags; a usage error for flags that are wrong together.
-    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult
+    static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult
 }
 
 extension DiagnosticCommand {
     static var switches: Set<String> { [] }
 
     static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
-        do throws(DiagnosticFlags.UsageError) {
+        do throws(UsageError) {
             return try diagnose(DiagnosticFlags(arguments, allowed: allowedFlags, switches: switches))
         } catch {
             return .usageError("push-gateway \(name): \(error.message)\n\(usage)")
@@ -90,11 +90,6 @@ extension DiagnosticCommand {
 
 /// `--name value` flags of the diagnostic commands, and the input rules of docs/protocol.md §12.
 struct DiagnosticFlags {
-    struct UsageError: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
-    }
-
     let values: [String: String]
     /// The value-less flags given.
     let switches: Set<String>

@@ -17,7 +17,7 @@ enum VerifyMarmotTriggerCommand: DiagnosticCommand {
     static let name = "verify-marmot-trigger"
     static let allowedFlags: Set<String> = ["--secret-key-file", "--event-file"]
 
-    static func diagnose(_ flags: DiagnosticFlags) throws(DiagnosticFlags.UsageError) -> CommandResult {
+    static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult {
         let keyPath = try flags.required("--secret-key-file")
         let keyText = String(
             decoding: try DiagnosticFlags.contents(ofFile: keyPath, flag: "--secret-key-file"), as: UTF8.self)
@@ -26,7 +26,7 @@ enum VerifyMarmotTriggerCommand: DiagnosticCommand {
                 keyText.trimmingSuffix(while: { $0 == "\n" || $0 == "\r" }), byteCount: 32, lowercaseOnly: true
             ).flatMap(SchnorrSigningKey.init(secretKey:))
         else {
-            throw DiagnosticFlags.UsageError("--secret-key-file must hold 64 lowercase hex digits (a secret key)")
+            throw UsageError("--secret-key-file must hold 64 lowercase hex digits (a secret key)")
         }
         let eventPath = try flags.required("--event-file")
         let event = try DiagnosticFlags.contents(ofFile: eventPath, flag: "--event-file")

@@ -49,11 +49,4 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// From the request's first byte (accept, for a connection's first request: docs/protocol.md §1)
     /// to the moment the response was handed to the socket.
     public let durationMilliseconds: Double
-
-    public init(route: String, method: String, status: Int, durationMilliseconds: Double) {
-        self.route = route
-        self.method = method
-        self.status = status
-        self.durationMilliseconds = durationMilliseconds
-    }
 }

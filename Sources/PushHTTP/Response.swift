@@ -1,4 +1,5 @@
 import PushSystem
+public import PushWire
 
 /// A response from a handler. The server adds `Content-Length` and `Connection` itself; any such
 /// field set here is ignored.
@@ -27,25 +28,12 @@ public struct Response: Sendable, Equatable {
     }
 
     /// `{"error":"<code>"}` with the given status: the only error bodies docs/protocol.md §1 allows.
-    public static func error(_ status: Int, _ code: ErrorCode, headers: [HTTPField] = []) -> Response {
+    public static func error(_ status: Int, _ code: GatewayErrorCode, headers: [HTTPField] = []) -> Response {
         json(status: status, code.body, headers: headers)
     }
 }
 
-/// The closed set of error codes of docs/protocol.md §1.
-public enum ErrorCode: String, Sendable, CaseIterable {
-    case invalidRequest = "invalid_request"
-    case invalidAttestation = "invalid_attestation"
-    case notAuthorized = "not_authorized"
-    case invalidAuth = "invalid_auth"
-    case invalidGrant = "invalid_grant"
-    case rateLimited = "rate_limited"
-    case temporarilyUnavailable = "temporarily_unavailable"
-    case configurationFault = "configuration_fault"
-    case notReady = "not_ready"
-    case notFound = "not_found"
-    case requestTimeout = "request_timeout"
-
+extension GatewayErrorCode {
     /// The exact body text, e.g. `{"error":"not_found"}`.
     public var body: [UInt8] { Array("{\"error\":\"\(rawValue)\"}".utf8) }
 }

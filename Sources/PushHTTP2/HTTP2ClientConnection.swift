@@ -2,7 +2,7 @@ import PushCrypto
 import PushSystem
 
 /// The I/O of one HTTP/2 client connection, confined to the client's event-loop thread: the
-/// non-blocking TCP connect, the TLS handshake, and an `HTTP2Session` in the client role. It
+/// `ClientDial` (TCP connect, proxy tunnel, TLS handshake), and an `HTTP2Session` in the client role. It
 /// decides nothing: what it sees goes into `reports` for the state machine, and it carries out
 /// what the event loop tells it.
 final class HTTP2ClientConnection: HTTP2SessionDelegate {
@@ -17,11 +17,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     }
 
     private enum Stage {
-        case resolving
-        case connecting
-        /// Through the proxy: the CONNECT request is being written, then its answer read.
-        case tunneling
-        case handshaking(TLSProgress)
+        case dialing
         case open
         case closed
     }
@@ -36,14 +32,8 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
 
     let id: HTTP2ConnectionID
     let target: HTTP2Target
-    let proxy: EgressProxy?
-    private var tunnel: ConnectTunnel?
-    private var stage = Stage.resolving
-    private var socket: FileDescriptor?
-    /// The socket's raw descriptor while one is open (for epoll), else -1.
-    private(set) var descriptor: Int32 = -1
-    private var addresses: [SocketAddress] = []
-    private var tls: TLSConnection?
+    private let dial: ClientDial
+    private var stage = Stage.dialing
     private var session: HTTP2Session?
     private var responses: [Int32: ResponseBuffer] = [:]
     private var wantsWrite = false
@@ -53,21 +43,22 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     init(id: HTTP2ConnectionID, target: HTTP2Target, proxy: EgressProxy?) {
         self.id = id
         self.target = target
-        self.proxy = proxy
+        dial = ClientDial(host: target.host, port: target.port, proxy: proxy, tlsContext: target.tls)
     }
 
+    var proxy: EgressProxy? { dial.proxy }
     /// Where the TCP connection goes: the proxy when there is one, else the target.
-    var connectHost: String { proxy?.host ?? target.host }
-    var connectPort: UInt16 { proxy?.port ?? target.port }
+    var connectHost: String { dial.connectHost }
+    var connectPort: UInt16 { dial.connectPort }
+    /// The socket's raw descriptor while one is open (for epoll), else -1.
+    var descriptor: Int32 { dial.descriptor }
 
     /// The readiness the event loop must wait for; nil when there is no socket to watch.
     var interest: EpollEvents? {
         switch stage {
-        case .resolving, .closed: return nil
-        case .connecting: return .writable
-        case .tunneling: return tunnel?.isWriting == true ? .writable : .readable
-        case .handshaking(let progress): return progress == .wantWrite ? .writable : .readable
-        case .open: return wantsWrite ? [.readable, .writable] : .readable
+        case .dialing: dial.interest
+        case .open: wantsWrite ? [.readable, .writable] : .readable
+        case .closed: nil
         }
     }
 
@@ -79,101 +70,50 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     // MARK: Setup
 
     func addressesResolved(_ result: Result<[SocketAddress], SystemError>) {
-        guard case .resolving = stage else { return }
-        switch result {
-        case .success(let resolved) where !resolved.isEmpty:
-            addresses = resolved
-            connectNextAddress(lastError: nil)
-        case .success:
-            fail(HTTP2Error(.transport, detail: proxy == nil ? "no address for the host" : "no address for the proxy"))
-        case .failure(let error):
-            fail(HTTP2Error(.transport, detail: error.description))
-        }
-    }
-
-    private func connectNextAddress(lastError: SystemError?) {
-        var lastError = lastError
-        while !addresses.isEmpty {
-            do throws(SystemError) {
-                let socket = try TCPConnector.startConnect(to: addresses.removeFirst())
-                descriptor = socket.rawValue
-                self.socket = consume socket
-                stage = .connecting
-                return
-            } catch {
-                lastError = error
-            }
-        }
-        fail(HTTP2Error(.transport, detail: lastError?.description ?? "connect failed"))
+        guard case .dialing = stage else { return }
+        dialed(dial.resolved(result))
     }
 
     /// Handles readiness of the socket.
     func handle(_ events: EpollEvents) {
         switch stage {
-        case .connecting:
-            if let error = socket?.pendingConnectError() {
-                closeSocket()
-                connectNextAddress(lastError: error)
-                return
-            }
-            guard proxy == nil else {
-                tunnel = ConnectTunnel(host: target.host, port: target.port)
-                stage = .tunneling
-                advanceTunnel()
-                return
-            }
-            startTLS()
-        case .tunneling:
-            advanceTunnel()
-        case .handshaking:
-            advanceHandshake()
+        case .dialing:
+            dialed(dial.handle(events))
         case .open:
             if !events.isDisjoint(with: [.readable, .hangup, .error, .readHangup]) { readAvailable() }
             flush()
-        case .resolving, .closed:
+        case .closed:
             break
         }
     }
 
-    private func startTLS() {
-        do {
-            tls = try TLSConnection(clientOn: descriptor, context: target.tls, serverName: target.host)
-        } catch {
-            fail(HTTP2Error(.tlsConfiguration, detail: error.description))
-            return
+    private func dialed(_ step: ClientDial.Step) {
+        switch step {
+        case .pending: break
+        case .open: startSession()
+        case .failed(let failure): fail(Self.error(for: failure, throughProxy: proxy != nil))
         }
-        stage = .handshaking(.wantWrite)
-        advanceHandshake()
     }
 
     /// docs/protocol.md §12: a proxy that refuses is a transient failure, like one that is down.
-    private func advanceTunnel() {
-        guard var tunnel, let progress = socket?.advance(&tunnel) else { return }
-        self.tunnel = tunnel
-        switch progress {
-        case .pending: break
-        case .open: startTLS()
-        case .failed(let reason): fail(HTTP2Error(.transport, detail: reason))
+    private static func error(for failure: ClientDialFailure, throughProxy: Bool) -> HTTP2Error {
+        switch failure {
+        case .noAddress:
+            HTTP2Error(.transport, detail: throughProxy ? "no address for the proxy" : "no address for the host")
+        case .resolution(let error), .connectFailed(let error): HTTP2Error(.transport, detail: error.description)
+        case .tunnel(let reason): HTTP2Error(.transport, detail: reason)
+        case .tlsSetup(let error): HTTP2Error(.tlsConfiguration, detail: error.description)
+        case .handshake(let error):
+            switch error.code {
+            case .certificateVerification, .alpnNotNegotiated, .configuration:
+                HTTP2Error(.tlsConfiguration, detail: error.description)
+            default:
+                HTTP2Error(.transport, detail: error.description)
+            }
         }
     }
 
-    private func advanceHandshake() {
-        guard let tls else { return }
-        do {
-            let progress = try tls.handshake()
-            guard progress == .complete else {
-                stage = .handshaking(progress)
-                return
-            }
-        } catch {
-            switch error.code {
-            case .certificateVerification, .alpnNotNegotiated, .configuration:
-                fail(HTTP2Error(.tlsConfiguration, detail: error.description))
-            default:
-                fail(HTTP2Error(.transport, detail: error.description))
-            }
-            return
-        }
+    private func startSession() {
         do {
             // Servers never push to clients of this project; a large window lets responses flow.
             session = try HTTP2Session(
@@ -219,12 +159,10 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     func close() {
         guard !isClosed else { return }
         stage = .closed
-        tls?.shutdown()
         session = nil
-        tls = nil
         // Responses completed just before the close are still to be taken (they precede the
         // `.closed` report); they go with the connection.
-        closeSocket()
+        dial.close()
     }
 
     var isClosed: Bool {
@@ -233,7 +171,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
 
     /// Moves the session's output to TLS until the socket would block.
     func flush() {
-        guard let tls, let session, !isClosed else { return }
+        guard let tls = dial.tls, let session, !isClosed else { return }
         switch session.flush(to: tls) {
         case .drained:
             wantsWrite = false
@@ -246,7 +184,7 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
     }
 
     private func readAvailable() {
-        guard let tls, let session else { return }
+        guard let tls = dial.tls, let session else { return }
         var received = false
         while !isClosed {
             let result: TLSTransfer
@@ -284,11 +222,6 @@ final class HTTP2ClientConnection: HTTP2SessionDelegate {
         guard !isClosed else { return }
         close()
         reports.append(.closed(failure))
-    }
-
-    private func closeSocket() {
-        socket = nil
-        descriptor = -1
     }
 
     // MARK: HTTP2SessionDelegate

@@ -31,11 +31,6 @@ public struct MarmotDeviceToken: Sendable, Equatable, CustomStringConvertible {
     /// The token bytes as carried in the chunk.
     public let bytes: [UInt8]
 
-    public init(platform: MarmotPlatform, bytes: [UInt8]) {
-        self.platform = platform
-        self.bytes = bytes
-    }
-
     /// The endpoint as its push service takes it: lowercase hex for APNs, the ASCII text for FCM.
     public var endpoint: String {
         switch platform {

@@ -38,11 +38,6 @@ public final class PostgresPool: @unchecked Sendable {
         public let open: Int
         /// Sessions waiting in the pool.
         public let idle: Int
-
-        public init(open: Int, idle: Int) {
-            self.open = open
-            self.idle = idle
-        }
     }
 
     private let configuration: PostgresConfiguration

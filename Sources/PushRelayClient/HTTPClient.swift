@@ -101,10 +101,10 @@ private final class CurlEasyHandle {
 
     static func make() throws(RelayClientError) -> CurlEasyHandle {
         guard globalInitialization == CURLE_OK else {
-            throw RelayClientError(.transfer, "libcurl initialization failed")
+            throw RelayClientError(.transfer, description: "libcurl initialization failed")
         }
         guard let handle = curl_easy_init() else {
-            throw RelayClientError(.transfer, "libcurl handle allocation failed")
+            throw RelayClientError(.transfer, description: "libcurl handle allocation failed")
         }
         return CurlEasyHandle(handle: handle)
     }
@@ -165,12 +165,13 @@ private final class CurlEasyHandle {
 
         let performed = withExtendedLifetime(sink) { curl_easy_perform(handle) }
         if sink.overflowed {
-            throw RelayClientError(.transfer, "the response body exceeded \(limits.maximumBodyBytes) bytes")
+            throw RelayClientError(
+                .transfer, description: "the response body exceeded \(limits.maximumBodyBytes) bytes")
         }
         guard performed == CURLE_OK else { throw Self.failure(performed) }
         var status = 0
         guard CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, status > 0 else {
-            throw RelayClientError(.transfer, "no HTTP status was received")
+            throw RelayClientError(.transfer, description: "no HTTP status was received")
         }
         return HTTPResponse(status: status, body: sink.bytes)
     }
@@ -178,7 +179,7 @@ private final class CurlEasyHandle {
     private func postOptions(headers: [String], body: [UInt8]) throws(RelayClientError) -> [CURLcode] {
         for header in headers {
             guard let appended = curl_slist_append(headerList, header) else {
-                throw RelayClientError(.transfer, "libcurl header list allocation failed")
+                throw RelayClientError(.transfer, description: "libcurl header list allocation failed")
             }
             headerList = appended
         }
@@ -199,6 +200,7 @@ private final class CurlEasyHandle {
 
     private static func failure(_ code: CURLcode) -> RelayClientError {
         RelayClientError(
-            .transfer, curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)")
+            .transfer,
+            description: curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)")
     }
 }

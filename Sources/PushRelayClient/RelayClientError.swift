@@ -3,17 +3,10 @@ public import PushErrors
 /// Why PushRelayClient posted or fetched nothing, or got no HTTP answer (docs/decisions/0540).
 /// `description` is a fixed sentence or libcurl's fixed text for its error code, which names no
 /// URL, header or body.
-public struct RelayClientError: Error, Sendable, Equatable, CustomStringConvertible {
-    public typealias Code = ErrorCode<RelayClientError>
+public typealias RelayClientError = DescribedError<RelayClientErrorTag>
 
-    public let code: Code
-    public let description: String
-
-    init(_ code: Code, _ description: String) {
-        self.code = code
-        self.description = description
-    }
-}
+/// Makes `RelayClientError` and its codes PushRelayClient's own.
+public enum RelayClientErrorTag {}
 
 extension ErrorCode<RelayClientError> {
     /// No HTTP answer: DNS, connect, TLS, timeout, an oversized body, or libcurl itself failed.

@@ -18,7 +18,7 @@ public struct RelayDeliveryPoster: Sendable {
         do {
             auxiliaryRandomness = try SecureRandom.bytes(32)
         } catch {
-            throw RelayClientError(.randomnessUnavailable, "secure randomness unavailable")
+            throw RelayClientError(.randomnessUnavailable, description: "secure randomness unavailable")
         }
         let event = NIP98Signer.event(
             url: url, method: NIP98Verifier.method, body: body, createdAt: now, key: key,

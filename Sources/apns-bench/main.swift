@@ -64,7 +64,7 @@ do {
     credential = try APNsProfile.Credential.token(
         teamID: teamID, keyID: keyID, privateKeyPEM: String(decoding: keyData, as: UTF8.self))
 } catch {
-    fail(error.detail)
+    fail(error.description)
 }
 
 if printToken {
@@ -73,7 +73,7 @@ if printToken {
         StandardStreams.writeOutput(
             try ProviderTokenCache(teamID: teamID, keyID: keyID, signer: signer).token().jwt + "\n")
     } catch {
-        fail(error.detail)
+        fail(error.description)
     }
     exit(0)
 }

@@ -47,7 +47,7 @@ struct ProviderKeyTests {
             _ = try APNsProfile.Credential.token(teamID: "T", keyID: "K", privateKeyPEM: publicOnly)
         } catch {
             #expect(error.code == .invalidProviderKey)
-            #expect(!error.detail.contains("BEGIN"))
+            #expect(!error.description.contains("BEGIN"))
         }
     }
 

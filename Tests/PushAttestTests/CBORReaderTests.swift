@@ -1,6 +1,7 @@
-import PushAttest
 import PushTestSupport
 import Testing
+
+@testable import PushAttest
 
 @Suite("Strict bounded CBOR reader")
 struct CBORReaderTests {

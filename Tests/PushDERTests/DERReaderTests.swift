@@ -1,5 +1,6 @@
-import PushDER
 import Testing
+
+@testable import PushDER
 
 @Suite("Strict DER reader (X.690 §10)")
 struct DERReaderTests {

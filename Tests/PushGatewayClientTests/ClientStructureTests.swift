@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// The library goes into apps: it may use the platform and nothing of the gateway's (docs/decisions/0370).
+/// The library goes into apps: it may use the platform and nothing of the gateway's but PushWire,
+/// which imports nothing (docs/decisions/0370).
 @Suite("PushGatewayClient depends on Foundation and Apple frameworks only")
 struct ClientStructureTests {
     static let sources = repository.appendingPathComponent("Sources/PushGatewayClient")
@@ -18,7 +19,7 @@ struct ClientStructureTests {
             for (index, line) in lines.enumerated() {
                 guard let match = line.wholeMatch(of: /(?:@\w+ )?(?:\w+ )?import (\w+)/) else { continue }
                 let module = String(match.output.1)
-                if module == "Foundation" { continue }
+                if module == "Foundation" || module == "PushWire" { continue }
                 #expect(
                     ["FoundationNetworking", "CryptoKit", "Security", "DeviceCheck"].contains(module),
                     "\(file) imports \(module)")
@@ -27,10 +28,22 @@ struct ClientStructureTests {
         }
     }
 
-    @Test("the manifest gives the library target no dependency and makes it a library product")
+    @Test("PushWire, the client's one target dependency, imports nothing")
+    func wireImportsNothing() throws {
+        let wire = repository.appendingPathComponent("Sources/PushWire")
+        let files = try FileManager.default.contentsOfDirectory(atPath: wire.path).filter { $0.hasSuffix(".swift") }
+        #expect(!files.isEmpty)
+        for file in files {
+            let text = try String(contentsOf: wire.appendingPathComponent(file), encoding: .utf8)
+            #expect(text.firstMatch(of: /(?m)^(?:@\w+ )?(?:\w+ )?import \w+/) == nil, "\(file) imports a module")
+        }
+    }
+
+    @Test("the manifest gives the library target PushWire alone and makes it a library product")
     func manifest() throws {
         let manifest = try String(contentsOf: repository.appendingPathComponent("Package.swift"), encoding: .utf8)
-        #expect(manifest.contains(#".target(name: "PushGatewayClient"),"#))
+        #expect(manifest.contains(#".target(name: "PushGatewayClient", dependencies: ["PushWire"]),"#))
+        #expect(manifest.contains(#".target(name: "PushWire"),"#))
         #expect(manifest.contains(#".library(name: "PushGatewayClient", targets: ["PushGatewayClient"])"#))
     }
 }

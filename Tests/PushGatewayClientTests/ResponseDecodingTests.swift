@@ -1,6 +1,7 @@
 import Foundation
-import PushGatewayClient
 import Testing
+
+@testable import PushGatewayClient
 
 @Suite("PushGatewayClient decodes answers and every error body of docs/protocol.md §1")
 struct ResponseDecodingTests {

@@ -1,8 +1,9 @@
 import Foundation
-import PushGatewayClient
 import PushTestSupport
 import Synchronization
 import Testing
+
+@testable import PushGatewayClient
 
 /// The retry rules of docs/ios-integration.md, against a scripted gateway.
 @Suite("PushGatewayClient follows the guide's retry rules")

@@ -1,7 +1,6 @@
 import PushCrypto
 import PushDelivery
 import PushNostr
-import PushPostgres
 import PushSystem
 import PushTestSupport
 import Synchronization
@@ -13,6 +12,7 @@ import Testing
 @testable import GatewayDelivery
 @testable import GatewayMetrics
 @testable import PushGateway
+@testable import PushPostgres
 
 /// The delivery pipeline driven directly, without HTTP: a test provider returns each neutral
 /// outcome, and the typed result, its answer bytes, its metric label and the reservation rule are

@@ -4,7 +4,6 @@ import PushDelivery
 import PushHTTP
 import PushMarmot
 import PushMetrics
-import PushPostgres
 import PushTestSupport
 import Testing
 
@@ -12,6 +11,7 @@ import Testing
 @testable import GatewayConfiguration
 @testable import GatewayMetrics
 @testable import PushGateway
+@testable import PushPostgres
 
 /// One parsed exposition: family types and sample lines, checked against the 0.0.4 grammar.
 struct ScrapedMetrics {

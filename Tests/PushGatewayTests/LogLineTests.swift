@@ -1,8 +1,8 @@
 import Glibc
-import PushHTTP
 import Synchronization
 import Testing
 
+@testable import PushHTTP
 @testable import PushSystem
 
 /// Lines a logger under test wrote.

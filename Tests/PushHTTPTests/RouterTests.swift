@@ -1,5 +1,6 @@
 import PushHTTP
 import PushSystem
+import PushWire
 import Testing
 
 func head(_ text: String) throws -> RequestHead {
@@ -107,8 +108,8 @@ struct ResponseEncoderTests {
         #expect(text == "HTTP/1.1 200 OK\r\nX: 1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab")
     }
 
-    @Test("error bodies are exactly the JSON strings of docs/protocol.md §1", arguments: ErrorCode.allCases)
-    func errorBodies(_ code: ErrorCode) {
+    @Test("error bodies are exactly the JSON strings of docs/protocol.md §1", arguments: GatewayErrorCode.allCases)
+    func errorBodies(_ code: GatewayErrorCode) {
         let response = Response.error(503, code)
         #expect(String(decoding: response.body, as: UTF8.self) == "{\"error\":\"" + code.rawValue + "\"}")
         #expect(response.headers == [HTTPField("Content-Type", "application/json; charset=utf-8")])

@@ -1,7 +1,8 @@
 import Foundation
-import PushPostgres
 import PushTestSupport
 import Testing
+
+@testable import PushPostgres
 
 @Suite("PostgreSQL connection pool", .tags(.postgres))
 struct PostgresPoolTests {

@@ -3,6 +3,7 @@ import PushHTTP
 import PushJSON
 import PushPostgres
 import PushSystem
+import PushWire
 import Synchronization
 
 /// The private listener's probes (docs/protocol.md §9).
@@ -31,7 +32,7 @@ struct HealthRoutes: Sendable {
         guard let reason else { return .json(status: 200, #"{"status":"ready"}"#) }
         var body = JSONWriter(reservingCapacity: 48)
         body.beginObject()
-        body.member("error", ErrorCode.notReady.rawValue)
+        body.member("error", GatewayErrorCode.notReady.rawValue)
         body.member("reason", reason)
         body.endObject()
         return .json(status: 503, body.bytes)

@@ -6,18 +6,12 @@ import PushSystem
 /// profile's push credentials that do not load, or another service that failed to start. The
 /// description is what `serve` prints or logs; it names a listener, a variable, an address or a
 /// profile, never key material.
-public struct GatewayError: Error, Equatable, CustomStringConvertible {
-    /// Why (docs/decisions/0540): new codes break no caller's `switch`, which ends in `default`.
-    public typealias Code = ErrorCode<GatewayError>
+public typealias GatewayError = DescribedError<GatewayErrorTag>
 
-    public let code: Code
-    public let description: String
+/// Makes `GatewayError` and its codes the gateway's own.
+public enum GatewayErrorTag {}
 
-    init(_ code: Code, description: String) {
-        self.code = code
-        self.description = description
-    }
-
+extension GatewayError {
     /// A listener that could not be set up: names the listener, its variable and address, and the
     /// system's reason (docs/protocol.md §12).
     static func listener(_ listener: HTTPListener, address: String, underlying: SystemError) -> GatewayError {

@@ -10,7 +10,7 @@ import PushHTTP2
 public enum PushProviders {
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot
     /// sign. iOS profiles share one `APNsPushProvider`, android profiles one `FCMPushProvider`.
-    public static func make(configuration: GatewayConfiguration) throws -> [String: any PushProvider] {
+    public static func make(configuration: GatewayConfiguration) throws(GatewayError) -> [String: any PushProvider] {
         var providers = try apns(configuration: configuration)
         if let fcm = try fcm(configuration: configuration) {
             for profile in configuration.profiles where profile.platform == .android { providers[profile.id] = fcm }
@@ -20,7 +20,7 @@ public enum PushProviders {
 
     /// The FCM provider of every android profile (docs/protocol.md §8a), on the same HTTP/2 layer,
     /// timeout and egress proxy as APNs; nil without android profiles.
-    public static func fcm(configuration: GatewayConfiguration) throws -> FCMPushProvider? {
+    public static func fcm(configuration: GatewayConfiguration) throws(GatewayError) -> FCMPushProvider? {
         let android = configuration.android
         var fcmProfiles: [String: FCMProfile] = [:]
         for profile in configuration.profiles where profile.platform == .android {
@@ -43,7 +43,11 @@ public enum PushProviders {
                 extraTrustAnchorsFile: android.fcmExtraTrustAnchorFile)
         }
         guard !fcmProfiles.isEmpty else { return nil }
-        return try FCMPushProvider(profiles: fcmProfiles, configuration: clientConfiguration(configuration))
+        do {
+            return try FCMPushProvider(profiles: fcmProfiles, configuration: clientConfiguration(configuration))
+        } catch {
+            throw GatewayError(.serviceStart, description: "the FCM client could not start: \(error)")
+        }
     }
 
     private static func clientConfiguration(_ configuration: GatewayConfiguration) -> HTTP2ClientConfiguration {
@@ -53,7 +57,7 @@ public enum PushProviders {
         return clientConfiguration
     }
 
-    private static func apns(configuration: GatewayConfiguration) throws -> [String: any PushProvider] {
+    private static func apns(configuration: GatewayConfiguration) throws(GatewayError) -> [String: any PushProvider] {
         let iosProfiles = configuration.profiles.filter { $0.platform == .ios }
         guard !iosProfiles.isEmpty else { return [:] }
         var apnsProfiles: [String: APNsProfile] = [:]
@@ -63,8 +67,13 @@ public enum PushProviders {
                 topic: profile.apnsTopic, credential: try credential(for: profile),
                 extraTrustAnchorsFile: configuration.apnsExtraTrustAnchorFile)
         }
-        let apns = APNsPushProvider(
-            client: try APNsClient(configuration: clientConfiguration(configuration)), profiles: apnsProfiles)
+        let client: APNsClient
+        do {
+            client = try APNsClient(configuration: clientConfiguration(configuration))
+        } catch {
+            throw GatewayError(.serviceStart, description: "the APNs client could not start: \(error)")
+        }
+        let apns = APNsPushProvider(client: client, profiles: apnsProfiles)
         return Dictionary(uniqueKeysWithValues: iosProfiles.map { ($0.id, apns as any PushProvider) })
     }
 
@@ -81,7 +90,7 @@ public enum PushProviders {
         return environment == .production ? .production : .sandbox
     }
 
-    private static func credential(for profile: AppProfile) throws -> APNsProfile.Credential {
+    private static func credential(for profile: AppProfile) throws(GatewayError) -> APNsProfile.Credential {
         switch profile.apnsAuthentication {
         case .token(let privateKeyPEM, let keyID, let teamID):
             do {

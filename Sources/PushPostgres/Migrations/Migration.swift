@@ -8,12 +8,6 @@ public struct Migration: Sendable, Equatable {
     /// The file's bytes exactly as read; the recorded checksum is SHA-256 of these.
     public let contents: [UInt8]
 
-    public init(version: Int, fileName: String, contents: [UInt8]) {
-        self.version = version
-        self.fileName = fileName
-        self.contents = contents
-    }
-
     /// The file as SQL text (validated as UTF-8 when loaded).
     public var sql: String { String(decoding: contents, as: UTF8.self) }
 
