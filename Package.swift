@@ -109,7 +109,7 @@ let package = Package(
             name: "GatewayDelivery",
             dependencies: [
                 "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayMetrics", "PushDelivery",
-                "PushErrors", "PushFCM", "PushJSON", "PushPostgres", "PushRateLimiting", "PushSystem",
+                "PushErrors", "PushFCM", "PushJSON", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
             ]
         ),
         // The installation lifecycle core (docs/protocol.md §4–§5a): the store, device proofs, Android

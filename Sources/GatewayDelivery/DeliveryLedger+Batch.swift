@@ -1,23 +1,14 @@
 import GatewayCredentials
+import PushNostr
 import PushPostgres
 import PushSystem
 
-/// One batch item the gateway's own checks let through (docs/protocol.md §4.8): its opened grant and
-/// its request id and expiry.
-struct BatchAdmissionItem: Sendable {
-    let grant: EndpointGrant
-    let requestID: CanonicalUUID
-    let requestExpiresAt: Int64
-}
-
 /// Everything the batch admission transaction needs: one NIP-98 event for every item.
 struct BatchAdmissionRequest: Sendable {
-    /// The NIP-98 signer, already checked to equal every item's grant relay.
-    let relayPublicKey: [UInt8]
-    let authEventID: [UInt8]
-    let authEventCreatedAt: Int64
+    /// The NIP-98 signer, already checked to equal every item's grant relay, and its event.
+    let authorization: NIP98Authorization
     /// In request order.
-    let items: [BatchAdmissionItem]
+    let items: [AdmissionItem]
     /// The gateway's Unix time in seconds for every time comparison of this request.
     let now: Int64
     /// As `AdmissionRequest.deadlineUnixMilliseconds`: the database begins nothing after it.
@@ -33,7 +24,7 @@ extension DeliveryLedger {
         let items = request.items
         guard !items.isEmpty else { return [] }
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
-        let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
+        let replayExpiresAt = request.authorization.createdAt + Self.replayRetentionSeconds
         do {
             return try pool.withConnection { connection in
                 try connection.withTransaction(isolation: .readCommitted) { transaction in
@@ -45,11 +36,13 @@ extension DeliveryLedger {
                                                   $12::bigint, $13::bigint, $14::bigint)
                         """,
                         [
-                            .bytes(request.relayPublicKey), .bytes(request.authEventID), .int64(replayExpiresAt),
+                            .bytes(request.authorization.relayPublicKey.bytes), .bytes(request.authorization.eventID),
+                            .int64(replayExpiresAt),
                             .uuidArray(items.map(\.grant.delegationID.bytes)),
                             .textArray(items.map(\.grant.appProfile)), .int64Array(items.map(\.grant.endpointEpoch)),
-                            .int64Array(items.map(\.grant.generation)), .uuidArray(items.map(\.requestID.bytes)),
-                            .int64Array(items.map(\.requestExpiresAt)), .int64(request.now),
+                            .int64Array(items.map(\.grant.generation)),
+                            .uuidArray(items.map(\.delivery.requestID.bytes)),
+                            .int64Array(items.map(\.delivery.expiresAt)), .int64(request.now),
                             .int64(quotaWindowSeconds), .int64(quotaMaximum), .int64(request.deadlineUnixMilliseconds),
                             .int64(pool.lockTimeoutMilliseconds),
                         ], resultFormat: .binary)

@@ -1,17 +1,29 @@
+import GatewayAPI
+import GatewayConfiguration
 import GatewayCredentials
+import PushNostr
 import PushPostgres
 import PushSystem
+
+/// One delivery the gateway's own checks let through (docs/protocol.md §4.7, §4.8), with its
+/// opened grant.
+package struct AdmissionItem: Sendable {
+    let grant: EndpointGrant
+    /// Its request id and expiry are what the admission reserves.
+    let delivery: DeliveryRequest
+
+    package init(grant: EndpointGrant, delivery: DeliveryRequest) {
+        self.grant = grant
+        self.delivery = delivery
+    }
+}
 
 /// Everything the admission transaction needs to know about one authenticated delivery request.
 /// `package`: the delivery benchmark runs the same admission directly on PostgreSQL.
 package struct AdmissionRequest: Sendable {
-    let grant: EndpointGrant
-    /// The NIP-98 signer, already checked to equal the grant's relay.
-    let relayPublicKey: [UInt8]
-    let authEventID: [UInt8]
-    let authEventCreatedAt: Int64
-    let requestID: CanonicalUUID
-    let requestExpiresAt: Int64
+    let item: AdmissionItem
+    /// The NIP-98 signer, already checked to equal the grant's relay, and its event, burned here.
+    let authorization: NIP98Authorization
     /// The gateway's Unix time in seconds for every time comparison of this request.
     let now: Int64
     /// When the request's 408 is due, in Unix milliseconds of the real-time clock; the database
@@ -19,15 +31,10 @@ package struct AdmissionRequest: Sendable {
     let deadlineUnixMilliseconds: Int64
 
     package init(
-        grant: EndpointGrant, relayPublicKey: [UInt8], authEventID: [UInt8], authEventCreatedAt: Int64,
-        requestID: CanonicalUUID, requestExpiresAt: Int64, now: Int64, deadlineUnixMilliseconds: Int64
+        item: AdmissionItem, authorization: NIP98Authorization, now: Int64, deadlineUnixMilliseconds: Int64
     ) {
-        self.grant = grant
-        self.relayPublicKey = relayPublicKey
-        self.authEventID = authEventID
-        self.authEventCreatedAt = authEventCreatedAt
-        self.requestID = requestID
-        self.requestExpiresAt = requestExpiresAt
+        self.item = item
+        self.authorization = authorization
         self.now = now
         self.deadlineUnixMilliseconds = deadlineUnixMilliseconds
     }
@@ -72,12 +79,6 @@ package struct DeliveryLedger: Sendable {
     let quotaMaximum: Int64
     let quotaWindowSeconds: Int64
 
-    package init(pool: PostgresPool, quotaMaximum: Int64, quotaWindowSeconds: Int64) {
-        self.pool = pool
-        self.quotaMaximum = quotaMaximum
-        self.quotaWindowSeconds = quotaWindowSeconds
-    }
-
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
 
@@ -100,17 +101,20 @@ package struct DeliveryLedger: Sendable {
 
     private func admitOnce(_ request: AdmissionRequest) throws -> AdmissionDecision {
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.
-        let replayExpiresAt = request.authEventCreatedAt + Self.replayRetentionSeconds
+        let replayExpiresAt = request.authorization.createdAt + Self.replayRetentionSeconds
         do {
             return try pool.withConnection { connection in
                 try connection.withTransaction(isolation: .readCommitted) { transaction in
                     let record = try transaction.callFunction(
                         Self.admitDelivery,
                         arguments: [
-                            .bytes(request.grant.delegationID.bytes), .bytes(request.relayPublicKey),
-                            .text(request.grant.appProfile), .int64(request.grant.endpointEpoch),
-                            .int64(request.grant.generation), .bytes(request.authEventID), .int64(replayExpiresAt),
-                            .bytes(request.requestID.bytes), .int64(request.requestExpiresAt), .int64(request.now),
+                            .bytes(request.item.grant.delegationID.bytes),
+                            .bytes(request.authorization.relayPublicKey.bytes),
+                            .text(request.item.grant.appProfile), .int64(request.item.grant.endpointEpoch),
+                            .int64(request.item.grant.generation), .bytes(request.authorization.eventID),
+                            .int64(replayExpiresAt),
+                            .bytes(request.item.delivery.requestID.bytes), .int64(request.item.delivery.expiresAt),
+                            .int64(request.now),
                             .int64(quotaWindowSeconds), .int64(quotaMaximum),
                             .int64(request.deadlineUnixMilliseconds), .int64(pool.lockTimeoutMilliseconds),
                         ])
@@ -201,5 +205,15 @@ package struct DeliveryLedger: Sendable {
             WHERE handle = $1::uuid AND endpoint_epoch = $2::bigint
             """,
             [.text(installationHandle), .int64(epoch), invalidAtSeconds.map { .int64($0) } ?? .null])
+    }
+}
+
+extension DeliveryLedger {
+    /// The ledger with the configured per-endpoint quota (docs/protocol.md §4.7), for the gateway and
+    /// the delivery benchmark alike.
+    package init(pool: PostgresPool, configuration: GatewayConfiguration) {
+        self.init(
+            pool: pool, quotaMaximum: configuration.endpointQuotaMax,
+            quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
     }
 }

@@ -4,28 +4,17 @@ import GatewayCredentials
 import GatewayMetrics
 import PushDelivery
 import PushJSON
+import PushNostr
 import PushPostgres
 import PushRateLimiting
 import PushSystem
 import Synchronization
 
-/// The relay a delivery request authenticated as (docs/protocol.md §6): its x-only key and the
-/// NIP-98 event that will be burned.
-package struct AuthenticatedRelay: Sendable {
-    let publicKey: [UInt8]
-    let eventID: [UInt8]
-    let eventCreatedAt: Int64
-
-    package init(publicKey: [UInt8], eventID: [UInt8], eventCreatedAt: Int64) {
-        self.publicKey = publicKey
-        self.eventID = eventID
-        self.eventCreatedAt = eventCreatedAt
-    }
-}
-
 /// What one request of the delivery routes brings, whichever ingress carried it.
 package struct DeliveryContext: Sendable {
-    let relay: AuthenticatedRelay
+    /// The relay the request authenticated as (docs/protocol.md §6) and the NIP-98 event that will
+    /// be burned at admission.
+    let relay: NIP98Authorization
     /// The gateway's Unix time in seconds for every comparison of this request.
     let now: Int64
     /// When the request's 408 is due; no admission begins after it (docs/protocol.md §1).
@@ -37,7 +26,7 @@ package struct DeliveryContext: Sendable {
     let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(
-        relay: AuthenticatedRelay, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
+        relay: NIP98Authorization, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
         resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         self.relay = relay
@@ -65,8 +54,7 @@ package enum BatchDeliveryResult: Sendable, Equatable {
 package struct DeliveryPipeline: Sendable {
     /// Per authenticated relay (x-only key bytes), per replica.
     let relayLimiter: KeyedRateLimiter<[UInt8]>
-    let grants: SealedEnvelope
-    let tokens: SealedEnvelope
+    let keys: GatewayKeys
     let profiles: [AppProfile]
     let ledger: DeliveryLedger
     /// Each enabled profile's push service; a profile missing here has no credentials.
@@ -77,28 +65,10 @@ package struct DeliveryPipeline: Sendable {
     /// Pause before retrying failed bookkeeping (tests shorten it).
     var bookkeepingRetryDelay: Duration = .milliseconds(200)
 
-    package init(
-        relayLimiter: KeyedRateLimiter<[UInt8]>, grants: SealedEnvelope, tokens: SealedEnvelope, profiles: [AppProfile],
-        ledger: DeliveryLedger, providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics,
-        faultLog: APNsFaultLog, bookkeepingRetryDelay: Duration = .milliseconds(200)
-    ) {
-        self.relayLimiter = relayLimiter
-        self.grants = grants
-        self.tokens = tokens
-        self.profiles = profiles
-        self.ledger = ledger
-        self.providers = providers
-        self.logger = logger
-        self.metrics = metrics
-        self.faultLog = faultLog
-        self.bookkeepingRetryDelay = bookkeepingRetryDelay
-    }
-
     /// A delivery the checks and the admission transaction let through, with what its attempt and
     /// bookkeeping need.
     private struct Admission: Sendable {
-        let delivery: DeliveryRequest
-        let grant: EndpointGrant
+        let item: AdmissionItem
         let profile: AppProfile
         let admitted: AdmittedDelivery
     }
@@ -115,7 +85,7 @@ package struct DeliveryPipeline: Sendable {
         _ delivery: DeliveryRequest, _ context: DeliveryContext,
         completion: @escaping @Sendable (DeliveryResult) -> Void
     ) {
-        let relay = context.relay.publicKey
+        let relay = context.relay.relayPublicKey.bytes
         // The bucket is taken before the grant is opened, so every authenticated request counts,
         // whatever its grant (docs/decisions/0081).
         if let limited = takeTokens(relay: relay, count: 1) { return completion(limited) }
@@ -128,9 +98,8 @@ package struct DeliveryPipeline: Sendable {
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
         guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
-            grant: grant, relayPublicKey: relay, authEventID: context.relay.eventID,
-            authEventCreatedAt: context.relay.eventCreatedAt, requestID: delivery.requestID,
-            requestExpiresAt: delivery.expiresAt, now: context.now,
+            item: AdmissionItem(grant: grant, delivery: delivery),
+            authorization: context.relay, now: context.now,
             deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decision: AdmissionDecision
         do {
@@ -144,7 +113,7 @@ package struct DeliveryPipeline: Sendable {
         case .deadEndpoint(let invalidAt):
             completion(.invalidEndpoint(generation: grant.generation, invalidAtSeconds: invalidAt))
         case .admitted(let admitted):
-            let admission = Admission(delivery: delivery, grant: grant, profile: profile, admitted: admitted)
+            let admission = Admission(item: request.item, profile: profile, admitted: admitted)
             submit(admission, relay: relay) { report in
                 if report.outcome.needsBookkeeping {
                     context.resume { completion(conclude(admission, report, relay: relay)) }
@@ -164,11 +133,11 @@ package struct DeliveryPipeline: Sendable {
         batch deliveries: [DeliveryRequest], _ context: DeliveryContext,
         completion: @escaping @Sendable (BatchDeliveryResult) -> Void
     ) {
-        let relay = context.relay.publicKey
+        let relay = context.relay.relayPublicKey.bytes
         if let limited = takeTokens(relay: relay, count: deliveries.count) { return completion(.refused(limited)) }
 
         var results = [DeliveryResult?](repeating: nil, count: deliveries.count)
-        var checked: [(index: Int, delivery: DeliveryRequest, grant: EndpointGrant, profile: AppProfile)] = []
+        var checked: [(index: Int, item: AdmissionItem, profile: AppProfile)] = []
         checked.reserveCapacity(deliveries.count)
         // Sized once: growing the set rehashes every request id it holds.
         var requestIDs = Set<CanonicalUUID>(minimumCapacity: deliveries.count)
@@ -180,16 +149,14 @@ package struct DeliveryPipeline: Sendable {
             }
             switch check(delivery, relay: relay, now: context.now, requiredPlatform: context.requiredPlatform) {
             case .refused(let result): results[index] = result
-            case .valid(let grant, let profile): checked.append((index, delivery, grant, profile))
+            case .valid(let grant, let profile):
+                checked.append((index, AdmissionItem(grant: grant, delivery: delivery), profile))
             }
         }
 
         let request = BatchAdmissionRequest(
-            relayPublicKey: relay, authEventID: context.relay.eventID, authEventCreatedAt: context.relay.eventCreatedAt,
-            items: checked.map {
-                BatchAdmissionItem(
-                    grant: $0.grant, requestID: $0.delivery.requestID, requestExpiresAt: $0.delivery.expiresAt)
-            },
+            authorization: context.relay,
+            items: checked.map(\.item),
             now: context.now, deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
         let decisions: [AdmissionDecision]
         let admissionStarted = MonotonicInstant.now()
@@ -204,16 +171,16 @@ package struct DeliveryPipeline: Sendable {
 
         var admissions: [(index: Int, admission: Admission)] = []
         admissions.reserveCapacity(checked.count)
-        for (item, decision) in zip(checked, decisions) {
+        for (entry, decision) in zip(checked, decisions) {
             switch decision {
             case .refused, .late:
-                results[item.index] = .invalidGrant
+                results[entry.index] = .invalidGrant
             case .deadEndpoint(let invalidAt):
-                results[item.index] = .invalidEndpoint(generation: item.grant.generation, invalidAtSeconds: invalidAt)
+                results[entry.index] = .invalidEndpoint(
+                    generation: entry.item.grant.generation, invalidAtSeconds: invalidAt)
             case .admitted(let admitted):
-                let admission = Admission(
-                    delivery: item.delivery, grant: item.grant, profile: item.profile, admitted: admitted)
-                admissions.append((item.index, admission))
+                admissions.append(
+                    (entry.index, Admission(item: entry.item, profile: entry.profile, admitted: admitted)))
             }
         }
         let pending = PendingBatch(results: results, admissions: admissions.count)
@@ -254,7 +221,7 @@ package struct DeliveryPipeline: Sendable {
     func check(
         _ delivery: DeliveryRequest, relay: [UInt8], now: Int64, requiredPlatform: AppProfile.Platform?
     ) -> GrantCheck {
-        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: grants), grant.relayPublicKey == relay,
+        guard let grant = EndpointGrant.open(delivery.endpointGrant, with: keys.grants), grant.relayPublicKey == relay,
             now <= delivery.expiresAt, delivery.expiresAt <= grant.expiresAt
         else { return .refused(.invalidGrant) }
         // A grant this gateway sealed for a profile the operator has since disabled cannot be sent
@@ -287,15 +254,15 @@ package struct DeliveryPipeline: Sendable {
         _ admission: Admission, relay: [UInt8], reported: @escaping @Sendable (PushReport) -> Void
     ) {
         let profile = admission.profile
-        guard let token = tokens.open(String(decoding: admission.admitted.sealedToken, as: UTF8.self)) else {
+        guard let token = keys.tokens.open(String(decoding: admission.admitted.sealedToken, as: UTF8.self)) else {
             // The token keyring no longer holds the key that sealed this token: an operator error.
             logger.error(
                 "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])
             return reported(.notSent(.configurationFault(.custodyUnopenable), service: profile.pushService))
         }
         let wake = PushWake(
-            deviceToken: token, profileID: profile.id, style: .reconnect, expiresAt: admission.delivery.expiresAt,
-            requestID: admission.delivery.requestID.text)
+            deviceToken: token, profileID: profile.id, style: .reconnect, expiresAt: admission.item.delivery.expiresAt,
+            requestID: admission.item.delivery.requestID.text)
         let metrics = metrics
         let faultLog = faultLog
         let started = MonotonicInstant.now()
@@ -317,9 +284,9 @@ package struct DeliveryPipeline: Sendable {
     /// The bookkeeping of one admitted delivery and its result; on a worker when it has database work.
     private func conclude(_ admission: Admission, _ report: PushReport, relay: [UInt8]) -> DeliveryResult {
         finish(
-            report.outcome, admitted: admission.admitted, grant: admission.grant, relay: relay,
-            requestID: admission.delivery.requestID)
-        return DeliveryResult(report.outcome, generation: admission.grant.generation)
+            report.outcome, admitted: admission.admitted, grant: admission.item.grant, relay: relay,
+            requestID: admission.item.delivery.requestID)
+        return DeliveryResult(report.outcome, generation: admission.item.grant.generation)
     }
 
     /// docs/protocol.md §4.7 after the push: release the reservation for transient and configuration
@@ -404,5 +371,21 @@ extension AppProfile {
         case .ios: .apns
         case .android: .fcm
         }
+    }
+}
+
+extension DeliveryPipeline {
+    /// The pipeline as the configuration sets it up: the configured profiles and endpoint quota, and
+    /// per relay `PUSH_GATEWAY_RELAY_RATE_PER_SECOND` tokens a second with a burst of twice that
+    /// (docs/protocol.md §4.7).
+    package init(
+        configuration: GatewayConfiguration, keys: GatewayKeys, pool: PostgresPool,
+        providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics, faultLog: APNsFaultLog
+    ) {
+        let rate = configuration.relayRatePerSecond
+        self.init(
+            relayLimiter: KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate)), keys: keys,
+            profiles: configuration.profiles, ledger: DeliveryLedger(pool: pool, configuration: configuration),
+            providers: providers, logger: logger, metrics: metrics, faultLog: faultLog)
     }
 }

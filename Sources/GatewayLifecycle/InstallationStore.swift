@@ -24,55 +24,41 @@ package struct InstallationRecord: Equatable {
     package func isLive(at now: Int64) -> Bool { !isRevoked && now < expiresAt }
 }
 
+/// The key an enrollment's attestation proved, and the App Attest receipt (empty for Android).
+package struct AttestedEnrollmentKey {
+    package let keyID: [UInt8]
+    package let publicKey: P256PublicKey
+    let receipt: [UInt8]
+
+    package init(keyID: [UInt8], publicKey: P256PublicKey, receipt: [UInt8]) {
+        self.keyID = keyID
+        self.publicKey = publicKey
+        self.receipt = receipt
+    }
+}
+
 /// A new installation as enrollment stores it (docs/protocol.md §4.2, §4.2a): never the plaintext token.
 package struct NewInstallation {
     package let handle: CanonicalUUID
     package let platform: AppProfile.Platform
-    package let keyID: [UInt8]
-    package let publicKey: P256PublicKey
+    package let key: AttestedEnrollmentKey
     package let appProfile: String
-    let receipt: [UInt8]
     /// The token custody envelope text (§7).
     let encryptedEndpoint: String
     package let endpointFingerprint: [UInt8]
     package let expiresAt: Int64
 
+    /// A fresh handle for `key`, with the endpoint token sealed for custody and fingerprinted (§7).
     package init(
-        handle: CanonicalUUID, platform: AppProfile.Platform, keyID: [UInt8], publicKey: P256PublicKey,
-        appProfile: String, receipt: [UInt8], encryptedEndpoint: String, endpointFingerprint: [UInt8], expiresAt: Int64
-    ) {
-        self.handle = handle
+        platform: AppProfile.Platform, key: AttestedEnrollmentKey, appProfile: String, endpoint: [UInt8],
+        expiresAt: Int64, keys: GatewayKeys
+    ) throws {
+        handle = try CanonicalUUID.version4()
         self.platform = platform
-        self.keyID = keyID
-        self.publicKey = publicKey
+        self.key = key
         self.appProfile = appProfile
-        self.receipt = receipt
-        self.encryptedEndpoint = encryptedEndpoint
-        self.endpointFingerprint = endpointFingerprint
-        self.expiresAt = expiresAt
-    }
-}
-
-/// A delegation as `POST /v1/delegations` writes it (docs/protocol.md §4.3).
-package struct NewDelegation {
-    let installation: CanonicalUUID
-    let relayPublicKey: [UInt8]
-    let delegationID: CanonicalUUID
-    let generation: Int64
-    let endpointEpoch: Int64
-    let notBefore: Int64
-    let expiresAt: Int64
-
-    package init(
-        installation: CanonicalUUID, relayPublicKey: [UInt8], delegationID: CanonicalUUID, generation: Int64,
-        endpointEpoch: Int64, notBefore: Int64, expiresAt: Int64
-    ) {
-        self.installation = installation
-        self.relayPublicKey = relayPublicKey
-        self.delegationID = delegationID
-        self.generation = generation
-        self.endpointEpoch = endpointEpoch
-        self.notBefore = notBefore
+        encryptedEndpoint = try keys.tokens.seal(endpoint)
+        endpointFingerprint = keys.fingerprinter.fingerprint(profileID: appProfile, token: endpoint)
         self.expiresAt = expiresAt
     }
 }
@@ -203,9 +189,9 @@ package struct InstallationStore {
         try connection.query(
             SQL.insertInstallation,
             [
-                .text(installation.handle.text), .bytes(installation.keyID),
-                .bytes(installation.publicKey.uncompressedPoint), .text(installation.appProfile),
-                installation.receipt.isEmpty ? .null : .bytes(installation.receipt),
+                .text(installation.handle.text), .bytes(installation.key.keyID),
+                .bytes(installation.key.publicKey.uncompressedPoint), .text(installation.appProfile),
+                installation.key.receipt.isEmpty ? .null : .bytes(installation.key.receipt),
                 .bytes(Array(installation.encryptedEndpoint.utf8)), .bytes(installation.endpointFingerprint),
                 .int64(installation.expiresAt), .text(installation.platform.rawValue),
             ])
@@ -218,14 +204,16 @@ package struct InstallationStore {
         return try result.int64(row: 0, column: 0)
     }
 
-    /// Writes `delegation` over any lower generation; false when a generation at least as high exists.
-    package func upsertDelegation(_ delegation: NewDelegation) throws(PostgresError) -> Bool {
+    /// Writes the delegation `grant` names for `installation` (docs/protocol.md §4.3) over any lower
+    /// generation; false when a generation at least as high exists.
+    package func upsertDelegation(
+        _ grant: EndpointGrant, installation: CanonicalUUID, notBefore: Int64
+    ) throws(PostgresError) -> Bool {
         try connection.query(
             SQL.upsertDelegation,
             [
-                .text(delegation.installation.text), .bytes(delegation.relayPublicKey),
-                .text(delegation.delegationID.text), .int64(delegation.generation), .int64(delegation.endpointEpoch),
-                .int64(delegation.notBefore), .int64(delegation.expiresAt),
+                .text(installation.text), .bytes(grant.relayPublicKey), .text(grant.delegationID.text),
+                .int64(grant.generation), .int64(grant.endpointEpoch), .int64(notBefore), .int64(grant.expiresAt),
             ]
         ).affectedRowCount == 1
     }

@@ -1,13 +1,20 @@
 import PushSystem
 
-/// One accepted client connection, owned by the event-loop thread (never shared): the socket, its
-/// buffers and its state machine, which alone decides what happens next.
-final class Connection {
+/// Who an accepted connection is, from the accept until it closes: set once by the acceptor, carried
+/// through the handover between loops and kept by the loop that serves it.
+struct ConnectionIdentity: Sendable, Equatable {
+    /// Never reused: a closed connection's late response is dropped by it (docs/protocol.md §1).
     let id: UInt64
-    let socket: FileDescriptor
     let peer: String
     /// What the per-peer cap counts `peer` as (docs/protocol.md §1).
     let peerGroup: PeerGroup
+}
+
+/// One accepted client connection, owned by the event-loop thread (never shared): the socket, its
+/// buffers and its state machine, which alone decides what happens next.
+final class Connection {
+    let identity: ConnectionIdentity
+    let socket: FileDescriptor
     var parser: HTTPRequestParser
     var machine: HTTPConnectionStateMachine
     var interest: EpollEvents
@@ -26,16 +33,15 @@ final class Connection {
     var methodLabel = "unknown"
     var isHTTP10 = false
 
+    /// Takes over `arriving`'s descriptor: from here on the connection owns and closes it.
     init(
-        id: UInt64, socket: consuming FileDescriptor, peer: String, peerGroup: PeerGroup, parser: HTTPRequestParser,
-        machine: HTTPConnectionStateMachine, interest: EpollEvents
+        adopting arriving: ArrivingConnection, parser: HTTPRequestParser,
+        timeouts: HTTPConnectionStateMachine.Timeouts, interest: EpollEvents
     ) {
-        self.id = id
-        self.socket = socket
-        self.peer = peer
-        self.peerGroup = peerGroup
+        identity = arriving.identity
+        socket = FileDescriptor(owning: arriving.descriptor)
         self.parser = parser
-        self.machine = machine
+        machine = HTTPConnectionStateMachine(acceptedAt: arriving.acceptedAt, timeouts: timeouts)
         self.interest = interest
     }
 

@@ -6,9 +6,7 @@ import Synchronization
 /// the value owns `descriptor`.
 struct ArrivingConnection: Sendable {
     let descriptor: Int32
-    let peer: String
-    let peerGroup: PeerGroup
-    let id: UInt64
+    let identity: ConnectionIdentity
     let acceptedAt: MonotonicInstant
     /// Counted by the shared admission already; otherwise it arrived at the connection cap and the
     /// loop receiving it must first make room (docs/protocol.md §1).
@@ -182,7 +180,8 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             try? socket.setNoDelay()
             let arriving = ArrivingConnection(
-                descriptor: socket.release(), peer: peer, peerGroup: peerGroup, id: nextConnectionID, acceptedAt: now,
+                descriptor: socket.release(),
+                identity: ConnectionIdentity(id: nextConnectionID, peer: peer, peerGroup: peerGroup), acceptedAt: now,
                 isAdmitted: decision == .accept)
             nextConnectionID += 1
             if arriving.isAdmitted {
@@ -208,7 +207,7 @@ final class ConnectionLoop: @unchecked Sendable {
         guard target !== self else { return receive(arriving) }
         guard target.loop.execute({ target.receive(arriving) }) else {
             // That loop has drained and ended: nobody can serve the connection.
-            if arriving.isAdmitted { server.admission.release(peer: arriving.peerGroup) }
+            if arriving.isAdmitted { server.admission.release(peer: arriving.identity.peerGroup) }
             FileDescriptor(owning: arriving.descriptor).close()
             return
         }
@@ -227,12 +226,9 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Starts serving an admitted connection on this loop.
     private func adopt(_ arriving: ArrivingConnection) {
-        let id = arriving.id
+        let id = arriving.identity.id
         let connection = Connection(
-            id: id, socket: FileDescriptor(owning: arriving.descriptor), peer: arriving.peer,
-            peerGroup: arriving.peerGroup, parser: parserTemplate,
-            machine: HTTPConnectionStateMachine(acceptedAt: arriving.acceptedAt, timeouts: timeouts),
-            interest: ConnectionLoop.readInterest)
+            adopting: arriving, parser: parserTemplate, timeouts: timeouts, interest: ConnectionLoop.readInterest)
         do {
             connection.registration = try loop.register(arriving.descriptor, for: ConnectionLoop.readInterest) {
                 [self] events in
@@ -241,7 +237,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 finishIfDrained()
             }
         } catch {
-            server.admission.release(peer: arriving.peerGroup)
+            server.admission.release(peer: arriving.identity.peerGroup)
             return
         }
         connections[id] = connection
@@ -273,7 +269,10 @@ final class ConnectionLoop: @unchecked Sendable {
             perform(connection.machine.closeForNewConnection(), connection)
             publishIdleHint()
         }
-        guard server.admission.admit(peer: arriving.peerGroup, isExempt: exemption(arriving.peer)) == .accept else {
+        guard
+            server.admission.admit(peer: arriving.identity.peerGroup, isExempt: exemption(arriving.identity.peer))
+                == .accept
+        else {
             return rejectOverCapacity(FileDescriptor(owning: arriving.descriptor))
         }
         adopt(arriving)
@@ -354,7 +353,7 @@ final class ConnectionLoop: @unchecked Sendable {
             setInterest(connection, ConnectionLoop.readInterest)
             if let since = connection.machine.idleBetweenRequestsSince {
                 idleConnections.becameIdle(
-                    connection.id, since: since, openConnections: connections.count, isCurrent: isIdle)
+                    connection.identity.id, since: since, openConnections: connections.count, isCurrent: isIdle)
                 publishIdleHint()
             }
         case .linger:
@@ -472,7 +471,8 @@ final class ConnectionLoop: @unchecked Sendable {
         case .handle(let route):
             connection.routeLabel = route.label
             let request = Request(
-                head: head, body: body, peerAddress: connection.peer, firstByteAt: connection.machine.requestStart,
+                head: head, body: body, peerAddress: connection.identity.peer,
+                firstByteAt: connection.machine.requestStart,
                 deadline: deadline)
             if route.runsOnEventLoop {
                 let response = route.handler(request)
@@ -480,7 +480,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 return
             }
             let item = WorkItem(
-                connectionID: connection.id, serial: serial, request: request, owner: self,
+                connectionID: connection.identity.id, serial: serial, request: request, owner: self,
                 deferredHandler: route.deferredHandler, handler: route.handler)
             if !server.queue.tryEnqueue(.request(item)) {
                 perform(
@@ -583,8 +583,8 @@ final class ConnectionLoop: @unchecked Sendable {
     private func close(_ connection: Connection) {
         if let registration = connection.registration { loop.deregister(registration) }
         connection.registration = nil
-        connections[connection.id] = nil
-        server.admission.release(peer: connection.peerGroup)
+        connections[connection.identity.id] = nil
+        server.admission.release(peer: connection.identity.peerGroup)
         openCount.subtract(1, ordering: .relaxed)
         server.openConnections.subtract(1, ordering: .relaxed)
     }

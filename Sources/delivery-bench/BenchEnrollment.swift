@@ -29,9 +29,7 @@ enum BenchEnrollment {
         sharedRelay: SchnorrSigningKey? = nil
     ) throws -> [BenchInstallation] {
         guard let profile = configuration.profiles.first else { throw BenchError("no profile is configured") }
-        let tokens = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
-        let grants = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
-        let fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
+        let keys = GatewayKeys(configuration: configuration)
         let lifetime = min(configuration.maxGrantLifetimeSeconds, 86_400)
         return try (0..<count).map { _ in
             guard let relay = try sharedRelay ?? SchnorrSigningKey(secretKey: try SecureRandom.bytes(32)) else {
@@ -41,8 +39,8 @@ enum BenchEnrollment {
             let token = try SecureRandom.bytes(32)
             try DeliveryFixtures.insertInstallation(
                 connection, handle: handle.text, appProfile: profile.id,
-                sealedToken: Array(try tokens.seal(token).utf8),
-                fingerprint: fingerprinter.fingerprint(profileID: profile.id, token: token), endpointEpoch: 1,
+                sealedToken: Array(try keys.tokens.seal(token).utf8),
+                fingerprint: keys.fingerprinter.fingerprint(profileID: profile.id, token: token), endpointEpoch: 1,
                 expiresAt: now + lifetime)
             let delegationID = try CanonicalUUID.version4()
             try DeliveryFixtures.upsertDelegation(
@@ -52,7 +50,7 @@ enum BenchEnrollment {
             let grant = EndpointGrant(
                 delegationID: delegationID, relayPublicKey: relay.publicKey.bytes, appProfile: profile.id,
                 endpointEpoch: 1, generation: 1, expiresAt: now + lifetime)
-            return BenchInstallation(relay: relay, grant: grant, sealedGrant: try grant.sealed(with: grants))
+            return BenchInstallation(relay: relay, grant: grant, sealedGrant: try grant.sealed(with: keys.grants))
         }
     }
 }

@@ -1,8 +1,10 @@
 import Foundation
+import GatewayAPI
 import GatewayCredentials
 import GatewayDelivery
 import PushCrypto
 import PushGateway
+import PushNostr
 import PushPostgres
 
 /// The gateway's pool size (GatewayApplication): the direct runs get no more database sessions
@@ -46,9 +48,15 @@ func prepareAdmissions(count: Int, installations: [BenchInstallation]) throws ->
     return try (0..<count).map { index in
         let installation = installations[index % installations.count]
         return AdmissionRequest(
-            grant: installation.grant, relayPublicKey: installation.relay.publicKey.bytes,
-            authEventID: try SecureRandom.bytes(32), authEventCreatedAt: now, requestID: try CanonicalUUID.version4(),
-            requestExpiresAt: now + 300, now: now, deadlineUnixMilliseconds: (now + 3600) * 1000)
+            item: AdmissionItem(
+                grant: installation.grant,
+                delivery: try DeliveryRequest(
+                    body: DeliveryRequestBuilder.body(
+                        grant: installation.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + 300))
+            ),
+            authorization: NIP98Authorization(
+                relayPublicKey: installation.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
+            now: now, deadlineUnixMilliseconds: (now + 3600) * 1000)
     }
 }
 

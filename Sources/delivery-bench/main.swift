@@ -127,7 +127,7 @@ func singleRuns(_ context: BenchContext) throws {
     let ledger = DeliveryLedger(
         pool: PostgresPool(
             configuration: postgres, options: PostgresPool.Options(maximumConnections: gatewayPoolConnections)),
-        quotaMaximum: configuration.endpointQuotaMax, quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
+        configuration: configuration)
 
     // Warm-up: APNs connection, database sessions, first-touch allocations; its rates size the runs.
     let warmUpSeconds = min(2, options.seconds)

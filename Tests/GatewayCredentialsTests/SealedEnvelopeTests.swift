@@ -1,4 +1,5 @@
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
@@ -71,5 +72,31 @@ struct SealedEnvelopeTests {
         #expect(fingerprinter.fingerprint(profileID: "p2", token: token) != expected)
         let otherKey = EndpointFingerprinter(key: [UInt8](repeating: 0x34, count: 32))
         #expect(otherKey.fingerprint(profileID: "p1", token: token) != expected)
+    }
+
+    @Test("the gateway's keys use each configured key for its own purpose, for routes and pipeline alike")
+    func gatewayKeysFromConfiguration() throws {
+        let environment = try ConfigurationTestEnvironment()
+        let configuration = try environment.parse().get()
+        let keys = GatewayKeys(configuration: configuration)
+        let grant = try keys.grants.seal(Self.plaintext)
+        #expect(grant.hasPrefix("g1."))
+        #expect(SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys).open(grant) == Self.plaintext)
+        #expect(keys.tokens.open(grant) == nil)
+        let custody = try keys.tokens.seal(Self.plaintext)
+        #expect(custody.hasPrefix("t1."))
+        #expect(
+            SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys).open(custody) == Self.plaintext)
+        #expect(keys.grants.open(custody) == nil)
+        let token: [UInt8] = [0xde, 0xad, 0xbe, 0xef]
+        #expect(
+            keys.fingerprinter.fingerprint(profileID: "p1", token: token)
+                == EndpointFingerprinter(key: ConfigurationTestEnvironment.key(0x44)).fingerprint(
+                    profileID: "p1", token: token))
+        let issued = try keys.challenges.issue(unixMilliseconds: 1_700_000_000_000)
+        let configured = ChallengeAuthority(keyring: configuration.challengeKeys)
+        // Throws, failing the test, unless the configured challenge keyring tagged it.
+        try configured.verify(
+            challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: 1_700_000_000_000)
     }
 }

@@ -53,7 +53,9 @@ final class LiveGateway {
             appAttest: service, store: store, transport: transport ?? ScriptedTransport(next: Self.transport))
     }
 
-    static let transport = URLSessionTransport(session: URLSession(configuration: .ephemeral), timeout: 10)
+    /// Generous: no test here is about the timeout, and a loaded 2-core machine running the whole
+    /// suite has taken more than 10 s for one lifecycle request.
+    static let transport = URLSessionTransport(session: URLSession(configuration: .ephemeral), timeout: 60)
 
     func query(_ sql: String, _ parameters: [PostgresParameter] = []) throws -> PostgresResult {
         guard let admin else { throw TestSupportError("no database") }

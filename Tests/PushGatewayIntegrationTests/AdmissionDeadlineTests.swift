@@ -1,5 +1,7 @@
 import Foundation
+import GatewayAPI
 import PushCrypto
+import PushNostr
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -18,15 +20,18 @@ struct AdmissionDeadlineTests {
     static func admission(_ scenario: DeliveryScenario, deadline: Int64) throws -> AdmissionRequest {
         let now = DeliveryTestGateway.now()
         return AdmissionRequest(
-            grant: scenario.grant, relayPublicKey: scenario.relay.publicKey.bytes,
-            authEventID: try SecureRandom.bytes(32), authEventCreatedAt: now, requestID: try CanonicalUUID.version4(),
-            requestExpiresAt: now + 60, now: now, deadlineUnixMilliseconds: deadline)
+            item: AdmissionItem(
+                grant: scenario.grant,
+                delivery: try DeliveryRequest(
+                    body: DeliveryTestGateway.body(
+                        grant: scenario.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + 60))),
+            authorization: NIP98Authorization(
+                relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
+            now: now, deadlineUnixMilliseconds: deadline)
     }
 
     static func ledger(_ gateway: DeliveryTestGateway) -> DeliveryLedger {
-        DeliveryLedger(
-            pool: gateway.server.application.pool, quotaMaximum: gateway.configuration.endpointQuotaMax,
-            quotaWindowSeconds: gateway.configuration.endpointQuotaWindowSeconds)
+        DeliveryLedger(pool: gateway.server.application.pool, configuration: gateway.configuration)
     }
 
     /// Runs `admission` on another thread while `hold` keeps its way to the database blocked, then
@@ -63,14 +68,13 @@ struct AdmissionDeadlineTests {
         #expect(try ledger.admit(late) == .late)
         try Self.expectNothingWritten(gateway)
         let inTime = AdmissionRequest(
-            grant: late.grant, relayPublicKey: late.relayPublicKey, authEventID: late.authEventID,
-            authEventCreatedAt: late.authEventCreatedAt, requestID: late.requestID,
-            requestExpiresAt: late.requestExpiresAt, now: late.now, deadlineUnixMilliseconds: wallNow + 20_000)
+            item: late.item, authorization: late.authorization, now: late.now,
+            deadlineUnixMilliseconds: wallNow + 20_000)
         guard case .admitted = try ledger.admit(inTime) else {
             Issue.record("the same request within its deadline was not admitted")
             return
         }
-        #expect(try gateway.isReserved(scenario, late.requestID))
+        #expect(try gateway.isReserved(scenario, late.item.delivery.requestID))
     }
 
     @Test("an admission that waited on the installation lock past its deadline is late and writes nothing")

@@ -1,5 +1,7 @@
 import Foundation
+import GatewayAPI
 import PushCrypto
+import PushNostr
 import PushPostgres
 import PushSystem
 import PushTestSupport
@@ -19,9 +21,14 @@ struct BatchDeliveryDeadlineTests {
     ) throws -> BatchAdmissionRequest {
         let now = DeliveryTestGateway.now()
         return BatchAdmissionRequest(
-            relayPublicKey: scenarios[0].relay.publicKey.bytes, authEventID: eventID, authEventCreatedAt: now,
+            authorization: NIP98Authorization(
+                relayPublicKey: scenarios[0].relay.publicKey, eventID: eventID, createdAt: now),
             items: try scenarios.map {
-                BatchAdmissionItem(grant: $0.grant, requestID: try CanonicalUUID.version4(), requestExpiresAt: now + 60)
+                AdmissionItem(
+                    grant: $0.grant,
+                    delivery: try DeliveryRequest(
+                        body: DeliveryTestGateway.body(
+                            grant: $0.sealedGrant, requestID: try CanonicalUUID.version4(), expiresAt: now + 60)))
             },
             now: now, deadlineUnixMilliseconds: deadline)
     }

@@ -1,5 +1,6 @@
 import PushCrypto
 import PushDelivery
+import PushNostr
 import PushSystem
 import PushTestSupport
 import Synchronization
@@ -30,9 +31,8 @@ struct DeliveryPipelineTests {
         let delivery = try DeliveryRequest(
             body: DeliveryTestGateway.body(grant: scenario.sealedGrant, requestID: requestID, expiresAt: now + 60))
         let context = DeliveryContext(
-            relay: AuthenticatedRelay(
-                publicKey: scenario.relay.publicKey.bytes, eventID: try SecureRandom.bytes(32),
-                eventCreatedAt: now),
+            relay: NIP98Authorization(
+                relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
             now: now, deadline: MonotonicInstant.now().advanced(by: .seconds(10)), requiredPlatform: requiredPlatform,
             resume: { work in work() })
         let answer = Mutex<DeliveryResult?>(nil)
@@ -118,7 +118,7 @@ struct DeliveryPipelineTests {
         let gateway = try DeliveryTestGateway()
         let served = gateway.gateway.application.deliveryPipeline
         let withoutProviders = DeliveryPipeline(
-            relayLimiter: served.relayLimiter, grants: served.grants, tokens: served.tokens, profiles: served.profiles,
+            relayLimiter: served.relayLimiter, keys: served.keys, profiles: served.profiles,
             ledger: served.ledger, providers: [:], logger: served.logger, metrics: served.metrics,
             faultLog: served.faultLog)
         let scenario = try gateway.enroll()
@@ -187,7 +187,7 @@ struct DeliveryPipelineTests {
             apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
             appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
         return DeliveryPipeline(
-            relayLimiter: served.relayLimiter, grants: served.grants, tokens: served.tokens, profiles: [android],
+            relayLimiter: served.relayLimiter, keys: served.keys, profiles: [android],
             ledger: served.ledger, providers: [android.id: provider], logger: served.logger, metrics: metrics,
             faultLog: served.faultLog)
     }

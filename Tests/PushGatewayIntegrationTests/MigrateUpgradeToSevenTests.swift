@@ -123,12 +123,14 @@ struct MigrateUpgradeToSevenTests {
             // An Android row this release enrolls: no proof counter, and still a row the previous
             // release can decode (its key in the App Attest columns, counter 0).
             let androidKey = try P256PrivateKey.generate().publicKey
-            let android = try CanonicalUUID.version4()
-            try store.insertInstallation(
-                NewInstallation(
-                    handle: android, platform: .android, keyID: SHA256.hash(androidKey.uncompressedPoint),
-                    publicKey: androidKey, appProfile: "upgrade-android", receipt: [], encryptedEndpoint: "k1.sealed",
-                    endpointFingerprint: try SecureRandom.bytes(32), expiresAt: now + 3600))
+            let enrolled = try NewInstallation(
+                platform: .android,
+                key: AttestedEnrollmentKey(
+                    keyID: SHA256.hash(androidKey.uncompressedPoint), publicKey: androidKey, receipt: []),
+                appProfile: "upgrade-android", endpoint: try SecureRandom.bytes(32), expiresAt: now + 3600,
+                keys: GatewayKeys(configuration: try ConfigurationTestEnvironment().parse().get()))
+            let android = enrolled.handle
+            try store.insertInstallation(enrolled)
             let stored = try #require(try store.installation(android))
             #expect(stored.platform == .android && stored.proofCounter == nil && stored.publicKey == androidKey)
             #expect(!(try store.advanceCounter(android, to: 1)))

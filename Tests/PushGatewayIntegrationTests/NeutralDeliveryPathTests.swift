@@ -98,7 +98,7 @@ struct NeutralDeliveryPathTests {
         let relay = scenario.relay.publicKey.bytes
         let served = gateway.server.application.deliveryPipeline
         let withAndroid = DeliveryPipeline(
-            relayLimiter: served.relayLimiter, grants: served.grants, tokens: served.tokens, profiles: [android],
+            relayLimiter: served.relayLimiter, keys: served.keys, profiles: [android],
             ledger: served.ledger, providers: served.providers, logger: served.logger, metrics: served.metrics,
             faultLog: served.faultLog)
         for route in GatewayRoute.allCases {

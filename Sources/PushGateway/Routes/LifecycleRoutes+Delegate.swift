@@ -33,17 +33,11 @@ extension LifecycleRoutes {
             {
                 throw LifecycleError(.notAuthorized)
             }
-            let delegationID = try CanonicalUUID.version4()
-            let sealed = try EndpointGrant(
-                delegationID: delegationID, relayPublicKey: relay, appProfile: installation.appProfile,
-                endpointEpoch: delegate.endpointEpoch, generation: delegate.generation, expiresAt: delegate.expiresAt
-            ).sealed(with: grantEnvelope)
-            guard
-                try store.upsertDelegation(
-                    NewDelegation(
-                        installation: installation.handle, relayPublicKey: relay, delegationID: delegationID,
-                        generation: delegate.generation, endpointEpoch: delegate.endpointEpoch,
-                        notBefore: delegate.notBefore, expiresAt: delegate.expiresAt))
+            let grant = EndpointGrant(
+                delegationID: try CanonicalUUID.version4(), relayPublicKey: relay, appProfile: installation.appProfile,
+                endpointEpoch: delegate.endpointEpoch, generation: delegate.generation, expiresAt: delegate.expiresAt)
+            let sealed = try grant.sealed(with: keys.grants)
+            guard try store.upsertDelegation(grant, installation: installation.handle, notBefore: delegate.notBefore)
             else { throw LifecycleError(.notAuthorized) }
             return sealed
         }

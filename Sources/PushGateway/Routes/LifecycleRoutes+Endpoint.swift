@@ -21,7 +21,7 @@ extension LifecycleRoutes {
             guard let token = EndpointFormat.token(rotate.endpoint, platform: installation.platform) else {
                 throw LifecycleError(.invalidRequest)
             }
-            let fingerprint = fingerprinter.fingerprint(profileID: installation.appProfile, token: token)
+            let fingerprint = keys.fingerprinter.fingerprint(profileID: installation.appProfile, token: token)
             // §4.4: the token of another live installation of the profile is refused with the same
             // 404 as any authority failure.
             if try store.endpointHeldByAnother(
@@ -32,7 +32,7 @@ extension LifecycleRoutes {
             }
             // The epoch moves on, so every grant sealed to the old epoch stops opening a delivery.
             try store.rotateEndpoint(
-                installation.handle, encryptedEndpoint: try tokenEnvelope.seal(token),
+                installation.handle, encryptedEndpoint: try keys.tokens.seal(token),
                 fingerprint: fingerprint, epoch: rotate.newEndpointEpoch)
         }
         return .json(status: 200, #"{"status":"rotated"}"#)

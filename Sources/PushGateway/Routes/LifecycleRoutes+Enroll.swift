@@ -58,12 +58,9 @@ extension LifecycleRoutes {
             let head = body.head
             let installation: NewInstallation
             do {
-                installation = NewInstallation(
-                    handle: try CanonicalUUID.version4(), platform: Body.platform, keyID: key.keyID,
-                    publicKey: key.publicKey, appProfile: profile.id, receipt: key.receipt,
-                    encryptedEndpoint: try tokenEnvelope.seal(head.endpoint.value),
-                    endpointFingerprint: fingerprinter.fingerprint(profileID: profile.id, token: head.endpoint.value),
-                    expiresAt: head.expiresAt)
+                installation = try NewInstallation(
+                    platform: Body.platform, key: key, appProfile: profile.id, endpoint: head.endpoint.value,
+                    expiresAt: head.expiresAt, keys: keys)
             } catch {
                 throw LifecycleError(.unavailable)
             }
@@ -102,7 +99,7 @@ extension LifecycleRoutes {
                         let store = InstallationStore(connection: connection)
                         try store.consumeChallenge(challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
                         let conflicts = try store.lockLiveConflicts(
-                            keyID: installation.keyID, profile: installation.appProfile,
+                            keyID: installation.key.keyID, profile: installation.appProfile,
                             fingerprint: installation.endpointFingerprint, now: now.seconds)
                         if conflicts.isEmpty {
                             try store.insertInstallation(installation)
@@ -127,19 +124,12 @@ extension LifecycleRoutes {
 
     /// §4.2, §4.2a idempotent retry: same platform, key id, public key, profile, fingerprint, epoch 1 and `expires_at`.
     static func isRetry(of existing: InstallationRecord, _ installation: NewInstallation) -> Bool {
-        existing.platform == installation.platform && existing.keyID == installation.keyID
-            && existing.publicKey == installation.publicKey
+        existing.platform == installation.platform && existing.keyID == installation.key.keyID
+            && existing.publicKey == installation.key.publicKey
             && existing.appProfile == installation.appProfile
             && existing.endpointFingerprint == installation.endpointFingerprint && existing.endpointEpoch == 1
             && existing.expiresAt == installation.expiresAt
     }
-}
-
-/// The key an enrollment's attestation proved, and the App Attest receipt (empty for Android).
-struct AttestedEnrollmentKey {
-    let keyID: [UInt8]
-    let publicKey: P256PublicKey
-    let receipt: [UInt8]
 }
 
 /// The body of one of the two enrollment routes (docs/protocol.md §4.2, §4.2a).

@@ -33,10 +33,7 @@ struct LifecycleRoutes: Sendable {
     let metrics: GatewayMetrics
     /// The per-source lifecycle bucket (docs/protocol.md §1).
     let limit: SourceRateLimit
-    let challenges: ChallengeAuthority
-    let grantEnvelope: SealedEnvelope
-    let tokenEnvelope: SealedEnvelope
-    let fingerprinter: EndpointFingerprinter
+    let keys: GatewayKeys
     /// nil when the configured App Attest root is refused; enrollment then answers 503.
     let attestationVerifier: AttestationVerifier?
     /// Android enrollment's roots and status list (docs/protocol.md §4.2a).
@@ -88,7 +85,7 @@ struct LifecycleRoutes: Sendable {
     /// and not more than 5 s ahead. Any failure is the same 404.
     func checkChallenge(id: CanonicalUUID, challenge: [UInt8], now: Now) throws(LifecycleError) {
         do {
-            try challenges.verify(challengeID: id, challenge: challenge, unixMilliseconds: now.unixMilliseconds)
+            try keys.challenges.verify(challengeID: id, challenge: challenge, unixMilliseconds: now.unixMilliseconds)
         } catch {
             throw LifecycleError(.notAuthorized)
         }

@@ -96,15 +96,13 @@ public final class GatewayApplication: Sendable {
             poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
         self.apnsFaultLog = APNsFaultLog(logger: logger)
 
-        let challengeAuthority = ChallengeAuthority(keyring: configuration.challengeKeys)
+        let keys = GatewayKeys(configuration: configuration)
         // Per source (docs/protocol.md §4.1).
         challengeRoute = ChallengeRoute(
-            authority: challengeAuthority,
+            authority: keys.challenges,
             limit: SourceRateLimit(
                 ratePerMinute: configuration.challengeRatePerMinute, trustedProxies: configuration.trustedProxies),
             clock: clock, metrics: metrics)
-        let grantEnvelope = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
-        let tokenEnvelope = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
         let attestationVerifier: AttestationVerifier?
         switch AppAttestRoot.verifier(for: configuration) {
         case .success(let verifier):
@@ -121,24 +119,16 @@ public final class GatewayApplication: Sendable {
             configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
             limit: SourceRateLimit(
                 ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies),
-            challenges: challengeAuthority, grantEnvelope: grantEnvelope, tokenEnvelope: tokenEnvelope,
-            fingerprinter: EndpointFingerprinter(key: configuration.fingerprintKey.bytes),
-            attestationVerifier: attestationVerifier, android: androidEnrollment)
+            keys: keys, attestationVerifier: attestationVerifier, android: androidEnrollment)
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         for (profileID, provider) in providers {
             guard let fcm = provider as? FCMPushProvider else { continue }
             metrics.registerFCMTokenRefreshes(profileID: profileID) { fcm.tokenRefreshes(for: profileID) }
         }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
-        let rate = configuration.relayRatePerSecond
-        // docs/protocol.md §4.7: per relay, `rate` per second with a burst of twice that.
-        let relayLimiter = KeyedRateLimiter<[UInt8]>(capacity: Int(rate * 2), refillPerSecond: Double(rate))
-        let ledger = DeliveryLedger(
-            pool: pool, quotaMaximum: configuration.endpointQuotaMax,
-            quotaWindowSeconds: configuration.endpointQuotaWindowSeconds)
         deliveryPipeline = DeliveryPipeline(
-            relayLimiter: relayLimiter, grants: grantEnvelope, tokens: tokenEnvelope, profiles: configuration.profiles,
-            ledger: ledger, providers: providers, logger: logger, metrics: metrics, faultLog: apnsFaultLog)
+            configuration: configuration, keys: keys, pool: pool, providers: providers, logger: logger,
+            metrics: metrics, faultLog: apnsFaultLog)
     }
 
     /// Builds and starts every long-running part of the gateway: both listeners, the reaper, the
