@@ -247,7 +247,8 @@ let package = Package(
             name: "GatewayConfigurationTests",
             dependencies: ["GatewayConfiguration", "PushCrypto", "PushSystem", "PushTestSupport"]),
         .testTarget(
-            name: "GatewayCredentialsTests", dependencies: ["GatewayConfiguration", "GatewayCredentials", "PushCrypto"]),
+            name: "GatewayCredentialsTests",
+            dependencies: ["GatewayConfiguration", "GatewayCredentials", "PushCrypto", "PushTestSupport"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "GatewayConfiguration", "PushHTTP"]),
         .testTarget(
             name: "GatewayMetricsTests",
