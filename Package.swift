@@ -242,6 +242,7 @@ let package = Package(
             ]),
         .testTarget(name: "PushWebSocketTests", dependencies: ["PushWebSocket", "PushCrypto"]),
         .testTarget(name: "PushRateLimitingTests", dependencies: ["PushRateLimiting"]),
+        .testTarget(name: "PushMetricsTests", dependencies: ["PushMetrics", "PushTestSupport"]),
         // The Gateway* modules' unit tests, one target each: no PostgreSQL, no process, no TestGateway.
         .testTarget(
             name: "GatewayConfigurationTests",
@@ -253,7 +254,8 @@ let package = Package(
         .testTarget(
             name: "GatewayMetricsTests",
             dependencies: [
-                "GatewayAPI", "GatewayMetrics", "PushDelivery", "PushHTTP", "PushPostgres", "PushTestSupport",
+                "GatewayAPI", "GatewayMetrics", "PushDelivery", "PushHTTP", "PushMetrics", "PushPostgres",
+                "PushTestSupport",
             ]),
         .testTarget(name: "GatewayDeliveryTests", dependencies: ["GatewayDelivery", "GatewayMetrics", "PushDelivery"]),
         .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),

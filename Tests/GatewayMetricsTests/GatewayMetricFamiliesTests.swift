@@ -1,6 +1,7 @@
 import GatewayAPI
 import PushDelivery
 import PushHTTP
+import PushMetrics
 import PushTestSupport
 import Testing
 
@@ -80,5 +81,17 @@ struct GatewayMetricFamiliesTests {
             return text
         }
         #expect(requestFamilies(resolved) == requestFamilies(byLabels))
+    }
+
+    @Test("a timed stage is recorded whether its body returns or throws")
+    func timedStageRecordsThrows() {
+        let histogram = LabeledHistogram<RequestStage>(
+            name: "h_seconds", help: "h", labelName: "stage", bounds: GatewayMetrics.requestDurationBounds)
+        #expect(histogram.time(.apnsRequest) { 7 } == 7)
+        #expect(throws: TestSupportError.self) {
+            try histogram.time(.apnsRequest) { throw TestSupportError("refused") }
+        }
+        #expect(histogram.count(.apnsRequest) == 2)
+        #expect(histogram.count(.nip98Authentication) == 0)
     }
 }
