@@ -55,25 +55,8 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
     /// Starts resolving and connecting.
     func connect() {
         guard dial.isSecure == url.secure else { return end("no TLS context for wss") }
-        let host = dial.connectHost
-        let port = dial.connectPort
-        if let numeric = TCPConnector.numericAddresses(host: host, port: port) {
-            resolved(.success(numeric))
-            return
-        }
-        // getaddrinfo blocks: resolve on a short-lived thread and hand the result back.
-        do {
-            _ = try PosixThread.spawn { [self] in
-                let result: Result<[SocketAddress], SystemError>
-                do throws(SystemError) {
-                    result = .success(try TCPConnector.resolve(host: host, port: port))
-                } catch {
-                    result = .failure(error)
-                }
-                loop.execute { [self] in resolved(result) }
-            }
-        } catch {
-            end("name resolution could not start")
+        TCPConnector.resolve(host: dial.connectHost, port: dial.connectPort, on: loop) { [self] result in
+            resolved(result)
         }
     }
 

@@ -171,29 +171,9 @@ final class HTTP2ClientDriver: @unchecked Sendable {
         let target = pool.target
         let connection = HTTP2ClientConnection(id: id, target: target, proxy: configuration.proxy)
         pool.connections[id] = connection
-        let host = connection.connectHost
-        let port = connection.connectPort
-        if let addresses = TCPConnector.numericAddresses(host: host, port: port) {
-            connection.addressesResolved(.success(addresses))
-            settle(connection, in: pool)
-            return
-        }
-        // getaddrinfo blocks; resolve on a short-lived thread and hand the result back.
-        let loop = self.loop
         let key = target.poolKey
-        do {
-            _ = try PosixThread.spawn {
-                let result: Result<[SocketAddress], SystemError>
-                do throws(SystemError) {
-                    result = .success(try TCPConnector.resolve(host: host, port: port))
-                } catch {
-                    result = .failure(error)
-                }
-                loop.execute { [self] in resolved(key, id, result) }
-            }
-        } catch {
-            connection.addressesResolved(.failure(error))
-            settle(connection, in: pool)
+        TCPConnector.resolve(host: connection.connectHost, port: connection.connectPort, on: loop) { [self] result in
+            resolved(key, id, result)
         }
     }
 

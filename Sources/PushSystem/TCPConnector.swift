@@ -9,6 +9,30 @@ public enum TCPConnector {
         try? lookUp(host: host, port: port, flags: AI_NUMERICHOST)
     }
 
+    /// The addresses of `host` for a client on `loop`, handed to `completion` on the loop's thread:
+    /// at once for an IP literal; for a DNS name, getaddrinfo runs on a short-lived thread (it
+    /// blocks) and its result comes back through `loop.execute`. A thread that cannot start is a
+    /// failed resolution, reported at once.
+    public static func resolve(
+        host: String, port: UInt16, on loop: EventLoop,
+        completion: @escaping @Sendable (Result<[SocketAddress], SystemError>) -> Void
+    ) {
+        if let addresses = numericAddresses(host: host, port: port) { return completion(.success(addresses)) }
+        do {
+            _ = try PosixThread.spawn {
+                let result: Result<[SocketAddress], SystemError>
+                do throws(SystemError) {
+                    result = .success(try resolve(host: host, port: port))
+                } catch {
+                    result = .failure(error)
+                }
+                loop.execute { completion(result) }
+            }
+        } catch {
+            completion(.failure(error))
+        }
+    }
+
     /// Resolves `host` (DNS name or IP literal). Blocking for DNS names: run it off event loops.
     public static func resolve(host: String, port: UInt16) throws(SystemError) -> [SocketAddress] {
         try lookUp(host: host, port: port, flags: 0)
