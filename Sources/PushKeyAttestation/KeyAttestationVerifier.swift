@@ -135,7 +135,12 @@ public struct KeyAttestationVerifier: Sendable {
                 leafKey: nil)
         }
         var failures = Set<KeyAttestationError.Code>()
-        // Step 2.
+        // Step 2. Only the leaf may carry a KeyDescription: a key attested on any device could
+        // otherwise certify a key of its choice with claims of its choice (the "chain extension"
+        // attack, docs/protocol.md §5a step 2).
+        if certificates.dropFirst().contains(where: { $0.extensionValue(oid: KeyDescription.extensionOID) != nil }) {
+            failures.insert(.chain)
+        }
         let (chainFailures, rootHash) = signatureAndTimeFailures(certificates, at: time)
         failures.formUnion(chainFailures)
         // Step 3.

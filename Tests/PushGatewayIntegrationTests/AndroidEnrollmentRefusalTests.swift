@@ -63,6 +63,19 @@ struct AndroidEnrollmentRefusalTests {
             return try device.enrollBody(
                 challenge: challenge, expiresAt: expiresAt, chain: authority.chain(leaf: leaf))
         },
+        Case(
+            failure: .chain,
+            breaks: "the chain extension attack: another phone's attested key certifies this key with forged claims"
+        ) { device, authority, challenge, expiresAt in
+            let transcript = device.transcript(challenge: challenge, endpoint: device.endpoint, expiresAt: expiresAt)
+            var honest = AndroidLifecycleDevice.genuineDescription(challenge: SHA256.hash(Array("any".utf8)))
+            honest.packages = [("xyz.attacker.app", 1)]
+            honest.deviceLocked = false
+            let forged = AndroidLifecycleDevice.genuineDescription(challenge: transcript.attestationChallenge)
+            let chain = try authority.makeDevice().certifying(
+                device.device.key.publicKey, forged: forged, honest: honest)
+            return try device.enrollBody(challenge: challenge, expiresAt: expiresAt, chain: chain)
+        },
         Case(failure: .root, breaks: "the whole chain comes from an authority the gateway does not trust") {
             device, _, challenge, expiresAt in
             let stranger = try SyntheticKeyAttestationAuthority()

@@ -212,6 +212,36 @@ struct SyntheticChainTests {
             ).derEncoded
             return try setup.examine(chain)
         },
+        BrokenProperty(
+            "the chain extension attack: an attested key of an unlocked phone certifies a key with forged claims",
+            .chain
+        ) { setup in
+            let attacker = try setup.authority.makeDevice()
+            let honest = setup.description {
+                $0.packages = [("xyz.attacker.app", 1)]
+                $0.deviceLocked = false
+                $0.verifiedBootState = 2
+            }
+            return try setup.examine(
+                attacker.certifying(setup.device.key.publicKey, forged: setup.description(), honest: honest))
+        },
+        BrokenProperty("a KeyDescription on the intermediate as well as on the leaf", .chain) { setup in
+            var chain = try setup.chain()
+            let carrier = try X509CertificateBuilder(
+                subjectCommonName: "Synthetic Droid CA", serialNumber: 0x0388_2667,
+                notBefore: setup.authority.notBefore, notAfter: setup.authority.notAfter,
+                extensions: [
+                    .basicConstraints(isCertificateAuthority: true), .keyUsage(isCertificateAuthority: true),
+                    .init(
+                        oid: SyntheticKeyAttestationAuthority.extensionOID, isCritical: false,
+                        value: setup.description().encoded),
+                ]
+            ).issue(
+                subjectPublicKeyInfoDER: setup.authority.intermediateKey.publicKey.subjectPublicKeyInfoDER,
+                issuer: setup.authority.root, issuerKey: setup.authority.rootKey, digest: .sha256)
+            chain[1] = carrier.derEncoded
+            return try setup.examine(chain)
+        },
         BrokenProperty("a chain of a root that is not trusted", .root) { setup in
             let other = try SyntheticKeyAttestationAuthority().makeDevice()
             return try setup.examine(other.attestationChain(setup.description()))

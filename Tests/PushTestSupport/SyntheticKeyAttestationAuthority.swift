@@ -101,6 +101,25 @@ public struct SyntheticAndroidDevice: Sendable {
                 serialNumber: serialNumber))
     }
 
+    /// The "chain extension" forgery of docs/protocol.md §5a step 2: this device's attested key
+    /// (whatever its own KeyDescription says, `honest`) certifies `forgedKey` with `forged` claims,
+    /// giving `[forged leaf, this device's leaf, intermediate, root]`, every signature genuine.
+    public func certifying(
+        _ forgedKey: P256PublicKey, forged: SyntheticKeyDescription, honest: SyntheticKeyDescription
+    ) throws -> [[UInt8]] {
+        let attested = try authority.issueLeaf(
+            subjectPublicKeyInfoDER: key.publicKey.subjectPublicKeyInfoDER, extensionValue: honest.encoded)
+        let forgedLeaf = try X509CertificateBuilder(
+            subjectCommonName: "Android Keystore Key", serialNumber: 2, notBefore: authority.notBefore,
+            notAfter: authority.notAfter,
+            extensions: [
+                .keyUsage(isCertificateAuthority: false),
+                .init(oid: SyntheticKeyAttestationAuthority.extensionOID, isCritical: false, value: forged.encoded),
+            ]
+        ).issue(subjectKey: forgedKey, issuer: attested, issuerKey: key)
+        return [forgedLeaf.derEncoded] + authority.chain(leaf: attested)
+    }
+
     /// The DER ECDSA-P256-SHA256 signature of `transcript` (a lifecycle proof).
     public func sign(transcript: [UInt8]) throws -> [UInt8] {
         try key.derSignature(for: transcript)
