@@ -36,19 +36,25 @@ final class ServeProcess {
             process.executableURL = executable
             process.arguments = ["serve"]
         }
-        // Never a pipe nobody reads: a full pipe would block the gateway's logger. Its log goes to
-        // the suite's log scan when scripts/test collects one.
+        // Its log goes to a file (the suite's log scan reads it when scripts/test collects one), so
+        // that a start that fails shows why.
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        TestLogs.capture(process, environment: &variables)
+        logPath = TestLogs.capture(process, environment: &variables)
         process.environment = variables
         try process.run()
         let publicPort = publicPort
-        guard eventually(within: 15, { (try? HTTPTestClient(port: publicPort)) != nil }) else {
+        guard eventually(within: 30, { (try? HTTPTestClient(port: publicPort)) != nil }) else {
+            let exited = !process.isRunning
             stop()
-            throw StartFailure(description: "serve did not listen within 15 s (exited: \(!process.isRunning))")
+            throw StartFailure(
+                description: "serve did not listen on 127.0.0.1:\(publicPort) within 30 s (exited: \(exited)); "
+                    + "its log ends:\n" + TestLogs.tail(of: logPath))
         }
     }
+
+    /// Where serve's standard error goes.
+    private let logPath: String?
 
     deinit { stop() }
 

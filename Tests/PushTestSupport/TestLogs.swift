@@ -32,16 +32,26 @@ public enum TestLogs {
 
     private static let subprocessCount = Atomic<Int>(0)
 
-    /// Sends a `serve` subprocess's standard error (its log) to a file of its own in the log
-    /// directory and sets its log level to debug; without the directory, leaves both alone.
-    public static func capture(_ process: Process, environment: inout [String: String]) {
-        guard let directory else { return }
+    /// Sends a `serve` subprocess's standard error (its log) to a file of its own — in the log
+    /// directory at debug level when there is one, else a temporary file at the level the test set —
+    /// and returns the file's path, so that a start that fails can show what serve said. Never a
+    /// pipe: one nobody reads would block the gateway's logger once full.
+    @discardableResult
+    public static func capture(_ process: Process, environment: inout [String: String]) -> String? {
         let number = subprocessCount.add(1, ordering: .relaxed).newValue
-        let path = directory + "/serve-\(ProcessInfo.processInfo.processIdentifier)-\(number).log"
+        let name = "serve-\(ProcessInfo.processInfo.processIdentifier)-\(number).log"
+        let path = directory.map { $0 + "/" + name } ?? NSTemporaryDirectory() + "push-gateway-test-" + name
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let file = FileHandle(forWritingAtPath: path)
-        else { return }
-        environment["PUSH_GATEWAY_LOG_LEVEL"] = "debug"
+        else { return nil }
+        if directory != nil { environment["PUSH_GATEWAY_LOG_LEVEL"] = "debug" }
         process.standardError = file
+        return path
+    }
+
+    /// The last `lines` lines of a captured log, for a failure message.
+    public static func tail(of path: String?, lines: Int = 20) -> String {
+        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "(no log)" }
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 }

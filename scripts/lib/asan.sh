@@ -19,7 +19,8 @@ run_address_sanitized_suite() {
         address_sanitized_swift_test scripts/lib/lsan.supp "$@"
         return
     fi
-    address_sanitized_swift_test scripts/lib/lsan.supp --skip PushGatewayClientTests
+    address_sanitized_swift_test scripts/lib/lsan.supp --skip "PushGatewayClientTests|${EXCLUSIVE_SUITES:-^$}"
+    [ -z "${EXCLUSIVE_SUITES:-}" ] || address_sanitized_swift_test scripts/lib/lsan.supp --filter "$EXCLUSIVE_SUITES"
     local combined
     combined=$(mktemp -t push-gateway-lsan.XXXXXX)
     cat scripts/lib/lsan.supp scripts/lib/lsan-urlsession.supp >"$combined"
