@@ -92,8 +92,8 @@ let package = Package(
         .target(
             name: "GatewayAPI",
             dependencies: [
-                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushHTTP",
-                "PushJSON", "PushMetrics", "PushNostr",
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushFCM",
+                "PushHTTP", "PushJSON", "PushMetrics", "PushNostr",
             ]
         ),
         // The gateway's metric families and labels (docs/protocol.md §9) and the readiness they report.
@@ -129,8 +129,7 @@ let package = Package(
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
                 "GatewayLifecycle", "PushErrors", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest",
                 "PushNostr", "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics",
-                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWebSocket",
-                "PushRelayClient", "PushWire",
+                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushWire",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
@@ -167,8 +166,7 @@ let package = Package(
             name: "delivery-bench",
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayDelivery",
-                "PushGateway", "PushGatewayCommands", "PushPostgres", "PushNostr", "PushCrypto", "PushJSON",
-                "PushSystem",
+                "PushGateway", "PushGatewayCommands", "PushPostgres", "PushNostr", "PushCrypto", "PushSystem",
                 "PushTestSupport",
             ]
         ),
@@ -179,7 +177,7 @@ let package = Package(
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials",
                 "PushHTTP", "PushJSON", "PushCrypto", "PushDER", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushGateway", "PushTestSupport", "PushMarmot", "PushWebSocket",
+                "PushGateway", "PushTestSupport", "PushMarmot", "PushWebSocket", "PushSystem",
             ],
             path: "Fuzz/Sources/push-fuzz"
         ),
@@ -190,7 +188,7 @@ let package = Package(
             dependencies: [
                 "GatewayConfiguration",
                 "PushCrypto", "PushDelivery", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway",
-                "PushKeyAttestation",
+                "PushKeyAttestation", "PushJSON",
             ],
             path: "Tests/PushTestSupport"
         ),
