@@ -60,6 +60,8 @@ let package = Package(
         .target(
             name: "PushFCM",
             dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
+        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
@@ -192,6 +194,7 @@ let package = Package(
             ],
             path: "Tests/PushTestSupport"
         ),
+        .testTarget(name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
