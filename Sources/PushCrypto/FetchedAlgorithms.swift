@@ -18,6 +18,8 @@ final class FetchedAlgorithms: @unchecked Sendable {
     let sha1: OpaquePointer
     /// AES-256-GCM (`EVP_CIPHER`).
     let aes256GCM: OpaquePointer
+    /// AES-128-GCM (`EVP_CIPHER`), for Web Push's `aes128gcm` content coding.
+    let aes128GCM: OpaquePointer
     /// ChaCha20 with a 16-byte IV: 32-bit little-endian block counter ‖ 96-bit nonce (`EVP_CIPHER`).
     let chaCha20: OpaquePointer
     /// ChaCha20-Poly1305 (RFC 8439 §2.8) with a 12-byte nonce (`EVP_CIPHER`).
@@ -32,6 +34,9 @@ final class FetchedAlgorithms: @unchecked Sendable {
         guard let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
             fatalError("EVP_CIPHER_fetch(AES-256-GCM) failed")
         }
+        guard let aes128GCM = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil) else {
+            fatalError("EVP_CIPHER_fetch(AES-128-GCM) failed")
+        }
         guard let sha1 = EVP_MD_fetch(nil, "SHA1", nil) else { fatalError("EVP_MD_fetch(SHA1) failed") }
         guard let chaCha20 = EVP_CIPHER_fetch(nil, "ChaCha20", nil) else {
             fatalError("EVP_CIPHER_fetch(ChaCha20) failed")
@@ -43,6 +48,7 @@ final class FetchedAlgorithms: @unchecked Sendable {
         self.sha256 = sha256
         self.sha1 = sha1
         self.aes256GCM = aes256GCM
+        self.aes128GCM = aes128GCM
         self.chaCha20 = chaCha20
         self.chaCha20Poly1305 = chaCha20Poly1305
         self.hkdf = hkdf
@@ -52,6 +58,7 @@ final class FetchedAlgorithms: @unchecked Sendable {
         EVP_MD_free(sha256)
         EVP_MD_free(sha1)
         EVP_CIPHER_free(aes256GCM)
+        EVP_CIPHER_free(aes128GCM)
         EVP_CIPHER_free(chaCha20)
         EVP_CIPHER_free(chaCha20Poly1305)
         EVP_KDF_free(hkdf)

@@ -44,6 +44,19 @@ final class OwnedKey {
         return Array(signature.prefix(length))
     }
 
+    /// The key agreement of this private key with `peer`'s public key (ECDH: the shared x coordinate).
+    func derive(with peer: OwnedKey) throws(CryptoError) -> [UInt8] {
+        guard let context = EVP_PKEY_CTX_new(pointer, nil) else { throw CryptoError.capturing(.operationFailed) }
+        defer { EVP_PKEY_CTX_free(context) }
+        var length = 0
+        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
+            EVP_PKEY_derive(context, nil, &length) == 1, length > 0
+        else { throw CryptoError.capturing(.operationFailed) }
+        var secret = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_derive(context, &secret, &length) == 1 else { throw CryptoError.capturing(.operationFailed) }
+        return Array(secret.prefix(length))
+    }
+
     /// PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), unencrypted.
     func pkcs8PEM() throws(CryptoError) -> String {
         let bio = try OwnedMemoryBIO()

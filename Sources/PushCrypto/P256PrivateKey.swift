@@ -20,6 +20,23 @@ public struct P256PrivateKey: Sendable {
         return try P256PrivateKey(owning: OwnedKey(pointer))
     }
 
+    /// The key whose private scalar is the 32 big-endian bytes `scalar` (Web Push tests inject RFC
+    /// 8291's example keys); the public key is computed from it.
+    public init(rawScalar scalar: [UInt8]) throws(CryptoError) {
+        guard scalar.count == 32 else { throw CryptoError(.invalidKey) }
+        // SEC 1 §C.4 ECPrivateKey { version 1, privateKey, [0] prime256v1 }, without the public key.
+        let der: [UInt8] =
+            [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20] + scalar
+            + [0xa0, 0x0a, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]
+        try self.init(pem: "-----BEGIN EC PRIVATE KEY-----\n" + Base64.encode(der) + "\n-----END EC PRIVATE KEY-----\n")
+    }
+
+    /// The ECDH shared secret with `peer`: the x coordinate of the shared point, 32 bytes (SEC 1
+    /// §3.3.1), RFC 8291 §3.1's `ecdh_secret`.
+    public func sharedSecret(with peer: P256PublicKey) throws(CryptoError) -> [UInt8] {
+        try handle().derive(with: OwnedKey(subjectPublicKeyInfoDER: peer.subjectPublicKeyInfoDER))
+    }
+
     private init(owning key: OwnedKey) throws(CryptoError) {
         publicKey = try P256PublicKey(uncompressedPoint: P256PublicKey.uncompressedPoint(of: key))
         privateKeyDER = try DEREncoding.encode { i2d_PrivateKey(key.pointer, $0) }
