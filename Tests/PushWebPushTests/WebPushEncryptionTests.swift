@@ -5,15 +5,27 @@ import Testing
 
 /// RFC 8291 Appendix A's example, as stored in Fixtures (base64url without padding).
 struct RFC8291Example: Decodable {
-    let plaintext_utf8: String
-    let as_private: String
-    let as_public: String
-    let ua_private: String
-    let ua_public: String
-    let auth_secret: String
+    let plaintextUTF8: String
+    let senderPrivate: String
+    let senderPublic: String
+    let userAgentPrivate: String
+    let userAgentPublic: String
+    let authSecret: String
     let salt: String
-    let record_size: Int
+    let recordSize: Int
     let body: String
+
+    enum CodingKeys: String, CodingKey {
+        case plaintextUTF8 = "plaintext_utf8"
+        case senderPrivate = "as_private"
+        case senderPublic = "as_public"
+        case userAgentPrivate = "ua_private"
+        case userAgentPublic = "ua_public"
+        case authSecret = "auth_secret"
+        case salt
+        case recordSize = "record_size"
+        case body
+    }
 
     static func load() throws -> RFC8291Example {
         let url = try #require(
@@ -29,12 +41,12 @@ struct WebPushEncryptionTests {
     @Test("RFC 8291 Appendix A's body is reproduced byte for byte from its key pair and salt")
     func appendixA() throws {
         let example = try RFC8291Example.load()
-        #expect(example.record_size == Int(WebPushEncryption.recordSize))
-        let sender = try P256PrivateKey(rawScalar: RFC8291Example.bytes(example.as_private))
-        #expect(sender.publicKey.uncompressedPoint == (try RFC8291Example.bytes(example.as_public)))
+        #expect(example.recordSize == Int(WebPushEncryption.recordSize))
+        let sender = try P256PrivateKey(rawScalar: RFC8291Example.bytes(example.senderPrivate))
+        #expect(sender.publicKey.uncompressedPoint == (try RFC8291Example.bytes(example.senderPublic)))
         let body = try WebPushEncryption.encrypt(
-            Array(example.plaintext_utf8.utf8), userAgentPublicKey: RFC8291Example.bytes(example.ua_public),
-            authenticationSecret: RFC8291Example.bytes(example.auth_secret), senderKey: sender,
+            Array(example.plaintextUTF8.utf8), userAgentPublicKey: RFC8291Example.bytes(example.userAgentPublic),
+            authenticationSecret: RFC8291Example.bytes(example.authSecret), senderKey: sender,
             salt: RFC8291Example.bytes(example.salt))
         #expect(body == (try RFC8291Example.bytes(example.body)))
     }
@@ -42,11 +54,11 @@ struct WebPushEncryptionTests {
     @Test("the user agent's key opens Appendix A's body to its plaintext; a changed byte fails")
     func appendixADecrypts() throws {
         let example = try RFC8291Example.load()
-        let userAgent = try P256PrivateKey(rawScalar: RFC8291Example.bytes(example.ua_private))
-        let secret = try RFC8291Example.bytes(example.auth_secret)
+        let userAgent = try P256PrivateKey(rawScalar: RFC8291Example.bytes(example.userAgentPrivate))
+        let secret = try RFC8291Example.bytes(example.authSecret)
         var body = try RFC8291Example.bytes(example.body)
         let plaintext = try WebPushEncryption.decrypt(body, userAgentKey: userAgent, authenticationSecret: secret)
-        #expect(String(decoding: plaintext, as: UTF8.self) == example.plaintext_utf8)
+        #expect(String(decoding: plaintext, as: UTF8.self) == example.plaintextUTF8)
         body[body.count - 20] ^= 0x01
         #expect(throws: CryptoError.self) {
             try WebPushEncryption.decrypt(body, userAgentKey: userAgent, authenticationSecret: secret)
