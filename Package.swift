@@ -61,7 +61,7 @@ let package = Package(
             name: "PushFCM",
             dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
-        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushSystem"]),
+        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
@@ -200,7 +200,7 @@ let package = Package(
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushSystem"]),
+        .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushJSON", "PushSystem"]),
         .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),
         .testTarget(
             name: "PushKeyAttestationTests",
