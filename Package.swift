@@ -195,7 +195,8 @@ let package = Package(
             path: "Tests/PushTestSupport"
         ),
         .testTarget(
-            name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto"], resources: [.copy("Fixtures")]),
+            name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto", "PushTestSupport"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
