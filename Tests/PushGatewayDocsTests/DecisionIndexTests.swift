@@ -172,7 +172,7 @@ struct DecisionIndexTests {
         #expect(records.count > 100)
         let readme = try DocsTests.read(DecisionIndex.readmePath)
         let problems = DecisionIndex.violations(readme: readme, records: records)
-        #expect(problems.isEmpty, "\(problems.count) problems:\n" + problems.joined(separator: "\n"))
+        #expect(problems.isEmpty, "\(problems.count) problems:\n\(problems.joined(separator: "\n"))")
     }
 
     @Test("every record the index marks amended or superseded says so in a line of its own")
@@ -181,7 +181,7 @@ struct DecisionIndexTests {
         for name in try Self.recordFileNames() { texts[name] = try Self.recordText(name) }
         let problems = DecisionIndex.unmarkedRecords(
             readme: try DocsTests.read(DecisionIndex.readmePath), recordTexts: texts)
-        #expect(problems.isEmpty, problems.joined(separator: "\n"))
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
     @Test("an index that matches its records has nothing to report")
