@@ -185,7 +185,7 @@ struct CheckConfigCommandTests {
         #expect(withdrawn.exitCode == 1)
         let lines = withdrawn.standardError.split(separator: "\n").filter { $0.contains("configuration error") }
         #expect(lines.count == 1)
-        #expect(lines.first?.contains(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT is withdrawn") == true)
+        #expect(lines.first?.contains(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT: is withdrawn") == true)
         #expect(lines.first?.contains(key + "ANDROID_VERIFIED_BOOT_KEYS") == true)
     }
 
