@@ -41,8 +41,9 @@ public struct AppProfile: Sendable {
         public let signingCertificateDigests: [[UInt8]]
         /// `…_ANDROID_MIN_SECURITY_LEVEL`: `tee` (TrustedEnvironment) or `strongbox`.
         public let minimumSecurityLevel: MinimumSecurityLevel
-        /// `…_ANDROID_ALLOW_SELF_SIGNED_BOOT`.
-        public let allowsSelfSignedBoot: Bool
+        /// `…_ANDROID_VERIFIED_BOOT_KEYS`: 32-byte `verifiedBootKey` values accepted with a SelfSigned
+        /// boot (docs/protocol.md §5a step 5); empty when unset (SelfSigned refused).
+        public let verifiedBootKeys: [[UInt8]]
 
         public enum MinimumSecurityLevel: String, Sendable, Equatable, CaseIterable {
             case tee, strongbox

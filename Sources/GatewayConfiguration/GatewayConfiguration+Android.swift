@@ -48,8 +48,12 @@ extension GatewayConfiguration {
     ]
     static let androidProfileVariableSuffixes = [
         "ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256", "ANDROID_MIN_SECURITY_LEVEL",
-        "ANDROID_ALLOW_SELF_SIGNED_BOOT", "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE",
+        "ANDROID_VERIFIED_BOOT_KEYS", withdrawnSelfSignedBootSuffix, "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE",
     ]
+
+    /// Withdrawn: a state-only allowance let any relocked build in; its replacement pins the keys
+    /// (docs/protocol.md §5a step 5, §12). Known, so that setting it gets an error naming the new variable.
+    static let withdrawnSelfSignedBootSuffix = "ANDROID_ALLOW_SELF_SIGNED_BOOT"
 
     static let androidInsecureVariables = [
         "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE", "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT",
@@ -83,30 +87,45 @@ extension GatewayConfiguration {
         let digests = signingCertificateDigests(&reader, variable("ANDROID_SIGNING_CERT_SHA256"))
         let level: AppProfile.Android.MinimumSecurityLevel? = reader.choice(
             variable("ANDROID_MIN_SECURITY_LEVEL"), default: .tee)
-        let selfSignedName = variable("ANDROID_ALLOW_SELF_SIGNED_BOOT")
-        let allowsSelfSigned = reader.boolean(selfSignedName)
+        let bootKeysName = variable("ANDROID_VERIFIED_BOOT_KEYS")
+        let bootKeys =
+            reader.environment[bootKeysName] == nil
+            ? [] : reader.required(bootKeysName).flatMap { hex32List(&reader, bootKeysName, $0, "a verifiedBootKey") }
+        let withdrawnName = variable(withdrawnSelfSignedBootSuffix)
+        if reader.environment[withdrawnName] != nil {
+            reader.fail(
+                withdrawnName,
+                "is withdrawn: list the accepted verified boot keys (64 hex digits each) in \(bootKeysName) instead")
+        }
         let fcm = fcmSettings(&reader, variable: variable)
-        guard let package, let digests, let level, let allowsSelfSigned, let fcm else { return nil }
+        guard let package, let digests, let level, let bootKeys, let fcm else { return nil }
         return AppProfile(
             id: id, variableKey: key,
             android: AppProfile.Android(
                 packageName: package, signingCertificateDigests: digests, minimumSecurityLevel: level,
-                allowsSelfSignedBoot: allowsSelfSigned),
+                verifiedBootKeys: bootKeys),
             fcm: fcm)
     }
 
     /// A comma list of 64-hex SHA-256 digests (either case, stored as bytes).
     private static func signingCertificateDigests(_ reader: inout EnvironmentReader, _ name: String) -> [[UInt8]]? {
-        guard let text = reader.required(name), let items = reader.commaList(name, text) else { return nil }
-        var digests: [[UInt8]] = []
+        reader.required(name).flatMap { hex32List(&reader, name, $0, "a SHA-256 digest") }
+    }
+
+    /// A comma list of 32-byte values in hex (64 digits each, either case).
+    private static func hex32List(
+        _ reader: inout EnvironmentReader, _ name: String, _ text: String, _ what: String
+    ) -> [[UInt8]]? {
+        guard let items = reader.commaList(name, text) else { return nil }
+        var values: [[UInt8]] = []
         for (index, item) in items.enumerated() {
-            guard item.utf8.count == 64, let digest = Hex.decode(String(item).lowercased(), lowercaseOnly: true) else {
-                reader.fail(name, "item \(index + 1) must be 64 hex characters (a SHA-256 digest)")
+            guard item.utf8.count == 64, let value = Hex.decode(String(item).lowercased(), lowercaseOnly: true) else {
+                reader.fail(name, "item \(index + 1) must be 64 hex characters (\(what))")
                 continue
             }
-            digests.append(digest)
+            values.append(value)
         }
-        return digests.count == items.count ? digests : nil
+        return values.count == items.count ? values : nil
     }
 
     private static func fcmSettings(_ reader: inout EnvironmentReader, variable: (String) -> String) -> AppProfile.FCM?

@@ -42,7 +42,7 @@ package final class KeyAttestationStatusSource: Sendable {
         return try? state.withLock { $0.list }?.usable(at: now)
     }
 
-    /// Seconds since the current list was read or fetched; nil when there is none
+    /// Seconds since the current list was fetched or its file last modified; nil when there is none
     /// (`push_gateway_android_status_list_age_seconds`).
     package func ageSeconds(at now: Int64) -> Int64? {
         state.withLock { $0.list }?.ageSeconds(at: now)

@@ -198,7 +198,7 @@ public final class GatewayMetrics: Sendable {
         registry.register(
             SampledGaugeFamily(
                 name: "push_gateway_android_status_list_age_seconds",
-                help: "Seconds since the Key Attestation status list in use was read or fetched."
+                help: "Seconds since the Key Attestation status list in use was fetched or its file last modified."
             ) { age().map { [([], Double($0))] } ?? [] })
     }
 

@@ -33,6 +33,9 @@ public struct X509CertificateBuilder: Sendable {
     }
 
     public var subjectCommonName: String
+    /// A `serialNumber` attribute (2.5.4.5) after the common name in the subject, as the batch
+    /// certificates of factory-provisioned Android devices carry; `nil`: none.
+    public var subjectSerialNumber: String?
     public var serialNumber: Int
     /// Validity in Unix seconds.
     public var notBefore: Int64
@@ -40,9 +43,11 @@ public struct X509CertificateBuilder: Sendable {
     public var extensions: [Extension]
 
     public init(
-        subjectCommonName: String, serialNumber: Int, notBefore: Int64, notAfter: Int64, extensions: [Extension]
+        subjectCommonName: String, subjectSerialNumber: String? = nil, serialNumber: Int, notBefore: Int64,
+        notAfter: Int64, extensions: [Extension]
     ) {
         self.subjectCommonName = subjectCommonName
+        self.subjectSerialNumber = subjectSerialNumber
         self.serialNumber = serialNumber
         self.notBefore = notBefore
         self.notAfter = notAfter
@@ -96,9 +101,18 @@ public struct X509CertificateBuilder: Sendable {
         guard let name = X509_NAME_new() else { throw CryptoError.capturing(.operationFailed) }
         defer { X509_NAME_free(name) }
         let commonName = Array(subjectCommonName.utf8)
-        guard X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, Int32(commonName.count), -1, 0) == 1,
-            X509_set_subject_name(certificate.pointer, name) == 1
+        guard X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, Int32(commonName.count), -1, 0) == 1
         else { throw CryptoError.capturing(.operationFailed) }
+        if let subjectSerialNumber {
+            let serial = Array(subjectSerialNumber.utf8)
+            guard
+                X509_NAME_add_entry_by_txt(name, "serialNumber", MBSTRING_ASC, serial, Int32(serial.count), -1, 0)
+                    == 1
+            else { throw CryptoError.capturing(.operationFailed) }
+        }
+        guard X509_set_subject_name(certificate.pointer, name) == 1 else {
+            throw CryptoError.capturing(.operationFailed)
+        }
     }
 
     private func add(_ candidate: Extension, to certificate: OwnedCertificate) throws(CryptoError) {

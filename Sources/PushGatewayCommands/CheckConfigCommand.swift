@@ -43,7 +43,8 @@ enum CheckConfigCommand: InProcessCommand {
     /// they did not choose to publish.
     private static func describe(_ profile: AppProfile) -> String {
         if let android = profile.android {
-            let boot = android.allowsSelfSignedBoot ? "verified or self-signed boot" : "verified boot"
+            let pinned = android.verifiedBootKeys.count
+            let boot = pinned == 0 ? "verified boot" : "verified boot or self-signed with \(pinned) pinned key(s)"
             return "android, key attestation \(android.minimumSecurityLevel.rawValue) minimum, \(boot), "
                 + "\(android.signingCertificateDigests.count) signing certificate digest(s), fcm service account"
         }

@@ -10,16 +10,17 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
     static let usage = """
         usage: push-gateway verify-android-attestation --chain-file F [--challenge-hex H | --transcript-file F]
                  [--package P] [--signing-cert-sha256 HEX[,HEX...]] [--min-security-level tee|strongbox]
-                 [--allow-self-signed-boot] [--chain-only] [--at UNIX] [--status-file F] [--root-ca-file F]
+                 [--verified-boot-key HEX[,HEX...]] [--chain-only] [--at UNIX] [--status-file F]
+                 [--root-ca-file F]
 
         """
 
     static let name = "verify-android-attestation"
     static let allowedFlags: Set<String> = [
         "--chain-file", "--challenge-hex", "--transcript-file", "--package", "--signing-cert-sha256",
-        "--min-security-level", "--at", "--status-file", "--root-ca-file",
+        "--min-security-level", "--verified-boot-key", "--at", "--status-file", "--root-ca-file",
     ]
-    static let switches: Set<String> = ["--allow-self-signed-boot", "--chain-only"]
+    static let switches: Set<String> = ["--chain-only"]
 
     static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult {
         let chainPath = try flags.required("--chain-file")
@@ -64,24 +65,27 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
         var requirements = KeyAttestationRequirements()
         requirements.challenge = try flags.hashOrHex(fileFlag: "--transcript-file", hexFlag: "--challenge-hex")
         requirements.packageName = flags.values["--package"]
-        if let list = flags.values["--signing-cert-sha256"] {
-            let digests = list.split(separator: ",", omittingEmptySubsequences: false).map {
-                Hex.decode($0, byteCount: SHA256.byteCount)
-            }
-            guard !digests.contains(where: { $0 == nil }) else {
-                throw UsageError(
-                    "--signing-cert-sha256 must be 64 hex digits (or a comma list of them)")
-            }
-            requirements.signingCertificateDigests = digests.compactMap { $0 }
-        }
+        requirements.signingCertificateDigests = try hex32List(flags, "--signing-cert-sha256")
+        requirements.verifiedBootKeys = try hex32List(flags, "--verified-boot-key") ?? []
         if let level = flags.values["--min-security-level"] {
             guard let minimum = SecurityLevel(name: level), minimum != .software else {
                 throw UsageError("--min-security-level must be tee or strongbox")
             }
             requirements.minimumSecurityLevel = minimum
         }
-        requirements.allowsSelfSignedBoot = flags.switches.contains("--allow-self-signed-boot")
         return requirements
+    }
+
+    /// A comma list of 32-byte values, 64 hex digits each (either case); `nil` when `flag` is not given.
+    private static func hex32List(_ flags: DiagnosticFlags, _ flag: String) throws(UsageError) -> [[UInt8]]? {
+        guard let list = flags.values[flag] else { return nil }
+        let values = list.split(separator: ",", omittingEmptySubsequences: false).map {
+            Hex.decode($0, byteCount: 32)
+        }
+        guard !values.contains(where: { $0 == nil }) else {
+            throw UsageError("\(flag) must be 64 hex digits (or a comma list of them)")
+        }
+        return values.compactMap { $0 }
     }
 
     /// The output object: members in the order of docs/protocol.md §12, `null` for what the chain
@@ -105,6 +109,7 @@ enum VerifyAndroidAttestationCommand: DiagnosticCommand {
         writer.name("device_locked")
         if let locked = enforced?.rootOfTrust?.deviceLocked { writer.bool(locked) } else { writer.null() }
         writer.optionalMember("verified_boot_state", enforced?.rootOfTrust?.verifiedBootState.name)
+        writer.optionalMember("verified_boot_key", enforced?.rootOfTrust.map { Hex.encode($0.verifiedBootKey) })
         writer.arrayMember("packages", application?.packages) { writer, package in
             writer.beginObject()
             writer.member("name", String(decoding: package.name, as: UTF8.self))

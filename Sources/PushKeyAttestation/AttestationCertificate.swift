@@ -12,6 +12,9 @@ public struct AttestationCertificate: Sendable, Equatable {
     public let notBefore: Int64
     public let notAfter: Int64
     public let subjectPublicKeyInfoDER: [UInt8]
+    /// Whether the subject name has a `serialNumber` attribute (2.5.4.5): the mark of a
+    /// factory-provisioned batch certificate (docs/protocol.md §5a step 2).
+    public let subjectHasSerialNumber: Bool
     /// The DER `tbsCertificate`: what the issuer signed.
     let signedPortion: ArraySlice<UInt8>
     /// `nil` when the certificate uses an algorithm outside ``X509SignatureAlgorithm``, or parameters
@@ -44,7 +47,8 @@ public struct AttestationCertificate: Sendable, Equatable {
         notBefore = try validity.next().time()
         notAfter = try validity.next().time()
         try validity.finish()
-        _ = try fields.read(.sequence)  // subject
+        subjectHasSerialNumber = try Self.attributeTypes(inName: fields.read(.sequence)).contains(
+            Self.serialNumberAttribute)
         subjectPublicKeyInfoDER = Array(try fields.read(.sequence).encoded)
         _ = try fields.readIfPresent(.contextSpecific(1, isConstructed: false))  // issuerUniqueID
         _ = try fields.readIfPresent(.contextSpecific(2, isConstructed: false))  // subjectUniqueID
@@ -64,14 +68,30 @@ public struct AttestationCertificate: Sendable, Equatable {
         extensions.first { $0.oid == oid }?.value
     }
 
-    /// Whether `time` lies within the validity, both ends included (never, when the validity ends
-    /// before it begins).
-    public func isValid(at time: Int64) -> Bool { notBefore <= time && time <= notAfter }
-
     /// Whether `key` verifies this certificate's signature.
     func isSigned(by key: X509PublicKey) -> Bool {
         guard let signatureAlgorithm else { return false }
         return key.isValidSignature(signature, for: Array(signedPortion), algorithm: signatureAlgorithm)
+    }
+
+    /// `id-at-serialNumber` (X.520).
+    static let serialNumberAttribute = "2.5.4.5"
+
+    /// The attribute types of a `Name`: `SEQUENCE OF SET SIZE (1..MAX) OF SEQUENCE { type OBJECT
+    /// IDENTIFIER, value ANY }` (RFC 5280 §4.1.2.4); the values are not interpreted.
+    private static func attributeTypes(inName name: DERElement) throws(DERError) -> [String] {
+        var relativeNames = try name.reader(expecting: .sequence)
+        var types: [String] = []
+        while !relativeNames.isAtEnd {
+            var attributes = try relativeNames.read(.set).reader(expecting: .set)
+            repeat {
+                var attribute = try attributes.read(.sequence).reader(expecting: .sequence)
+                types.append(try attribute.read(.objectIdentifier).objectIdentifier())
+                _ = try attribute.next()
+                try attribute.finish()
+            } while !attributes.isAtEnd
+        }
+        return types
     }
 
     /// `[3] EXPLICIT SEQUENCE SIZE (1..MAX) OF Extension`, each `SEQUENCE { extnID, critical

@@ -38,14 +38,16 @@ extension ErrorCode<KeyAttestationError> {
     /// Step 1: not 2…10 certificates, or one is not a strict DER X.509 v3 certificate.
     public static var format: Self { Self("format") }
 
-    /// Step 2: a certificate does not verify under the next one's key (or uses an algorithm or key
-    /// outside RSA PKCS#1 v1.5 / ECDSA P-256, P-384 with SHA-256/384/512).
+    /// Step 2: a key of the chain is not EC P-256/P-384 or RSA 2048..4096 with exponent 65537; a
+    /// certificate does not verify under the next one's key (or uses an algorithm outside RSA
+    /// PKCS#1 v1.5 / ECDSA with SHA-256/384/512); or a certificate but the leaf carries a KeyDescription.
     public static var chain: Self { Self("chain") }
 
     /// Step 2: the last certificate does not verify under any pinned (or configured) root key.
     public static var root: Self { Self("root") }
 
-    /// Step 2: a certificate other than the trust anchor is outside its validity at the verification time.
+    /// Step 2: a certificate between the trust anchor and the leaf is outside its validity at the
+    /// verification time (an expired one is accepted in a factory-provisioned chain).
     public static var time: Self { Self("time") }
 
     /// Step 3: a serial number of the chain is on the status list.
@@ -73,8 +75,8 @@ extension ErrorCode<KeyAttestationError> {
     /// Step 5: hardware-enforced `algorithm`/`ecCurve` not EC/P_256; step 7: the leaf key is not P-256.
     public static var key: Self { Self("key") }
 
-    /// Step 5: `rootOfTrust` absent, the device unlocked, or the boot state not Verified (nor
-    /// SelfSigned where the profile allows it).
+    /// Step 5: `rootOfTrust` absent, the device unlocked, or the boot state neither Verified nor
+    /// SelfSigned with a `verifiedBootKey` the profile pins.
     public static var bootState: Self { Self("boot_state") }
 
     /// Step 6: `attestationApplicationId` absent, or no package named as the profile's.

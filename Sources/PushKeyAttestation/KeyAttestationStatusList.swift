@@ -3,8 +3,9 @@ import PushJSON
 import PushSystem
 
 /// Google's Key Attestation status list (docs/protocol.md §5a step 3) with the time it was fetched
-/// or read. Its format: `{"entries":{"<serial hex>":{"status":"REVOKED"|"SUSPENDED",…},…},…}`; every
-/// listed serial is refused whatever its status, and members other than `entries` are ignored.
+/// (from a file: last modified). Its format: `{"entries":{"<serial hex>":{"status":"REVOKED"|
+/// "SUSPENDED",…},…},…}`; every listed serial is refused whatever its status, and members other than
+/// `entries` are ignored.
 public struct KeyAttestationStatusList: Sendable, Equatable {
     /// docs/protocol.md §5a: at most 4 MiB.
     public static let maximumByteCount = 4 << 20
@@ -13,7 +14,8 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
 
     /// Listed serial numbers in the form of ``AttestationCertificate/serialNumberHex``.
     public let listedSerials: Set<String>
-    /// Unix seconds of the fetch (or the file read) that produced the list.
+    /// Unix seconds of the fetch that produced the list, or the modification time of the file it was
+    /// read from.
     public let fetchedAt: Int64
 
     /// Parses the list's JSON. A list that does not parse is refused whole: a partly understood
@@ -34,18 +36,20 @@ public struct KeyAttestationStatusList: Sendable, Equatable {
         self.fetchedAt = fetchedAt
     }
 
-    /// Reads the list an operator mirrors into `path` (`PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`);
-    /// `now` is its fetch time, so a mirror keeps the list fresh by being readable and valid.
+    /// Reads the list an operator mirrors into `path` (`PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`).
+    /// Its age is that of the file's modification time, not of the read: a mirror whose job stopped
+    /// keeps an old file readable and valid, and must still trip the 24-hour guard (docs/protocol.md
+    /// §5a step 3). A modification time ahead of `now` (a skewed clock) counts as `now`.
     public static func read(
         fromFile path: String, at now: Int64
     ) throws(KeyAttestationError) -> KeyAttestationStatusList {
-        let contents: [UInt8]
+        let file: (contents: [UInt8], modifiedAt: Int64)
         do {
-            contents = try FileContents.read(path, limit: maximumByteCount)
+            file = try FileContents.readStamped(path, limit: maximumByteCount)
         } catch {
             throw KeyAttestationError(error.errorNumber == EFBIG ? .tooLarge : .unreadable)
         }
-        return try KeyAttestationStatusList(json: contents, fetchedAt: now)
+        return try KeyAttestationStatusList(json: file.contents, fetchedAt: min(file.modifiedAt, now))
     }
 
     public func isListed(serialNumberHex: String) -> Bool { listedSerials.contains(serialNumberHex) }

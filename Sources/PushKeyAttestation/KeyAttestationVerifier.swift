@@ -7,17 +7,18 @@ public struct KeyAttestationProfile: Sendable, Equatable {
     /// SHA-256 digests of the app's signing certificates; one must match (§5a step 6).
     public let signingCertificateDigests: [[UInt8]]
     public let minimumSecurityLevel: SecurityLevel
-    public let allowsSelfSignedBoot: Bool
+    /// `verifiedBootKey` values accepted with `verifiedBootState` SelfSigned (§5a step 5); empty:
+    /// SelfSigned is refused.
+    public let verifiedBootKeys: [[UInt8]]
 
     public init(
         packageName: String, signingCertificateDigests: [[UInt8]],
-        minimumSecurityLevel: SecurityLevel = .trustedEnvironment,
-        allowsSelfSignedBoot: Bool = false
+        minimumSecurityLevel: SecurityLevel = .trustedEnvironment, verifiedBootKeys: [[UInt8]] = []
     ) {
         self.packageName = packageName
         self.signingCertificateDigests = signingCertificateDigests
         self.minimumSecurityLevel = minimumSecurityLevel
-        self.allowsSelfSignedBoot = allowsSelfSignedBoot
+        self.verifiedBootKeys = verifiedBootKeys
     }
 }
 
@@ -31,17 +32,18 @@ public struct KeyAttestationRequirements: Sendable, Equatable {
     /// `nil`: not checked.
     public var signingCertificateDigests: [[UInt8]]?
     public var minimumSecurityLevel: SecurityLevel
-    public var allowsSelfSignedBoot: Bool
+    /// `verifiedBootKey` values accepted with SelfSigned boot; empty: SelfSigned is refused.
+    public var verifiedBootKeys: [[UInt8]]
 
     public init(
         challenge: [UInt8]? = nil, packageName: String? = nil, signingCertificateDigests: [[UInt8]]? = nil,
-        minimumSecurityLevel: SecurityLevel = .trustedEnvironment, allowsSelfSignedBoot: Bool = false
+        minimumSecurityLevel: SecurityLevel = .trustedEnvironment, verifiedBootKeys: [[UInt8]] = []
     ) {
         self.challenge = challenge
         self.packageName = packageName
         self.signingCertificateDigests = signingCertificateDigests
         self.minimumSecurityLevel = minimumSecurityLevel
-        self.allowsSelfSignedBoot = allowsSelfSignedBoot
+        self.verifiedBootKeys = verifiedBootKeys
     }
 
     /// Every check of docs/protocol.md §5a for `profile`.
@@ -49,7 +51,7 @@ public struct KeyAttestationRequirements: Sendable, Equatable {
         KeyAttestationRequirements(
             challenge: challenge, packageName: profile.packageName,
             signingCertificateDigests: profile.signingCertificateDigests,
-            minimumSecurityLevel: profile.minimumSecurityLevel, allowsSelfSignedBoot: profile.allowsSelfSignedBoot)
+            minimumSecurityLevel: profile.minimumSecurityLevel, verifiedBootKeys: profile.verifiedBootKeys)
     }
 }
 
@@ -75,6 +77,10 @@ public struct KeyAttestationReport: Sendable, Equatable {
     public let rootSubjectPublicKeyInfoSHA256: [UInt8]?
     /// The leaf's key when it is P-256.
     public let leafKey: P256PublicKey?
+    /// How many signatures were checked: none when a key of the chain is refused, at most one per
+    /// trusted root for the last certificate, then at most one per certificate below it, stopping
+    /// at the first that fails (docs/protocol.md §5a step 2). What an anonymous request can cost.
+    public let signatureChecks: Int
 
     /// The failure §5a reports: that of the first failing step.
     public var firstFailure: KeyAttestationError.Code? { failures.first }
@@ -132,7 +138,7 @@ public struct KeyAttestationVerifier: Sendable {
         guard certificates.count == chain.count, let leaf = certificates.first else {
             return KeyAttestationReport(
                 failures: [.format], certificates: [], keyDescription: nil, rootSubjectPublicKeyInfoSHA256: nil,
-                leafKey: nil)
+                leafKey: nil, signatureChecks: 0)
         }
         var failures = Set<KeyAttestationError.Code>()
         // Step 2. Only the leaf may carry a KeyDescription: a key attested on any device could
@@ -141,8 +147,9 @@ public struct KeyAttestationVerifier: Sendable {
         if certificates.dropFirst().contains(where: { $0.extensionValue(oid: KeyDescription.extensionOID) != nil }) {
             failures.insert(.chain)
         }
-        let (chainFailures, rootHash) = signatureAndTimeFailures(certificates, at: time)
-        failures.formUnion(chainFailures)
+        let signatures = signatureFailures(certificates)
+        failures.formUnion(signatures.failures)
+        if Self.isOutsideValidity(certificates, trustedRoots: trustedRoots, at: time) { failures.insert(.time) }
         // Step 3.
         if let statusList, certificates.contains(where: { statusList.isListed(serialNumberHex: $0.serialNumberHex) }) {
             failures.insert(.revoked)
@@ -161,27 +168,59 @@ public struct KeyAttestationVerifier: Sendable {
         if leafKey == nil { failures.insert(.key) }
         return KeyAttestationReport(
             failures: failures.sorted(), certificates: certificates, keyDescription: keyDescription,
-            rootSubjectPublicKeyInfoSHA256: rootHash, leafKey: leafKey)
+            rootSubjectPublicKeyInfoSHA256: signatures.rootHash, leafKey: leafKey,
+            signatureChecks: signatures.checks)
     }
 
-    /// Step 2: each certificate under the next one's key, the last under a trusted root key, and
-    /// every certificate but the trust anchor within its validity at `time`.
-    private func signatureAndTimeFailures(
-        _ certificates: [AttestationCertificate], at time: Int64
-    ) -> (Set<KeyAttestationError.Code>, [UInt8]) {
-        var failures = Set<KeyAttestationError.Code>()
-        for (certificate, issuer) in zip(certificates, certificates.dropFirst()) {
-            let issuerKey = try? X509PublicKey(subjectPublicKeyInfoDER: issuer.subjectPublicKeyInfoDER)
-            if !(issuerKey.map(certificate.isSigned(by:)) ?? false) { failures.insert(.chain) }
-        }
+    /// Step 2's signatures. Every key of the chain is first held to ``ChainKeyPolicy`` without
+    /// checking any signature; then the last certificate is checked under each trusted root until
+    /// one verifies it, and the chain from there down to the leaf, the first failure ending the
+    /// checks. A chain an anonymous request makes up therefore costs at most one signature check
+    /// per trusted root, and never one under a key of its own choosing that is costly to verify
+    /// with (docs/protocol.md §5a step 2).
+    private func signatureFailures(
+        _ certificates: [AttestationCertificate]
+    ) -> (failures: Set<KeyAttestationError.Code>, rootHash: [UInt8], checks: Int) {
         let last = certificates[certificates.count - 1]
-        let anchor = trustedRoots.first { last.isSigned(by: $0) }
-        if anchor == nil { failures.insert(.root) }
-        // A last certificate carrying a trusted key is that trust anchor: its own dates do not count.
+        let unanchored = SHA256.hash(last.subjectPublicKeyInfoDER)
+        let keys = certificates.map { ChainKeyPolicy.acceptedKey(subjectPublicKeyInfoDER: $0.subjectPublicKeyInfoDER) }
+        guard !keys.contains(nil) else { return ([.chain], unanchored, 0) }
+        var checks = 0
+        var anchor: X509PublicKey?
+        for root in trustedRoots {
+            checks += 1
+            if last.isSigned(by: root) {
+                anchor = root
+                break
+            }
+        }
+        guard let anchor else { return ([.root], unanchored, checks) }
+        for index in certificates.indices.dropLast().reversed() {
+            checks += 1
+            guard let issuerKey = keys[index + 1], certificates[index].isSigned(by: issuerKey) else {
+                return ([.chain], anchor.sha256, checks)
+            }
+        }
+        return ([], anchor.sha256, checks)
+    }
+
+    /// Step 2's dates. Neither the trust anchor (a last certificate carrying a trusted key: devices
+    /// send old self-signed copies of the root) nor the leaf (the device sets its dates) is dated.
+    /// Every certificate between them must be valid at `time`, except that in a factory-provisioned
+    /// chain — the certificate directly under the root has a `serialNumber` in its subject — an
+    /// expired one is accepted: those batch keys cannot be rotated, and the status list retires
+    /// them (docs/protocol.md §5a step 2).
+    private static func isOutsideValidity(
+        _ certificates: [AttestationCertificate], trustedRoots: [X509PublicKey], at time: Int64
+    ) -> Bool {
+        let last = certificates[certificates.count - 1]
         let lastIsAnchor = trustedRoots.contains { $0.subjectPublicKeyInfoDER == last.subjectPublicKeyInfoDER }
-        let dated = lastIsAnchor ? certificates.dropLast() : certificates[...]
-        if dated.contains(where: { !$0.isValid(at: time) }) { failures.insert(.time) }
-        return (failures, anchor?.sha256 ?? SHA256.hash(last.subjectPublicKeyInfoDER))
+        let belowRoot = lastIsAnchor ? certificates.count - 2 : certificates.count - 1
+        let isFactoryProvisioned = certificates[belowRoot].subjectHasSerialNumber
+        let between = certificates[1..<(lastIsAnchor ? certificates.count - 1 : certificates.count)]
+        return between.contains { certificate in
+            time < certificate.notBefore || (time > certificate.notAfter && !isFactoryProvisioned)
+        }
     }
 
     /// Steps 4–6 on the leaf's KeyDescription.
@@ -202,10 +241,13 @@ public struct KeyAttestationVerifier: Sendable {
         if enforced.origin != Value.originGenerated { failures.insert(.origin) }
         if !(enforced.purposes ?? []).contains(Value.purposeSign) { failures.insert(.purpose) }
         if enforced.algorithm != Value.algorithmEC || enforced.ecCurve != Value.curveP256 { failures.insert(.key) }
-        let acceptedBootStates: [VerifiedBootState] =
-            requirements.allowsSelfSignedBoot ? [.verified, .selfSigned] : [.verified]
-        let bootIsTrusted = enforced.rootOfTrust.map {
-            $0.deviceLocked && acceptedBootStates.contains($0.verifiedBootState)
+        // A SelfSigned boot is trusted only with a pinned key: the key that verified the OS, not
+        // the state, is what keeps other relocked builds out (§5a step 5). Compared as is.
+        let bootIsTrusted = enforced.rootOfTrust.map { root in
+            root.deviceLocked
+                && (root.verifiedBootState == .verified
+                    || (root.verifiedBootState == .selfSigned
+                        && requirements.verifiedBootKeys.contains(root.verifiedBootKey)))
         }
         if bootIsTrusted != true { failures.insert(.bootState) }
         // Step 6: every copy present must name the package and carry a matching digest.

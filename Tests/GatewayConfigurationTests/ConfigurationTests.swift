@@ -511,7 +511,7 @@ struct ConfigurationTests {
         let android = try #require(profile.android)
         #expect(android.packageName == TestEnvironment.androidPackage)
         #expect(android.signingCertificateDigests == [TestEnvironment.androidSigningDigest])
-        #expect(android.minimumSecurityLevel == .tee && !android.allowsSelfSignedBoot)
+        #expect(android.minimumSecurityLevel == .tee && android.verifiedBootKeys.isEmpty)
         let fcm = try #require(profile.fcm)
         #expect(fcm.projectID == TestEnvironment.fcmProjectID)
         #expect(fcm.serviceAccountJSON.bytes == Array(TestEnvironment.serviceAccountJSON().utf8))
@@ -525,14 +525,19 @@ struct ConfigurationTests {
         let key = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_"
         let strict = try #require(
             try environment.with(key + "ANDROID_MIN_SECURITY_LEVEL", "strongbox")
-                .with(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT", "true")
+                .with(
+                    key + "ANDROID_VERIFIED_BOOT_KEYS",
+                    Hex.encode([UInt8](repeating: 0xC4, count: 32)).uppercased() + ","
+                        + Hex.encode([UInt8](repeating: 0x5a, count: 32))
+                )
                 .with(
                     key + "ANDROID_SIGNING_CERT_SHA256",
                     Hex.encode([UInt8](repeating: 0xAB, count: 32)).uppercased()
                         + "," + Hex.encode([UInt8](repeating: 0x01, count: 32))
                 )
                 .configuration()?.profile(id: TestEnvironment.androidProfile)?.android)
-        #expect(strict.minimumSecurityLevel == .strongbox && strict.allowsSelfSignedBoot)
+        #expect(strict.minimumSecurityLevel == .strongbox)
+        #expect(strict.verifiedBootKeys == [[UInt8](repeating: 0xC4, count: 32), [UInt8](repeating: 0x5a, count: 32)])
         #expect(strict.signingCertificateDigests.count == 2)
 
         // Without the test root: Google's URL by default, no insecure setting.
@@ -555,7 +560,13 @@ struct ConfigurationTests {
         let bad: [(String, String)] = [
             ("ANDROID_PACKAGE", m), ("ANDROID_PACKAGE", "xyz"), ("ANDROID_PACKAGE", "xyz.1app"),
             ("ANDROID_SIGNING_CERT_SHA256", m), ("ANDROID_SIGNING_CERT_SHA256", String(repeating: "a", count: 63)),
-            ("ANDROID_MIN_SECURITY_LEVEL", "software"), ("ANDROID_ALLOW_SELF_SIGNED_BOOT", "yes"),
+            ("ANDROID_MIN_SECURITY_LEVEL", "software"), ("ANDROID_VERIFIED_BOOT_KEYS", m),
+            ("ANDROID_VERIFIED_BOOT_KEYS", ""), ("ANDROID_VERIFIED_BOOT_KEYS", String(repeating: "b", count: 63)),
+            ("ANDROID_VERIFIED_BOOT_KEYS", String(repeating: "b", count: 64) + ","),
+            (
+                "ANDROID_VERIFIED_BOOT_KEYS",
+                String(repeating: "c", count: 64) + ",x" + String(repeating: "c", count: 63)
+            ),
             ("FCM_PROJECT_ID", "Buzz-\(m)"), ("FCM_PROJECT_ID", "abc"),
             ("FCM_SERVICE_ACCOUNT_FILE", environment.missingPath),
             ("FCM_SERVICE_ACCOUNT_FILE", try environment.write("account-\(m).json", #"{"type":"\#(m)"}"#)),
@@ -576,6 +587,26 @@ struct ConfigurationTests {
                 (["APP_ID", "APNS_TOPIC", "APNS_ENVIRONMENT", "APNS_KEY_FILE", "APNS_KEY_ID", "APNS_TEAM_ID"]
                     + ["ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256", "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE"])
                     .map { profileVariable + $0 }))
+    }
+
+    @Test(
+        "the withdrawn …_ANDROID_ALLOW_SELF_SIGNED_BOOT is a configuration error, whatever its value, naming …_ANDROID_VERIFIED_BOOT_KEYS"
+    )
+    func withdrawnSelfSignedBoot() throws {
+        let environment = try TestEnvironment().withAndroidProfile(authority: try SyntheticKeyAttestationAuthority())
+        let key = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_"
+        for value in ["true", "false", ""] {
+            let withdrawn = environment.with(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT", value)
+            expectErrors(withdrawn, named: [key + "ANDROID_ALLOW_SELF_SIGNED_BOOT"])
+            #expect(
+                withdrawn.errors().allSatisfy { $0.description.contains(key + "ANDROID_VERIFIED_BOOT_KEYS") },
+                "\(withdrawn.errors())")
+        }
+        // Beside the new variable it is still refused.
+        expectErrors(
+            environment.with(key + "ANDROID_VERIFIED_BOOT_KEYS", String(repeating: "ab", count: 32))
+                .with(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT", "true"),
+            named: [key + "ANDROID_ALLOW_SELF_SIGNED_BOOT"])
     }
 
     @Test("the gateway-wide Android variables: one status source, a root only with the allow flag, https test URLs")

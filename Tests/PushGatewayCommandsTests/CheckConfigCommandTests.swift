@@ -167,6 +167,28 @@ struct CheckConfigCommandTests {
         #expect(lines.first?.contains("service-account") == true)
     }
 
+    @Test(
+        "pinned verified boot keys are counted in the summary; the withdrawn self-signed allowance is an error naming its replacement"
+    )
+    func androidVerifiedBootKeys() throws {
+        let environment = try ConfigurationTestEnvironment().withAndroidProfile(
+            authority: try SyntheticKeyAttestationAuthority())
+        let key = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_"
+        let bootKeys = String(repeating: "0f", count: 32) + "," + String(repeating: "F0", count: 32)
+        let pinned = CheckConfigCommand.execute(
+            arguments: [], environment: environment.with(key + "ANDROID_VERIFIED_BOOT_KEYS", bootKeys).variables)
+        #expect(pinned.exitCode == 0, "\(pinned.standardError)")
+        #expect(pinned.standardOutput.contains("verified boot or self-signed with 2 pinned key(s)"))
+        #expect(!pinned.standardOutput.lowercased().contains("0f0f0f"), "never the keys themselves")
+        let withdrawn = CheckConfigCommand.execute(
+            arguments: [], environment: environment.with(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT", "true").variables)
+        #expect(withdrawn.exitCode == 1)
+        let lines = withdrawn.standardError.split(separator: "\n").filter { $0.contains("configuration error") }
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains(key + "ANDROID_ALLOW_SELF_SIGNED_BOOT: is withdrawn") == true)
+        #expect(lines.first?.contains(key + "ANDROID_VERIFIED_BOOT_KEYS") == true)
+    }
+
     @Test("any argument is a usage error with exit status 2")
     func usage() throws {
         let environment = try ConfigurationTestEnvironment()

@@ -82,12 +82,28 @@ struct AndroidEnrollmentRefusalTests {
             let leaf = try leaf(device, by: stranger, challenge: challenge, expiresAt: expiresAt)
             return try device.enrollBody(challenge: challenge, expiresAt: expiresAt, chain: stranger.chain(leaf: leaf))
         },
-        Case(failure: .time, breaks: "the leaf expired yesterday") { device, authority, challenge, expiresAt in
+        Case(
+            failure: .chain,
+            breaks: "ten RSA-3072 keys with 3071-bit exponents (each check as dear as a private-key operation)"
+        ) { device, authority, challenge, expiresAt in
+            let transcript = device.transcript(challenge: challenge, endpoint: device.endpoint, expiresAt: expiresAt)
+            let signer = try X509SigningKey.rsa(bits: 3072)
+            let chain = try SyntheticCostlyChains.chain(
+                count: 10,
+                subjectPublicKeyInfoDER: SyntheticCostlyChains.rsaSubjectPublicKeyInfo(
+                    modulusOf: signer, exponentBits: 3071),
+                signer: signer,
+                leafExtension: AndroidLifecycleDevice.genuineDescription(challenge: transcript.attestationChallenge)
+                    .encoded, notBefore: authority.notBefore, notAfter: authority.notAfter)
+            return try device.enrollBody(challenge: challenge, expiresAt: expiresAt, chain: chain)
+        },
+        Case(failure: .time, breaks: "the intermediate of an RKP-style chain expired yesterday") {
+            device, authority, challenge, expiresAt in
             let now = Int64(Date().timeIntervalSince1970)
+            let expired = try authority.reissuingIntermediate(notBefore: now - 30 * 86_400, notAfter: now - 86_400)
             let leaf = try leaf(
-                device, by: authority, challenge: challenge, expiresAt: expiresAt,
-                validity: (now - 7 * 86_400, now - 86_400))
-            return try device.enrollBody(challenge: challenge, expiresAt: expiresAt, chain: authority.chain(leaf: leaf))
+                device, by: expired, challenge: challenge, expiresAt: expiresAt, validity: (now - 60, now + 86_400))
+            return try device.enrollBody(challenge: challenge, expiresAt: expiresAt, chain: expired.chain(leaf: leaf))
         },
         Case(failure: .revoked, breaks: "the leaf's serial is on the status list") { device, _, challenge, expiresAt in
             try device.enrollBody(challenge: challenge, expiresAt: expiresAt, serialNumber: revokedSerial)
@@ -130,7 +146,9 @@ struct AndroidEnrollmentRefusalTests {
         #expect(android.metrics.androidAttestations.count(.ok) == 1)
     }
 
-    @Test("a profile that asks for StrongBox refuses a TEE key; one that allows self-signed boot accepts it")
+    @Test(
+        "a profile that asks for StrongBox refuses a TEE key; one that pins a verified boot key enrolls a SelfSigned boot with that key only"
+    )
     func profileRequirements() throws {
         let strongbox = try AndroidLifecycleGateway {
             $0.with("PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_ANDROID_MIN_SECURITY_LEVEL", "strongbox")
@@ -144,16 +162,32 @@ struct AndroidEnrollmentRefusalTests {
         #expect(refused.status == 401)
         #expect(strongbox.metrics.androidAttestations.count(.refused(.securityLevel)) == 1)
 
-        let selfSigned = try AndroidLifecycleGateway {
-            $0.with("PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_ANDROID_ALLOW_SELF_SIGNED_BOOT", "true")
+        // The verified boot key fingerprint an alternative OS (e.g. GrapheneOS) publishes for a device.
+        let pinnedKey = SHA256.hash(Array("an alternative OS's verified boot key".utf8))
+        let pinning = try AndroidLifecycleGateway {
+            $0.with(
+                "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_ANDROID_VERIFIED_BOOT_KEYS",
+                Hex.encode(SHA256.hash(pinnedKey)) + "," + Hex.encode(pinnedKey).uppercased())
         }
-        let graphene = try selfSigned.makeDevice()
-        let accepted = try selfSigned.post(
-            AndroidLifecycleGateway.path,
-            try graphene.enrollBody(
-                challenge: try selfSigned.lifecycle.challenge(),
-                expiresAt: selfSigned.lifecycle.clock.unixSeconds() + 60
-            ) { $0.verifiedBootState = 1 })
-        #expect(accepted.status == 201)
+        func enroll(state: Int64, key: [UInt8]) throws -> HTTPTestResponse {
+            let device = try pinning.makeDevice()
+            return try pinning.post(
+                AndroidLifecycleGateway.path,
+                try device.enrollBody(
+                    challenge: try pinning.lifecycle.challenge(), expiresAt: pinning.lifecycle.clock.unixSeconds() + 60
+                ) {
+                    $0.verifiedBootState = state
+                    $0.verifiedBootKey = key
+                })
+        }
+        let graphene = try enroll(state: 1, key: pinnedKey)
+        #expect(graphene.status == 201, "\(graphene.bodyText)")
+        let otherBuild = try enroll(state: 1, key: SHA256.hash(Array("another relocked build".utf8)))
+        #expect(otherBuild.status == 401 && otherBuild.bodyText == #"{"error":"invalid_attestation"}"#)
+        #expect(pinning.metrics.androidAttestations.count(.refused(.bootState)) == 1)
+        let stock = try enroll(state: 0, key: SHA256.hash(Array("a stock OS key".utf8)))
+        #expect(stock.status == 201, "\(stock.bodyText)")
+        #expect(pinning.metrics.androidAttestations.count(.ok) == 2)
+        #expect(try pinning.lifecycle.rowCounts()["installations"] == 2)
     }
 }

@@ -253,11 +253,30 @@ struct AndroidLifecycleTests {
         #expect(
             try !gateway.gateway.get("/metrics").bodyText.contains("\npush_gateway_android_status_list_age_seconds "))
 
+        // A mirror file that still reads well but was last written 25 hours ago: 503 from the start
+        // (its age is its modification time's, docs/protocol.md §5a step 3).
+        let scratch = try ScratchDirectory()
+        let clock = LifecycleTestClock()
+        let abandonedFile = try scratch.file("abandoned-status.json", text: #"{"entries":{}}"#)
+        try Self.setModificationTime(of: abandonedFile, to: clock.unixSeconds() - 25 * 3600)
+        let abandoned = try AndroidLifecycleGateway(clock: clock) {
+            $0.with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", abandonedFile)
+        }
+        let abandonedDevice = try abandoned.makeDevice()
+        let unserved = try abandoned.post(
+            AndroidLifecycleGateway.path,
+            try abandonedDevice.enrollBody(
+                challenge: try abandoned.lifecycle.challenge(), expiresAt: clock.unixSeconds() + 3600))
+        #expect(unserved.status == 503 && unserved.bodyText == #"{"error":"temporarily_unavailable"}"#)
+        #expect(try abandoned.lifecycle.rowCounts()["installations"] == 0)
+        #expect(
+            try abandoned.lifecycle.gateway.get("/metrics").bodyText.contains(
+                "\npush_gateway_android_status_list_age_seconds 90000\n"))
+
         // A list read at start whose file then breaks: after 24 hours without a good read, 503.
         // The status file lives in a directory of the test's own, which outlives the gateway's start.
-        let scratch = try ScratchDirectory()
         let statusFile = try scratch.file("attestation-status.json", text: #"{"entries":{}}"#)
-        let clock = LifecycleTestClock()
+        try Self.setModificationTime(of: statusFile, to: clock.unixSeconds())
         let stale = try AndroidLifecycleGateway(clock: clock) {
             $0.with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", statusFile)
         }
@@ -275,11 +294,19 @@ struct AndroidLifecycleTests {
         #expect(metrics.contains("push_gateway_android_status_list_age_seconds 86401"))
         try stale.lifecycle.enroll(try stale.lifecycle.makeDevice())
         #expect(try stale.lifecycle.rowCounts()["installations"] == 2)
-        // A good file again: the first enrollment an hour after the last read re-reads it and succeeds.
+        // A good file again, written now by the gateway's clock: the first enrollment an hour after
+        // the last read re-reads it and succeeds.
         try Data(#"{"entries":{}}"#.utf8).write(to: URL(fileURLWithPath: statusFile))
+        try Self.setModificationTime(of: statusFile, to: clock.unixSeconds())
         clock.advance(seconds: KeyAttestationStatusSource.rereadIntervalSeconds)
         try stale.enroll(late)
         #expect(try stale.lifecycle.rowCounts()["installations"] == 3)
+    }
+
+    /// Sets a file's access and modification times (utimes(2)): a status list mirror written at `seconds`.
+    static func setModificationTime(of path: String, to seconds: Int64) throws {
+        var times = [timeval(tv_sec: Int(seconds), tv_usec: 0), timeval(tv_sec: Int(seconds), tv_usec: 0)]
+        guard utimes(path, &times) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
     /// The keyed fingerprint of docs/protocol.md §7 over an FCM token's ASCII bytes.

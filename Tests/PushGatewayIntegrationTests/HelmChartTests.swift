@@ -159,7 +159,8 @@ struct HelmChartTests {
                 profile + "ANDROID_SIGNING_CERT_SHA256": String(repeating: "0123456789abcdef", count: 4) + ","
                     + String(repeating: "fedcba9876543210", count: 4),
                 profile + "ANDROID_MIN_SECURITY_LEVEL": "strongbox",
-                profile + "ANDROID_ALLOW_SELF_SIGNED_BOOT": "false",
+                profile + "ANDROID_VERIFIED_BOOT_KEYS": String(repeating: "0f", count: 32) + ","
+                    + String(repeating: "F0", count: 32),
                 profile + "FCM_PROJECT_ID": "example-app-1",
                 profile + "FCM_SERVICE_ACCOUNT_FILE": "/etc/push-gateway/secrets/fcm-example-android.json",
             ])

@@ -6,22 +6,27 @@ import Testing
 /// The real chains of Fixtures/ (see its README) with what each was recorded with.
 struct RealChain: Sendable, CustomTestStringConvertible {
     let name: String
-    /// Inside every certificate's validity except the anchor copy's.
+    /// Inside every certificate's validity except the anchor copy's, and for the Sony chain the
+    /// expired factory intermediates'.
     let recordedTime: Int64
     let challenge: [UInt8]
     let packageName: String
+    /// SHA-256 of the app's signing certificate (the companion's `signatures`).
+    var signingDigest = Self.collectorSigningDigest
     let chain: [[UInt8]]
     /// What §5a refuses about the device itself at the recorded time, with every input right.
     let deviceFailures: [KeyAttestationError.Code]
+    /// A batch certificate with a `serialNumber` subject directly under the root (§5a step 2).
+    var isFactoryProvisioned = false
 
     var testDescription: String { name }
 
-    /// SHA-256 of the signing certificate of Google's collector apps (the companions' `signatures`).
-    static let signingDigest = Hex.decode("103938ee4537e59e8ee792f654504fb8346fc6b346d0bbc4415fc339fcfc8ec1")!
+    /// SHA-256 of the signing certificate of Google's collector apps.
+    static let collectorSigningDigest = Hex.decode("103938ee4537e59e8ee792f654504fb8346fc6b346d0bbc4415fc339fcfc8ec1")!
 
     var requirements: KeyAttestationRequirements {
         KeyAttestationRequirements(
-            challenge: challenge, packageName: packageName, signingCertificateDigests: [Self.signingDigest])
+            challenge: challenge, packageName: packageName, signingCertificateDigests: [signingDigest])
     }
 
     static let all: [RealChain] = [
@@ -39,7 +44,17 @@ struct RealChain: Sendable, CustomTestStringConvertible {
             name: "blueline_sdk28_TEE_RSA_NONE", recordedTime: 1_713_719_900, challenge: Array("challenge".utf8),
             packageName: "com.google.wireless.android.security.attestationverifier.collector",
             chain: KeyAttestationFixtures.chain("blueline_sdk28_TEE_RSA_NONE"),
-            deviceFailures: [.key, .bootState]),  // an RSA key; unlocked, unverified boot
+            deviceFailures: [.key, .bootState],  // an RSA key; unlocked, unverified boot
+            isFactoryProvisioned: true),
+        // A locked, verified Xperia 10 III whose two factory intermediates expired on 2026-05-24,
+        // ten days before the key was made (creationDateTime).
+        RealChain(
+            name: "sony-xperia10-iii_sdk33_TEE_EC", recordedTime: 1_780_585_145,
+            challenge: Hex.decode("3eafe4d5dd0090de5a42b432b42481af5ce29963656b2584c59a492de16d00c9")!,
+            packageName: "com.android.vending",
+            signingDigest: Hex.decode("f0fd6c5b410f25cb25c3b53346c8972fae30f8ee7411df910480ad6b2d60db83")!,
+            chain: KeyAttestationFixtures.chain("sony-xperia10-iii_sdk33_TEE_EC"), deviceFailures: [],
+            isFactoryProvisioned: true),
     ]
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import PushKeyAttestation
 import Testing
 
@@ -54,17 +55,39 @@ struct StatusListTests {
         }
     }
 
-    @Test("a file is read with its read time as the fetch time; a missing file is unreadable")
+    @Test("a file's list dates from the file's modification time, not its read; a missing file is unreadable")
     func file() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString).json")
         try Data(Self.googleShaped.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let list = try KeyAttestationStatusList.read(fromFile: file.path, at: 1_800_000_000)
+        try Self.setModificationTime(of: file.path, to: 1_800_000_000)
+        let list = try KeyAttestationStatusList.read(fromFile: file.path, at: 1_800_003_600)
         #expect(list.fetchedAt == 1_800_000_000)
         #expect(list.listedSerials.count == 3)
+        // A modification time ahead of the clock counts as the read time.
+        #expect(try KeyAttestationStatusList.read(fromFile: file.path, at: 1_700_000_000).fetchedAt == 1_700_000_000)
         #expect(throws: KeyAttestationError(.unreadable)) {
             try KeyAttestationStatusList.read(fromFile: file.path + ".missing", at: 0)
         }
+    }
+
+    @Test("a mirror file last written 25 hours ago is stale however recently it is read; one written now is not")
+    func staleMirrorFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString).json")
+        try Data(#"{"entries":{}}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let now = Int64(time(nil))
+        #expect(try KeyAttestationStatusList.read(fromFile: file.path, at: now).usable(at: now).listedSerials == [])
+        try Self.setModificationTime(of: file.path, to: now - 25 * 3600)
+        let list = try KeyAttestationStatusList.read(fromFile: file.path, at: now)
+        #expect(list.ageSeconds(at: now) == 25 * 3600)
+        #expect(throws: KeyAttestationError(.stale)) { try list.usable(at: now) }
+    }
+
+    /// Sets the file's access and modification times (utimes(2)).
+    static func setModificationTime(of path: String, to seconds: Int64) throws {
+        var times = [timeval(tv_sec: Int(seconds), tv_usec: 0), timeval(tv_sec: Int(seconds), tv_usec: 0)]
+        #expect(utimes(path, &times) == 0, "utimes: errno \(errno)")
     }
 
     @Test("a list is usable for 24 hours after its fetch and stale after that")

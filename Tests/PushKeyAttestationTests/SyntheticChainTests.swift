@@ -249,22 +249,16 @@ struct SyntheticChainTests {
         BrokenProperty("a synthetic chain under Google's pinned roots", .root) { setup in
             try setup.examine(setup.chain(), verifier: KeyAttestationVerifier.google())
         },
-        BrokenProperty("an expired leaf", .time) { setup in
-            try setup.examine(setup.chain(), at: setup.authority.notAfter + 1)
-        },
-        BrokenProperty("a leaf not yet valid", .time) { setup in
-            let leaf = try setup.authority.issueLeaf(
+        BrokenProperty("an expired intermediate of an RKP-style chain (no serialNumber under the root)", .time) {
+            setup in
+            let expired = try setup.authority.reissuingIntermediate(
+                notBefore: setup.now - 86_400 * 30, notAfter: setup.now - 60)
+            let leaf = try expired.issueLeaf(
                 subjectPublicKeyInfoDER: setup.device.key.publicKey.subjectPublicKeyInfoDER,
-                extensionValue: setup.description().encoded, notBefore: setup.now + 3600)
-            return try setup.examine(setup.authority.chain(leaf: leaf))
+                extensionValue: setup.description().encoded, notAfter: setup.now + 86_400)
+            return try setup.examine(expired.chain(leaf: leaf))
         },
-        BrokenProperty("a leaf whose validity ends before it begins", .time) { setup in
-            let leaf = try setup.authority.issueLeaf(
-                subjectPublicKeyInfoDER: setup.device.key.publicKey.subjectPublicKeyInfoDER,
-                extensionValue: setup.description().encoded, notBefore: setup.now + 60, notAfter: setup.now - 60)
-            return try setup.examine(setup.authority.chain(leaf: leaf))
-        },
-        BrokenProperty("an expired intermediate under a valid root copy", .time) { setup in
+        BrokenProperty("an expired intermediate under a valid root copy the verifier does not pin", .time) { setup in
             let authority = try SyntheticKeyAttestationAuthority(
                 notBefore: setup.now - 86_400 * 30, notAfter: setup.now - 60, rootNotAfter: setup.now + 86_400)
             let device = try authority.makeDevice()
@@ -272,6 +266,15 @@ struct SyntheticChainTests {
                 subjectPublicKeyInfoDER: device.key.publicKey.subjectPublicKeyInfoDER,
                 extensionValue: setup.description().encoded, notAfter: setup.now + 86_400)
             return try setup.examine(authority.chain(leaf: leaf), verifier: authority.verifier)
+        },
+        BrokenProperty("an intermediate not yet valid, even in a factory-provisioned chain", .time) { setup in
+            let early = try setup.authority.reissuingIntermediate(
+                notBefore: setup.now + 3600, notAfter: setup.now + 86_400 * 365, factoryBatch: "87f4514475ba0a2b")
+            return try setup.examine(
+                early.chain(
+                    leaf: early.issueLeaf(
+                        subjectPublicKeyInfoDER: setup.device.key.publicKey.subjectPublicKeyInfoDER,
+                        extensionValue: setup.description().encoded)))
         },
         // Step 3.
         BrokenProperty("the leaf's serial listed as REVOKED", .revoked) { setup in
@@ -347,7 +350,9 @@ struct SyntheticChainTests {
         },
         .description("an unlocked device", .bootState) { $0.deviceLocked = false },
         .description("unverified boot", .bootState) { $0.verifiedBootState = 2 },
-        .description("self-signed boot on a profile that does not allow it", .bootState) { $0.verifiedBootState = 1 },
+        .description("self-signed boot on a profile that pins no verified boot key", .bootState) {
+            $0.verifiedBootState = 1
+        },
         .description("failed boot", .bootState) { $0.verifiedBootState = 3 },
         .description("no rootOfTrust", .bootState) { $0.deviceLocked = nil },
         // Step 6.
@@ -418,17 +423,69 @@ struct SyntheticChainTests {
         #expect(try setup.examine(setup.chain(variation.configure)).failures == [])
     }
 
-    @Test("self-signed boot (e.g. GrapheneOS) verifies only when the profile allows it")
+    @Test("self-signed boot (e.g. GrapheneOS) verifies only with a verifiedBootKey the profile pins, compared as is")
     func selfSignedBoot() throws {
         var setup = try SyntheticSetup()
-        let chain = try setup.chain { $0.verifiedBootState = 1 }
-        #expect(try setup.examine(chain).failures == [.bootState])
+        let pinned = SHA256.hash(Array("an alternative OS's verified boot key".utf8))
+        let other = SHA256.hash(Array("another relocked build's verified boot key".utf8))
+        func failures(state: Int64, key: [UInt8], locked: Bool = true) throws -> [KeyAttestationError.Code] {
+            try setup.examine(
+                setup.chain {
+                    $0.verifiedBootState = state
+                    $0.verifiedBootKey = key
+                    $0.deviceLocked = locked
+                }
+            ).failures
+        }
+        #expect(try failures(state: 1, key: pinned) == [.bootState], "no key pinned: SelfSigned refused")
         setup.profile = KeyAttestationProfile(
             packageName: SyntheticSetup.packageName, signingCertificateDigests: [SyntheticSetup.signingDigest],
-            allowsSelfSignedBoot: true)
-        #expect(try setup.examine(chain).failures == [])
-        // Unverified boot stays refused with the allowance.
-        #expect(try setup.examine(setup.chain { $0.verifiedBootState = 2 }).failures == [.bootState])
+            verifiedBootKeys: [other, pinned])
+        #expect(try failures(state: 1, key: pinned) == [])
+        #expect(try failures(state: 1, key: SHA256.hash(Array("a third key".utf8))) == [.bootState])
+        // The value is the digest the device reports; hashing it again is another value.
+        #expect(try failures(state: 1, key: SHA256.hash(pinned)) == [.bootState])
+        #expect(try failures(state: 1, key: Array(pinned.prefix(31))) == [.bootState])
+        // A pinned key does not excuse an unlocked device or an unverified boot; Verified needs no pin.
+        #expect(try failures(state: 1, key: pinned, locked: false) == [.bootState])
+        #expect(try failures(state: 2, key: pinned) == [.bootState])
+        #expect(try failures(state: 0, key: SHA256.hash(Array("a stock OS key".utf8))) == [])
+    }
+
+    @Test("the leaf's own dates are not checked: the device sets them (§5a step 2)")
+    func leafDatesIgnored() throws {
+        let setup = try SyntheticSetup()
+        let key = setup.device.key.publicKey.subjectPublicKeyInfoDER
+        let leaves = [
+            ("expired", setup.now - 7 * 86_400, setup.now - 86_400),
+            ("not yet valid", setup.now + 3600, setup.now + 86_400),
+            ("ending before it begins", setup.now + 60, setup.now - 60),
+        ]
+        for (name, notBefore, notAfter) in leaves {
+            let leaf = try setup.authority.issueLeaf(
+                subjectPublicKeyInfoDER: key, extensionValue: setup.description().encoded, notBefore: notBefore,
+                notAfter: notAfter)
+            #expect(try setup.examine(setup.authority.chain(leaf: leaf)).failures == [], "a leaf \(name)")
+        }
+    }
+
+    @Test(
+        "a factory-provisioned chain (serialNumber in the subject under the root) verifies with an expired intermediate; an RKP-style one does not"
+    )
+    func expiredFactoryIntermediate() throws {
+        let setup = try SyntheticSetup()
+        for (batch, expected) in [("3e7fb6a1ee4bd568", [KeyAttestationError.Code]()), (nil, [.time])] {
+            let expired = try setup.authority.reissuingIntermediate(
+                notBefore: setup.now - 86_400 * 3650, notAfter: setup.now - 86_400, factoryBatch: batch)
+            let leaf = try expired.issueLeaf(
+                subjectPublicKeyInfoDER: setup.device.key.publicKey.subjectPublicKeyInfoDER,
+                extensionValue: setup.description().encoded)
+            let chain = expired.chain(leaf: leaf)
+            #expect(try AttestationCertificate(derEncoded: chain[1]).subjectHasSerialNumber == (batch != nil))
+            #expect(try setup.examine(chain).failures == expected, "batch \(batch ?? "none")")
+            // Without the root copy the batch certificate is the last one, still directly under the root.
+            #expect(try setup.examine(Array(chain.prefix(2))).failures == expected, "batch \(batch ?? "none")")
+        }
     }
 
     @Test("the trust anchor: a chain without the root copy verifies, and an expired root copy is not dated")

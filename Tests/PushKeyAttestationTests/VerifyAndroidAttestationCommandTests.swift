@@ -28,7 +28,7 @@ struct VerifyAndroidAttestationCommandTests {
         [
             "--chain-file", KeyAttestationFixtures.url(chain.name + ".pem").path, "--at", String(chain.recordedTime),
             "--challenge-hex", Hex.encode(chain.challenge), "--package", chain.packageName,
-            "--signing-cert-sha256", Hex.encode(RealChain.signingDigest),
+            "--signing-cert-sha256", Hex.encode(chain.signingDigest),
         ] + extra
     }
 
@@ -49,8 +49,9 @@ struct VerifyAndroidAttestationCommandTests {
             #"{"ok":true,"reason":null,"attestation_version":300,"attestation_security_level":"strongbox","#
             + #""keymint_security_level":"strongbox","challenge_hex":"\#(Hex.encode(caiman.challenge))","origin":0,"#
             + #""purposes":[2,3],"algorithm":3,"ec_curve":1,"device_locked":true,"verified_boot_state":"verified","#
+            + #""verified_boot_key":"\#(String(repeating: "0", count: 64))","#
             + #""packages":[{"name":"com.google.android.attestation","version":0}],"#
-            + #""signature_digests_sha256_hex":["\#(Hex.encode(RealChain.signingDigest))"],"#
+            + #""signature_digests_sha256_hex":["\#(Hex.encode(caiman.signingDigest))"],"#
             + #""root_spki_sha256":"feb2ea7551ee316ed4bb443c8293b884dbfdea40b603ee3e4f4a897e4580fbae","#
             + #""serials_hex":["1","65d2949536924da695f5ae1eb290cd4d","f59c0ae29d0429667b3b45d319fa0d64c99194","#
             + #""388266760658996860d","d50ff25ba3f2d6b3"]}"# + "\n"
@@ -82,11 +83,12 @@ struct VerifyAndroidAttestationCommandTests {
         #expect(run(try arguments(blueline, ["--chain-only"])).exitCode == 0)
     }
 
-    @Test("today: the RKP chains fail with time, the Pixel 3 factory chain still passes --chain-only")
+    @Test(
+        "today: the RKP chains fail with time, the Pixel 3 and Xperia 10 III factory chains still pass --chain-only")
     func today() throws {
         for chain in RealChain.all {
             let outcome = run(["--chain-file", KeyAttestationFixtures.url(chain.name + ".pem").path, "--chain-only"])
-            if chain.name.hasPrefix("blueline") {
+            if chain.isFactoryProvisioned {
                 #expect(outcome.exitCode == 0, "\(chain.name)")
             } else {
                 #expect(outcome.exitCode == 1, "\(chain.name)")
@@ -158,6 +160,44 @@ struct VerifyAndroidAttestationCommandTests {
         #expect(try printed(rawTranscript)["reason"] as? String == "challenge")
     }
 
+    @Test(
+        "a SelfSigned boot passes only with its verifiedBootKey among --verified-boot-key's, which prints as lowercase hex"
+    )
+    func verifiedBootKey() throws {
+        let authority = try SyntheticKeyAttestationAuthority()
+        let bootKey = SHA256.hash(Array("an alternative OS's verified boot key".utf8))
+        var description = SyntheticKeyDescription(
+            challenge: SHA256.hash(Array("any".utf8)), packageName: "xyz.buzz.push",
+            signatureDigests: [[UInt8](repeating: 1, count: 32)])
+        description.verifiedBootState = 1
+        description.verifiedBootKey = bootKey
+        let chain = try authority.makeDevice().attestationChain(description)
+        let chainFile = try file(
+            "self-signed.json",
+            Array(("[" + chain.map { "\"\(Base64.encode($0))\"" }.joined(separator: ",") + "]").utf8))
+        let base = ["--chain-file", chainFile, "--root-ca-file", try file("root.der", authority.root.derEncoded)]
+        let other = Hex.encode(SHA256.hash(bootKey))
+        let unpinned = run(base + ["--verified-boot-key", other])
+        #expect(unpinned.exitCode == 1)
+        let fields = try printed(unpinned)
+        #expect(fields["reason"] as? String == "boot_state")
+        #expect(fields["verified_boot_state"] as? String == "self_signed")
+        #expect(fields["verified_boot_key"] as? String == Hex.encode(bootKey))
+        #expect(run(base).exitCode == 1, "no key given: SelfSigned refused")
+        // Either case, anywhere in the list.
+        let pinned = run(base + ["--verified-boot-key", other + "," + Hex.encode(bootKey).uppercased()])
+        #expect(pinned.exitCode == 0, "\(pinned.standardOutput)")
+        // The printed value, given back, is the one that pins the device.
+        let printedKey = try #require(fields["verified_boot_key"] as? String)
+        #expect(run(base + ["--verified-boot-key", printedKey]).exitCode == 0)
+        // The member sits between verified_boot_state and packages (§12's order).
+        let output = pinned.standardOutput
+        let state = try #require(output.range(of: #""verified_boot_state""#))
+        let key = try #require(output.range(of: #""verified_boot_key""#))
+        let packages = try #require(output.range(of: #""packages""#))
+        #expect(state.upperBound < key.lowerBound && key.upperBound < packages.lowerBound)
+    }
+
     @Test("a chain file that is neither PEM nor a JSON array is format, every field null")
     func formatFailure() throws {
         let outcome = run(["--chain-file", try file("garbage", Array("not a chain\n".utf8))])
@@ -165,7 +205,7 @@ struct VerifyAndroidAttestationCommandTests {
         let fields = try printed(outcome)
         #expect(fields["ok"] as? Bool == false)
         #expect(fields["reason"] as? String == "format")
-        #expect(fields.count == 16)
+        #expect(fields.count == 17)
         #expect(fields.filter { !($0.value is NSNull) }.keys.sorted() == ["ok", "reason"])
     }
 
@@ -185,6 +225,9 @@ struct VerifyAndroidAttestationCommandTests {
             ["--chain-file", chain, "--signing-cert-sha256", "abcd"],
             ["--chain-file", chain, "--signing-cert-sha256", Hex.encode([UInt8](repeating: 1, count: 32)) + ","],
             ["--chain-file", chain, "--min-security-level", "software"],
+            ["--chain-file", chain, "--verified-boot-key", "abcd"],
+            ["--chain-file", chain, "--verified-boot-key", Hex.encode([UInt8](repeating: 1, count: 32)) + ",zz"],
+            ["--chain-file", chain, "--allow-self-signed-boot"],
             ["--chain-file", chain, "--at", "+5"],
             ["--chain-file", scratch.directory.appendingPathComponent("missing").path],
             ["--chain-file", chain, "--status-file", try file("bad-status.json", Array("{}".utf8))],

@@ -18,38 +18,63 @@ public struct SyntheticKeyAttestationAuthority: Sendable {
     public let notBefore: Int64
     public let notAfter: Int64
 
+    static let caExtensions: [X509CertificateBuilder.Extension] = [
+        .basicConstraints(isCertificateAuthority: true), .keyUsage(isCertificateAuthority: true),
+    ]
+
     /// A fresh root and intermediate (by default EC P-384 over P-256, as Google's RKP chains),
-    /// valid from a day ago to a year ahead unless given.
+    /// valid from a day ago to a year ahead unless given. A `factoryBatch` intermediate has that
+    /// `serialNumber` attribute in its subject, as the batch certificates of factory-provisioned
+    /// devices do (docs/protocol.md §5a step 2); otherwise its subject is a common name only (RKP).
     public init(
         rootKey: X509SigningKey? = nil, intermediateKey: X509SigningKey? = nil,
         digest: X509SignatureAlgorithm.Digest = .sha256, notBefore: Int64? = nil, notAfter: Int64? = nil,
-        rootNotAfter: Int64? = nil
+        rootNotAfter: Int64? = nil, factoryBatch: String? = nil
     ) throws {
         let now = Int64(time(nil))
         let validFrom = notBefore ?? now - 86_400
         let validUntil = notAfter ?? now + 365 * 86_400
-        let caExtensions: [X509CertificateBuilder.Extension] = [
-            .basicConstraints(isCertificateAuthority: true), .keyUsage(isCertificateAuthority: true),
-        ]
         let rootKey = try rootKey ?? .ec(.p384)
-        let intermediateKey = try intermediateKey ?? .ec(.p256)
-        root = try X509CertificateBuilder(
+        let root = try X509CertificateBuilder(
             subjectCommonName: "Synthetic Key Attestation Root", serialNumber: 0x0f92_009e, notBefore: validFrom,
-            notAfter: rootNotAfter ?? validUntil, extensions: caExtensions
+            notAfter: rootNotAfter ?? validUntil, extensions: Self.caExtensions
         ).issue(
             subjectPublicKeyInfoDER: rootKey.publicKey.subjectPublicKeyInfoDER, issuer: nil, issuerKey: rootKey,
             digest: digest)
+        try self.init(
+            rootKey: rootKey, root: root, intermediateKey: intermediateKey ?? .ec(.p256), digest: digest,
+            notBefore: validFrom, notAfter: validUntil, factoryBatch: factoryBatch)
+    }
+
+    /// The authority of `root`, with a new intermediate for `intermediateKey` valid over the given
+    /// dates (also the default validity of leaves).
+    private init(
+        rootKey: X509SigningKey, root: X509Certificate, intermediateKey: X509SigningKey,
+        digest: X509SignatureAlgorithm.Digest, notBefore: Int64, notAfter: Int64, factoryBatch: String?
+    ) throws {
         intermediate = try X509CertificateBuilder(
-            subjectCommonName: "Synthetic Droid CA", serialNumber: 0x0388_2667, notBefore: validFrom,
-            notAfter: validUntil, extensions: caExtensions
+            subjectCommonName: "Synthetic Droid CA", subjectSerialNumber: factoryBatch, serialNumber: 0x0388_2667,
+            notBefore: notBefore, notAfter: notAfter, extensions: Self.caExtensions
         ).issue(
             subjectPublicKeyInfoDER: intermediateKey.publicKey.subjectPublicKeyInfoDER, issuer: root,
             issuerKey: rootKey, digest: digest)
         self.rootKey = rootKey
+        self.root = root
         self.intermediateKey = intermediateKey
         self.digest = digest
-        self.notBefore = validFrom
-        self.notAfter = validUntil
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+    }
+
+    /// This authority's root with another intermediate (same key) valid from `notBefore` to
+    /// `notAfter`, a factory batch certificate when `factoryBatch` is given: how a test dates an
+    /// intermediate under a root the gateway already trusts.
+    public func reissuingIntermediate(
+        notBefore: Int64, notAfter: Int64, factoryBatch: String? = nil
+    ) throws -> SyntheticKeyAttestationAuthority {
+        try SyntheticKeyAttestationAuthority(
+            rootKey: rootKey, root: root, intermediateKey: intermediateKey, digest: digest, notBefore: notBefore,
+            notAfter: notAfter, factoryBatch: factoryBatch)
     }
 
     /// A verifier that trusts this authority's root key only.

@@ -27,6 +27,8 @@ public struct SyntheticKeyDescription: Sendable {
     /// `nil` leaves `rootOfTrust` out.
     public var deviceLocked: Bool? = true
     public var verifiedBootState: Int64 = 0
+    /// `rootOfTrust.verifiedBootKey`: the 32-byte digest of the key that verified the OS.
+    public var verifiedBootKey = [UInt8](repeating: 0x5a, count: 32)
     public var packages: [(name: String, version: Int64)]
     public var signatureDigests: [[UInt8]]
     public var applicationIDPlacement = Placement.softwareEnforced
@@ -50,7 +52,7 @@ public struct SyntheticKeyDescription: Sendable {
         if let origin { fields.append((702, .integer(origin))) }
         if let deviceLocked {
             let rootOfTrust = SyntheticDER.sequence([
-                .octets([UInt8](repeating: 0x5a, count: 32)), .boolean(deviceLocked), .enumerated(verifiedBootState),
+                .octets(verifiedBootKey), .boolean(deviceLocked), .enumerated(verifiedBootState),
                 .octets([UInt8](repeating: 0xa5, count: 32)),
             ])
             fields.append((704, rootOfTrust))

@@ -30,7 +30,8 @@ SECRET_VARIABLES = {
 ANDROID_PROFILE = {
     "id": "example-android", "platform": "android", "androidPackage": "com.example.app",
     "androidSigningCertSha256": ["0123456789abcdef" * 4, "fedcba9876543210" * 4],
-    "androidMinSecurityLevel": "strongbox", "fcmProjectId": "example-app-1"}
+    "androidMinSecurityLevel": "strongbox", "androidVerifiedBootKeys": ["0f" * 32, "F0" * 32],
+    "fcmProjectId": "example-app-1"}
 
 problems = []
 

@@ -50,6 +50,6 @@ extension KeyAttestationProfile {
         self.init(
             packageName: android.packageName, signingCertificateDigests: android.signingCertificateDigests,
             minimumSecurityLevel: android.minimumSecurityLevel == .strongbox ? .strongBox : .trustedEnvironment,
-            allowsSelfSignedBoot: android.allowsSelfSignedBoot)
+            verifiedBootKeys: android.verifiedBootKeys)
     }
 }
