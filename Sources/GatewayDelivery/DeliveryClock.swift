@@ -1,6 +1,6 @@
 import PushSystem
 
-/// The clocks the delivery pipeline reads (docs/decisions/0751): the monotonic clock for the relay
+/// The clocks the delivery pipeline reads (docs/decisions/0750): the monotonic clock for the relay
 /// bucket's refill, the 408 deadline and the stage durations, and the real-time clock the deadline
 /// is handed to the database on. Injected so that tests control time; `SystemDeliveryClock` in the
 /// gateway.

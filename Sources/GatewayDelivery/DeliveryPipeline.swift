@@ -23,7 +23,7 @@ package struct DeliveryContext: Sendable {
     let requiredPlatform: AppProfile.Platform?
     /// Runs work on a worker thread: a report arrives on a push service's I/O thread, which must
     /// never block, and bookkeeping needs the database (docs/decisions/0271). A bookkeeping retry
-    /// comes back from its timer through it too (docs/decisions/0751).
+    /// comes back from its timer through it too (docs/decisions/0750).
     let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(
@@ -53,7 +53,7 @@ package enum BatchDeliveryResult: Sendable, Equatable {
 /// bookkeeping continues on a worker through `DeliveryContext.resume`, then completes. The
 /// bookkeeping after an admission runs whether or not anyone still waits for the answer.
 ///
-/// Its seams (docs/decisions/0750, 0751): the database is `admissions`, time is `clock`, and a
+/// Its seams (docs/decisions/0750): the database is `admissions`, time is `clock`, and a
 /// failed bookkeeping write waits for its retry on `scheduler`, so the pipeline runs in tests with
 /// doubles of all three.
 package struct DeliveryPipeline: Sendable {
@@ -366,7 +366,7 @@ package struct DeliveryPipeline: Sendable {
     /// Runs `steps` in order, then `done`. A write that fails is tried again after
     /// `bookkeepingRetryDelay`, up to `bookkeepingAttempts` attempts: the wait is a timer of
     /// `scheduler`, and the retry runs on a worker through `resume`, so no thread sleeps
-    /// (docs/decisions/0751). A write that still fails is logged and skipped: a reservation then
+    /// (docs/decisions/0750). A write that still fails is logged and skipped: a reservation then
     /// lives until `expires_at`, and a dead endpoint is reported again by its push service on the
     /// next attempt.
     private func runBookkeeping(

@@ -2,7 +2,7 @@ import PushSystem
 import Synchronization
 
 /// Runs work later without holding a thread meanwhile: the delivery bookkeeping's retries wait on
-/// it instead of sleeping a worker (docs/decisions/0751).
+/// it instead of sleeping a worker (docs/decisions/0750).
 package protocol DeliveryScheduler: Sendable {
     /// Runs `work` once `delay` has passed, on a thread that must never block; false (and `work`
     /// never runs) when the scheduler has shut down or cannot start.

@@ -7,7 +7,7 @@ import Testing
 
 @testable import GatewayDelivery
 
-/// Where a result completes and how failed bookkeeping is retried (docs/decisions/0271, 0751): a
+/// Where a result completes and how failed bookkeeping is retried (docs/decisions/0271, 0750): a
 /// result with database work completes through `DeliveryContext.resume`, one without on the
 /// thread its report arrived on; a failed write is retried on the scheduler's timers, never by
 /// sleeping a thread, at most three attempts, then logged.

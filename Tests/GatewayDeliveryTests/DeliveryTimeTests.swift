@@ -5,7 +5,7 @@ import Testing
 
 @testable import GatewayDelivery
 
-/// Time in the pipeline comes from its injected clock (docs/decisions/0751): the relay bucket's
+/// Time in the pipeline comes from its injected clock (docs/decisions/0750): the relay bucket's
 /// refill, the 408 check before admission, the deadline handed to the database and the stage
 /// durations all move with the virtual clock and with nothing else.
 @Suite("Delivery time without a database: the relay bucket, the 408 before admission, stage durations")

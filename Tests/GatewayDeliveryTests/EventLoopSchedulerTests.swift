@@ -5,7 +5,7 @@ import Testing
 
 @testable import GatewayDelivery
 
-/// The gateway's scheduler for the bookkeeping's retries (docs/decisions/0751): an event loop's
+/// The gateway's scheduler for the bookkeeping's retries (docs/decisions/0750): an event loop's
 /// timers on a thread of its own, started at the first call and stopped at shutdown.
 @Suite("The event-loop scheduler: work after its delay, off the caller's thread; nothing after shutdown")
 struct EventLoopSchedulerTests {

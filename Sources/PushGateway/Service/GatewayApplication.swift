@@ -44,7 +44,7 @@ public final class GatewayApplication: Sendable {
     let nip98Verifier: NIP98Verifier
     /// docs/protocol.md §4.7 and §4.8 without HTTP, shared by both delivery routes.
     let deliveryPipeline: DeliveryPipeline
-    /// The timers the delivery bookkeeping's retries wait on (docs/decisions/0751); stopped last.
+    /// The timers the delivery bookkeeping's retries wait on (docs/decisions/0750); stopped last.
     private let deliveryScheduler = EventLoopScheduler()
 
     /// The application `serve` runs: every profile's push provider built from the configuration
