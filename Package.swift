@@ -260,7 +260,12 @@ let package = Package(
                 "GatewayAPI", "GatewayMetrics", "PushDelivery", "PushHTTP", "PushMetrics", "PushPostgres",
                 "PushTestSupport",
             ]),
-        .testTarget(name: "GatewayDeliveryTests", dependencies: ["GatewayDelivery", "GatewayMetrics", "PushDelivery"]),
+        .testTarget(
+            name: "GatewayDeliveryTests",
+            dependencies: [
+                "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayDelivery", "GatewayMetrics",
+                "PushDelivery", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem", "PushTestSupport",
+            ]),
         .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
         .testTarget(

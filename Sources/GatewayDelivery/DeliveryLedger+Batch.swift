@@ -4,7 +4,7 @@ import PushPostgres
 import PushSystem
 
 /// Everything the batch admission transaction needs: one NIP-98 event for every item.
-struct BatchAdmissionRequest: Sendable {
+package struct BatchAdmissionRequest: Sendable {
     /// The NIP-98 signer, already checked to equal every item's grant relay, and its event.
     let authorization: NIP98Authorization
     /// In request order.
@@ -20,7 +20,7 @@ extension DeliveryLedger {
     /// READ COMMITTED transaction for every item (docs/decisions/0220), bounded by its `SET LOCAL`
     /// statement timeout (docs/decisions/0341). Returns one decision per item, in request order.
     /// Throws only for storage failures (→ 503, nothing admitted).
-    func admitBatch(_ request: BatchAdmissionRequest) throws -> [AdmissionDecision] {
+    package func admitBatch(_ request: BatchAdmissionRequest) throws -> [AdmissionDecision] {
         let items = request.items
         guard !items.isEmpty else { return [] }
         // The verifier accepted created_at within [now − 60, now + 30], so the sum cannot overflow.

@@ -188,7 +188,7 @@ package struct DeliveryLedger: Sendable {
 
     /// After a transient or configuration outcome: the relay may retry the same request id with a
     /// fresh NIP-98 event (docs/protocol.md §4.7).
-    func releaseReservation(relayPublicKey: [UInt8], requestID: CanonicalUUID) throws {
+    package func releaseReservation(relayPublicKey: [UInt8], requestID: CanonicalUUID) throws {
         try runBounded(
             "DELETE FROM delivery_reservations WHERE relay_pubkey = $1 AND request_id = $2::uuid",
             [.bytes(relayPublicKey), .text(requestID.text)])
@@ -197,7 +197,7 @@ package struct DeliveryLedger: Sendable {
     /// After APNs said the token is gone: marks the installation's endpoint of `epoch` dead, so
     /// every later delivery on that epoch answers 410 without a send. A rotation that already moved
     /// the installation to a new epoch is left alone.
-    func markEndpointDead(installationHandle: String, epoch: Int64, invalidAtSeconds: Int64?) throws {
+    package func markEndpointDead(installationHandle: String, epoch: Int64, invalidAtSeconds: Int64?) throws {
         try runBounded(
             """
             UPDATE installations

@@ -22,7 +22,8 @@ package struct DeliveryContext: Sendable {
     /// `ios` on the `/apns` paths, nil on the platform-neutral ones (docs/protocol.md §4.7, §4.8).
     let requiredPlatform: AppProfile.Platform?
     /// Runs work on a worker thread: a report arrives on a push service's I/O thread, which must
-    /// never block, and bookkeeping needs the database (docs/decisions/0271).
+    /// never block, and bookkeeping needs the database (docs/decisions/0271). A bookkeeping retry
+    /// comes back from its timer through it too (docs/decisions/0750).
     let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(
@@ -51,19 +52,45 @@ package enum BatchDeliveryResult: Sendable, Equatable {
 /// that needs no database work completes on the thread its report arrived on; otherwise the
 /// bookkeeping continues on a worker through `DeliveryContext.resume`, then completes. The
 /// bookkeeping after an admission runs whether or not anyone still waits for the answer.
+///
+/// Its seams (docs/decisions/0750): the database is `admissions`, time is `clock`, and a
+/// failed bookkeeping write waits for its retry on `scheduler`, so the pipeline runs in tests with
+/// doubles of all three.
 package struct DeliveryPipeline: Sendable {
     /// Per authenticated relay (x-only key bytes), per replica.
     let relayLimiter: KeyedRateLimiter<[UInt8]>
     let keys: GatewayKeys
     let profiles: [AppProfile]
-    let ledger: DeliveryLedger
+    let admissions: any DeliveryAdmissions
     /// Each enabled profile's push service; a profile missing here has no credentials.
     let providers: [String: any PushProvider]
     let logger: Logger
     let metrics: GatewayMetrics
     let faultLog: APNsFaultLog
-    /// Pause before retrying failed bookkeeping (tests shorten it).
-    var bookkeepingRetryDelay: Duration = .milliseconds(200)
+    let clock: any DeliveryClock
+    let scheduler: any DeliveryScheduler
+
+    /// Attempts of one bookkeeping write before it is logged as failed.
+    static let bookkeepingAttempts = 3
+    /// The wait before a failed bookkeeping write is tried again.
+    static let bookkeepingRetryDelay = Duration.milliseconds(200)
+
+    package init(
+        relayLimiter: KeyedRateLimiter<[UInt8]>, keys: GatewayKeys, profiles: [AppProfile],
+        admissions: any DeliveryAdmissions, providers: [String: any PushProvider], logger: Logger,
+        metrics: GatewayMetrics, faultLog: APNsFaultLog, clock: any DeliveryClock, scheduler: any DeliveryScheduler
+    ) {
+        self.relayLimiter = relayLimiter
+        self.keys = keys
+        self.profiles = profiles
+        self.admissions = admissions
+        self.providers = providers
+        self.logger = logger
+        self.metrics = metrics
+        self.faultLog = faultLog
+        self.clock = clock
+        self.scheduler = scheduler
+    }
 
     /// A delivery the checks and the admission transaction let through, with what its attempt and
     /// bookkeeping need.
@@ -96,14 +123,16 @@ package struct DeliveryPipeline: Sendable {
         case .valid(let validGrant, let validProfile): (grant, profile) = (validGrant, validProfile)
         }
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
-        guard MonotonicInstant.now() < context.deadline else { return completion(.requestTimeout) }
+        guard clock.now() < context.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
             item: AdmissionItem(grant: grant, delivery: delivery),
             authorization: context.relay, now: context.now,
-            deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
+            deadlineUnixMilliseconds: clock.unixMilliseconds(at: context.deadline))
         let decision: AdmissionDecision
+        let admissionStarted = clock.now()
         do {
-            decision = try metrics.stageDurations.time(.admissionTransaction) { try ledger.admit(request) }
+            defer { metrics.stageDurations.observe(.admissionTransaction, seconds: seconds(since: admissionStarted)) }
+            decision = try admissions.admit(request)
         } catch {
             return completion(admissionFailure(error))
         }
@@ -116,9 +145,11 @@ package struct DeliveryPipeline: Sendable {
             let admission = Admission(item: request.item, profile: profile, admitted: admitted)
             submit(admission, relay: relay) { report in
                 if report.outcome.needsBookkeeping {
-                    context.resume { completion(conclude(admission, report, relay: relay)) }
+                    context.resume {
+                        conclude(admission, report, relay: relay, resume: context.resume, completion: completion)
+                    }
                 } else {
-                    completion(conclude(admission, report, relay: relay))
+                    conclude(admission, report, relay: relay, resume: context.resume, completion: completion)
                 }
             }
         }
@@ -157,15 +188,17 @@ package struct DeliveryPipeline: Sendable {
         let request = BatchAdmissionRequest(
             authorization: context.relay,
             items: checked.map(\.item),
-            now: context.now, deadlineUnixMilliseconds: AdmissionRequest.deadline(context.deadline))
+            now: context.now, deadlineUnixMilliseconds: clock.unixMilliseconds(at: context.deadline))
         let decisions: [AdmissionDecision]
-        let admissionStarted = MonotonicInstant.now()
+        let admissionStarted = clock.now()
         do {
-            decisions = try ledger.admitBatch(request)
+            decisions = try admissions.admitBatch(request)
         } catch {
             return completion(.refused(admissionFailure(error)))
         }
-        if !checked.isEmpty { metrics.stageDurations.observe(.admissionTransaction, since: admissionStarted) }
+        if !checked.isEmpty {
+            metrics.stageDurations.observe(.admissionTransaction, seconds: seconds(since: admissionStarted))
+        }
         // The database judged the deadline once for the whole batch: nothing was written.
         if decisions.contains(.late) { return completion(.refused(.requestTimeout)) }
 
@@ -189,11 +222,14 @@ package struct DeliveryPipeline: Sendable {
         for (slot, admission) in submitted.map(\.admission).enumerated() {
             submit(admission, relay: relay) { report in
                 guard let reports = pending.record(report, slot: slot) else { return }
+                // The batch answers once every item's bookkeeping is done (or given up).
                 let concludeAll: @Sendable () -> Void = {
                     for ((index, admission), report) in zip(submitted, reports) {
-                        pending.set(conclude(admission, report, relay: relay), at: index)
+                        conclude(admission, report, relay: relay, resume: context.resume) { result in
+                            guard pending.conclude(result, at: index) else { return }
+                            completion(.items(pending.finished()))
+                        }
                     }
-                    completion(.items(pending.finished()))
                 }
                 if reports.contains(where: \.outcome.needsBookkeeping) {
                     context.resume(concludeAll)
@@ -209,7 +245,7 @@ package struct DeliveryPipeline: Sendable {
     /// The relay's token bucket charged `count` tokens at once (docs/protocol.md §4.7, §4.8: one per
     /// delivery, all or nothing); `rateLimited` when it does not hold them.
     func takeTokens(relay: [UInt8], count: Int) -> DeliveryResult? {
-        let monotonicSeconds = Double(MonotonicInstant.now().nanoseconds) / 1e9
+        let monotonicSeconds = Double(clock.now().nanoseconds) / 1e9
         guard case .limited(let retryAfter) = relayLimiter.take(relay, count: count, now: monotonicSeconds) else {
             return nil
         }
@@ -265,12 +301,13 @@ package struct DeliveryPipeline: Sendable {
             requestID: admission.item.delivery.requestID.text)
         let metrics = metrics
         let faultLog = faultLog
-        let started = MonotonicInstant.now()
+        let clock = clock
+        let started = clock.now()
         let counted: @Sendable (PushReport) -> Void = { report in
             // docs/protocol.md §9: each attempt's own duration, a batch item's too (docs/decisions/0280).
             metrics.stageDurations.observe(
                 .apnsRequest,
-                seconds: Double((report.sendDuration ?? started.duration(to: .now())).nanosecondsClamped) / 1e9)
+                seconds: Double((report.sendDuration ?? started.duration(to: clock.now())).nanosecondsClamped) / 1e9)
             metrics.recordPush(report, profile: profile.id)
             faultLog.record(report, profile: profile.id)
             reported(report)
@@ -281,53 +318,81 @@ package struct DeliveryPipeline: Sendable {
         provider.submit(wake, completion: counted)
     }
 
-    /// The bookkeeping of one admitted delivery and its result; on a worker when it has database work.
-    private func conclude(_ admission: Admission, _ report: PushReport, relay: [UInt8]) -> DeliveryResult {
-        finish(
-            report.outcome, admitted: admission.admitted, grant: admission.item.grant, relay: relay,
-            requestID: admission.item.delivery.requestID)
-        return DeliveryResult(report.outcome, generation: admission.item.grant.generation)
+    /// The bookkeeping of one admitted delivery, then its result to `completion`; on a worker when
+    /// it has database work, and at once on the calling thread when it has none.
+    private func conclude(
+        _ admission: Admission, _ report: PushReport, relay: [UInt8],
+        resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+        completion: @escaping @Sendable (DeliveryResult) -> Void
+    ) {
+        let outcome = report.outcome
+        let result = DeliveryResult(outcome, generation: admission.item.grant.generation)
+        let logger = logger
+        runBookkeeping(bookkeeping(after: outcome, of: admission, relay: relay), attempt: 1, resume: resume) {
+            logger.debug("delivery finished", ["outcome": .string(outcome.label)])
+            completion(result)
+        }
+    }
+
+    /// One database write after the push, named for the log.
+    private struct BookkeepingStep: Sendable {
+        let name: String
+        let write: @Sendable () throws -> Void
     }
 
     /// docs/protocol.md §4.7 after the push: release the reservation for transient and configuration
-    /// outcomes; mark the epoch dead on a dead endpoint. Retried a few times on storage failure; if
-    /// it still fails, a reservation simply lives until `expires_at` and a dead endpoint is reported
-    /// again by the push service on the next attempt.
-    private func finish(
-        _ outcome: PushOutcome, admitted: AdmittedDelivery, grant: EndpointGrant, relay: [UInt8],
-        requestID: CanonicalUUID
-    ) {
+    /// outcomes; mark the epoch dead on a dead endpoint.
+    private func bookkeeping(after outcome: PushOutcome, of admission: Admission, relay: [UInt8]) -> [BookkeepingStep] {
+        let admissions = admissions
+        var steps: [BookkeepingStep] = []
         if !outcome.keepsReservation {
-            retryingBookkeeping("release the request reservation") {
-                try ledger.releaseReservation(relayPublicKey: relay, requestID: requestID)
-            }
+            let requestID = admission.item.delivery.requestID
+            steps.append(
+                BookkeepingStep(name: "release the request reservation") {
+                    try admissions.releaseReservation(relayPublicKey: relay, requestID: requestID)
+                })
         }
         if case .endpointDead(let invalidAt) = outcome {
-            retryingBookkeeping("mark the endpoint dead") {
-                try ledger.markEndpointDead(
-                    installationHandle: admitted.installationHandle, epoch: grant.endpointEpoch,
-                    invalidAtSeconds: invalidAt)
-            }
+            let (handle, epoch) = (admission.admitted.installationHandle, admission.item.grant.endpointEpoch)
+            steps.append(
+                BookkeepingStep(name: "mark the endpoint dead") {
+                    try admissions.markEndpointDead(
+                        installationHandle: handle, epoch: epoch, invalidAtSeconds: invalidAt)
+                })
         }
-        logger.debug("delivery finished", ["outcome": .string(outcome.label)])
+        return steps
     }
 
-    private func retryingBookkeeping(_ what: String, _ operation: () throws -> Void) {
-        let attempts = 3
-        for attempt in 1...attempts {
-            do {
-                try operation()
-                return
-            } catch {
-                if attempt == attempts {
-                    logger.error(
-                        "delivery bookkeeping failed",
-                        ["step": .string(what), "error": .string(String(describing: error))])
-                    return
+    /// Runs `steps` in order, then `done`. A write that fails is tried again after
+    /// `bookkeepingRetryDelay`, up to `bookkeepingAttempts` attempts: the wait is a timer of
+    /// `scheduler`, and the retry runs on a worker through `resume`, so no thread sleeps
+    /// (docs/decisions/0750). A write that still fails is logged and skipped: a reservation then
+    /// lives until `expires_at`, and a dead endpoint is reported again by its push service on the
+    /// next attempt.
+    private func runBookkeeping(
+        _ steps: [BookkeepingStep], attempt: Int,
+        resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, done: @escaping @Sendable () -> Void
+    ) {
+        guard let step = steps.first else { return done() }
+        do {
+            try step.write()
+        } catch {
+            if attempt < Self.bookkeepingAttempts {
+                let retry: @Sendable () -> Void = {
+                    resume { runBookkeeping(steps, attempt: attempt + 1, resume: resume, done: done) }
                 }
-                ThreadSleep.sleep(for: bookkeepingRetryDelay)
+                if scheduler.schedule(after: Self.bookkeepingRetryDelay, retry) { return }
             }
+            logger.error(
+                "delivery bookkeeping failed",
+                ["step": .string(step.name), "error": .string(String(describing: error))])
         }
+        runBookkeeping(Array(steps.dropFirst()), attempt: 1, resume: resume, done: done)
+    }
+
+    /// Seconds on the injected monotonic clock from `start` until now.
+    private func seconds(since start: MonotonicInstant) -> Double {
+        Double(start.duration(to: clock.now()).nanosecondsClamped) / 1e9
     }
 }
 
@@ -337,12 +402,17 @@ private final class PendingBatch: Sendable {
         var results: [DeliveryResult?]
         var reports: [PushReport?]
         var missing: Int
+        /// Admitted items whose bookkeeping is not done yet.
+        var unconcluded: Int
     }
 
     private let state: Mutex<State>
 
     init(results: [DeliveryResult?], admissions: Int) {
-        state = Mutex(State(results: results, reports: Array(repeating: nil, count: admissions), missing: admissions))
+        state = Mutex(
+            State(
+                results: results, reports: Array(repeating: nil, count: admissions), missing: admissions,
+                unconcluded: admissions))
     }
 
     /// Keeps one admitted item's report; every report in admission order once the last is in, else nil.
@@ -354,8 +424,13 @@ private final class PendingBatch: Sendable {
         }
     }
 
-    func set(_ result: DeliveryResult, at index: Int) {
-        state.withLock { $0.results[index] = result }
+    /// Keeps one admitted item's result once its bookkeeping is done; true for the last one.
+    func conclude(_ result: DeliveryResult, at index: Int) -> Bool {
+        state.withLock { state in
+            state.results[index] = result
+            state.unconcluded -= 1
+            return state.unconcluded == 0
+        }
     }
 
     /// Every item's result, in request order.
@@ -379,13 +454,14 @@ extension DeliveryPipeline {
     /// per relay `PUSH_GATEWAY_RELAY_RATE_PER_SECOND` tokens a second with a burst of twice that
     /// (docs/protocol.md §4.7).
     package init(
-        configuration: GatewayConfiguration, keys: GatewayKeys, pool: PostgresPool,
-        providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics, faultLog: APNsFaultLog
+        configuration: GatewayConfiguration, keys: GatewayKeys, admissions: any DeliveryAdmissions,
+        providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics, faultLog: APNsFaultLog,
+        clock: any DeliveryClock, scheduler: any DeliveryScheduler
     ) {
         let rate = configuration.relayRatePerSecond
         self.init(
             relayLimiter: KeyedRateLimiter(capacity: Int(rate * 2), refillPerSecond: Double(rate)), keys: keys,
-            profiles: configuration.profiles, ledger: DeliveryLedger(pool: pool, configuration: configuration),
-            providers: providers, logger: logger, metrics: metrics, faultLog: faultLog)
+            profiles: configuration.profiles, admissions: admissions, providers: providers, logger: logger,
+            metrics: metrics, faultLog: faultLog, clock: clock, scheduler: scheduler)
     }
 }

@@ -119,8 +119,8 @@ struct DeliveryPipelineTests {
         let served = gateway.gateway.application.deliveryPipeline
         let withoutProviders = DeliveryPipeline(
             relayLimiter: served.relayLimiter, keys: served.keys, profiles: served.profiles,
-            ledger: served.ledger, providers: [:], logger: served.logger, metrics: served.metrics,
-            faultLog: served.faultLog)
+            admissions: served.admissions, providers: [:], logger: served.logger, metrics: served.metrics,
+            faultLog: served.faultLog, clock: served.clock, scheduler: served.scheduler)
         let scenario = try gateway.enroll()
         let requestID = try CanonicalUUID.version4()
         #expect(try Self.deliver(scenario, requestID: requestID, through: withoutProviders) == .configurationFault)
@@ -188,7 +188,7 @@ struct DeliveryPipelineTests {
             appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
         return DeliveryPipeline(
             relayLimiter: served.relayLimiter, keys: served.keys, profiles: [android],
-            ledger: served.ledger, providers: [android.id: provider], logger: served.logger, metrics: metrics,
-            faultLog: served.faultLog)
+            admissions: served.admissions, providers: [android.id: provider], logger: served.logger, metrics: metrics,
+            faultLog: served.faultLog, clock: served.clock, scheduler: served.scheduler)
     }
 }

@@ -99,8 +99,8 @@ struct NeutralDeliveryPathTests {
         let served = gateway.server.application.deliveryPipeline
         let withAndroid = DeliveryPipeline(
             relayLimiter: served.relayLimiter, keys: served.keys, profiles: [android],
-            ledger: served.ledger, providers: served.providers, logger: served.logger, metrics: served.metrics,
-            faultLog: served.faultLog)
+            admissions: served.admissions, providers: served.providers, logger: served.logger, metrics: served.metrics,
+            faultLog: served.faultLog, clock: served.clock, scheduler: served.scheduler)
         for route in GatewayRoute.allCases {
             for path in route.declaration.paths where path.hasPrefix("/v1/deliveries") {
                 let required = GatewayRoute.requiredPlatform(onPath: path)

@@ -44,6 +44,8 @@ public final class GatewayApplication: Sendable {
     let nip98Verifier: NIP98Verifier
     /// docs/protocol.md §4.7 and §4.8 without HTTP, shared by both delivery routes.
     let deliveryPipeline: DeliveryPipeline
+    /// The timers the delivery bookkeeping's retries wait on (docs/decisions/0750); stopped last.
+    private let deliveryScheduler = EventLoopScheduler()
 
     /// The application `serve` runs: every profile's push provider built from the configuration
     /// (its credentials loaded now, so a key that cannot sign refuses the start).
@@ -127,8 +129,10 @@ public final class GatewayApplication: Sendable {
         }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
         deliveryPipeline = DeliveryPipeline(
-            configuration: configuration, keys: keys, pool: pool, providers: providers, logger: logger,
-            metrics: metrics, faultLog: apnsFaultLog)
+            configuration: configuration, keys: keys,
+            admissions: DeliveryLedger(pool: pool, configuration: configuration), providers: providers,
+            logger: logger, metrics: metrics, faultLog: apnsFaultLog, clock: SystemDeliveryClock(),
+            scheduler: deliveryScheduler)
     }
 
     /// Builds and starts every long-running part of the gateway: both listeners, the reaper, the
@@ -176,13 +180,15 @@ public final class GatewayApplication: Sendable {
 
     /// Stops what `start()` started, side by side: the listeners drain while the reaper finishes
     /// its pass and the Marmot subscriber closes its relays; then the push providers' connections
-    /// close, so no wake reaches a provider that has shut down.
+    /// close, so no wake reaches a provider that has shut down; then the delivery bookkeeping's
+    /// timers, which the drained deliveries no longer need.
     public func stop() {
         Self.stop(
             running.withLock { services in
                 defer { services = [] }; return services
             })
         for provider in providers.values { provider.shutdown() }
+        deliveryScheduler.shutdown()
     }
 
     /// docs/protocol.md §13 step 7: Marmot wakes go through the same providers as the deliveries,
