@@ -16,10 +16,14 @@ enum DocsWording {
     ]
     static let unfinishedMarkers = ["TODO", "TBD", "FIXME"]
 
-    /// Every unfinished phrase or marker in `text`.
+    /// Every unfinished phrase or marker in `text`, each as whole words (`unfinishedPhrases`, a name
+    /// in a sentence about this check, is not the word).
     static func unfinishedPhrases(in text: String) -> [String] {
         let lowered = text.lowercased()
-        var found = unfinishedPhrases.filter { lowered.contains($0) }
+        var found = unfinishedPhrases.filter { phrase in
+            let ending = phrase.last.map { $0.isLetter || $0.isNumber } == true ? "\\b" : ""
+            return lowered.contains(try! Regex("\\b" + NSRegularExpression.escapedPattern(for: phrase) + ending))
+        }
         for marker in unfinishedMarkers where text.contains(try! Regex("\\b\(marker)\\b")) {
             found.append(marker)
         }
@@ -66,6 +70,7 @@ struct DocsWordingTests {
         #expect(DocsWording.unfinishedPhrases(in: "An Unfinished page.") == ["unfinished"])
         #expect(DocsWording.unfinishedPhrases(in: "The relay has not finished the subscription.").isEmpty)
         #expect(DocsWording.unfinishedPhrases(in: "todos and mastodon are words, not markers.").isEmpty)
+        #expect(DocsWording.unfinishedPhrases(in: "`DocsWording.unfinishedPhrases` holds the list.").isEmpty)
     }
 
     @Test("no document of the documentation set calls itself unfinished")
