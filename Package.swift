@@ -295,7 +295,8 @@ let package = Package(
         .testTarget(
             name: "PushGatewayDocsTests",
             dependencies: [
-                "GatewayConfiguration", "PushGateway", "PushGatewayCommands", "PushMetrics", "PushTestSupport",
+                "GatewayAPI", "GatewayConfiguration", "PushCrypto", "PushDelivery", "PushGateway",
+                "PushGatewayCommands", "PushKeyAttestation", "PushMetrics", "PushTestSupport",
             ]),
     ],
     swiftLanguageModes: [.v6]

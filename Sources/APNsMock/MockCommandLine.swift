@@ -11,13 +11,18 @@ public struct MockCommandLine {
     private var givenSwitches: Set<String> = []
 
     /// Reads `arguments`; an unknown flag or a flag without its value fails with the usage. A flag
-    /// given twice keeps its last value.
+    /// given twice keeps its last value. `--help` or `-h` anywhere prints the usage to standard output
+    /// and exits 0, as `push-gateway --help` does (docs/protocol.md §12).
     public init(
         tool: String, usage: String, valueFlags: Set<String>, switches: Set<String> = [],
         arguments: [String] = Array(CommandLine.arguments.dropFirst())
     ) {
         self.tool = tool
         self.usage = usage
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            StandardStreams.writeOutput(usage)
+            exit(0)
+        }
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
             if switches.contains(flag) {

@@ -1,4 +1,5 @@
 import APNsMock
+import Glibc
 import PushCrypto
 import PushHTTP2
 import PushJSON
@@ -23,6 +24,29 @@ public final class FCMMockServer: Sendable {
         public let status: Int?
 
         public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+
+        /// One line of the record file (`fcm-mock --record`): `{"time":<Unix ms>,"kind":"token|send|other",
+        /// "path":"…","status":N|null,"message":{…}|null}`, where `message` is the `message` object of
+        /// a send's body as received (the registration token, `android`, `data`, whatever was sent) and
+        /// null for anything else. Neither the OAuth assertion nor a bearer token is ever written.
+        public func jsonLine(at unixMilliseconds: Int64) -> String {
+            var line = JSONWriter()
+            line.beginObject()
+            line.member("time", unixMilliseconds)
+            line.member("kind", kind.rawValue)
+            line.member("path", path)
+            line.member("status", status.map(Int64.init))
+            line.name("message")
+            if kind == .send, let body = try? JSONObject(JSONReader.parse(body)),
+                let message = try? body.value("message")
+            {
+                line.value(message)
+            } else {
+                line.null()
+            }
+            line.endObject()
+            return String(decoding: line.bytes, as: UTF8.self)
+        }
     }
 
     private struct State {
@@ -36,8 +60,27 @@ public final class FCMMockServer: Sendable {
     /// Shared with the responder closure (a `Mutex` itself cannot be captured).
     private final class Shared: Sendable {
         let state: Mutex<State>
-        init(_ script: FCMMockScript, recordsRequests: Bool) {
+        /// `--record FILE`, opened for appending; written under `state`'s lock, so lines keep the order
+        /// of the answers.
+        private let recordFile: FileDescriptor?
+        private let isRecording: Bool
+
+        init(_ script: FCMMockScript, recordsRequests: Bool, recordFile path: String?) throws(MockError) {
             state = Mutex(State(script: script, recordsRequests: recordsRequests))
+            if let path {
+                let raw = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                guard raw >= 0 else { throw MockError(description: "cannot open the record file") }
+                recordFile = FileDescriptor(owning: raw)
+            } else {
+                recordFile = nil
+            }
+            isRecording = path != nil
+        }
+
+        func append(_ record: Record) {
+            guard isRecording else { return }
+            let line = Array((record.jsonLine(at: SystemWallClock().unixMilliseconds()) + "\n").utf8)
+            _ = line.withUnsafeBytes { try? recordFile?.write($0) }
         }
     }
 
@@ -50,13 +93,14 @@ public final class FCMMockServer: Sendable {
     public var connectionCount: Int { server.connectionCount }
 
     /// `servicePublicKey` is the service account's key; `projectID` the only project it serves.
-    /// `recordsRequests: false` keeps a long-lived mock (fcm-mock, the benchmark) from growing.
+    /// `recordsRequests: false` keeps a long-lived mock (fcm-mock, the benchmark) from growing in
+    /// memory; `recordFile` appends one ``Record/jsonLine(at:)`` per request to that file either way.
     public init(
         certificateFile: String, keyFile: String, servicePublicKey: X509PublicKey, clientEmail: String,
         projectID: String, script: FCMMockScript = FCMMockScript(), host: String = "127.0.0.1", port: UInt16 = 0,
-        recordsRequests: Bool = true
+        recordsRequests: Bool = true, recordFile: String? = nil
     ) throws(MockError) {
-        let shared = Shared(script, recordsRequests: recordsRequests)
+        let shared = try Shared(script, recordsRequests: recordsRequests, recordFile: recordFile)
         self.shared = shared
         let sendPath = "/v1/projects/\(projectID)/messages:send"
         let responder: MockResponder = { request in
@@ -73,12 +117,11 @@ public final class FCMMockServer: Sendable {
                     kind = .other
                     answer = Self.error(404, rpcStatus: "NOT_FOUND")
                 }
-                if state.recordsRequests {
-                    state.records.append(
-                        Record(
-                            kind: kind, path: request.path, headers: request.headers, body: request.body,
-                            status: answer.action == .stall ? nil : answer.status))
-                }
+                let record = Record(
+                    kind: kind, path: request.path, headers: request.headers, body: request.body,
+                    status: answer.action == .stall ? nil : answer.status)
+                if state.recordsRequests { state.records.append(record) }
+                shared.append(record)
                 return answer
             }
         }

@@ -37,6 +37,10 @@ var topic = "com.example.buzz"
 var printToken = false
 
 while let flag = arguments.popFirst() {
+    if flag == "--help" || flag == "-h" {
+        StandardStreams.writeOutput(usage)
+        exit(0)
+    }
     if flag == "--print-token" {
         printToken = true
         continue

@@ -10,8 +10,22 @@ let usage = """
                      [--max-concurrent-streams N] [--alpn LIST] [--no-provider-token] [--client-ca-file PEM]
                      [--provider-public-key PEM]
 
-    --script FILE          answers to give (see APNsMockScript.parse); default: 200 for everything
-    --record FILE          append one JSON line per request received
+    Answers Apple's provider API (POST /3/device/<token>) over TLS + HTTP/2 and prints the bound port
+    on its first line of standard output; SIGTERM or SIGINT stops it.
+
+    --listen HOST:PORT     where to listen (default 127.0.0.1:0, a free port)
+    --script FILE          answers to give; default: 200 for everything. A JSON object, every member
+                           optional: {"default":REPLY,"sequence":[REPLY,…],"tokens":{"<hex token>":[REPLY,…]},
+                           "goaway_after_streams":N,"goaway_connections":N}; a request takes its token's
+                           next unused reply, else the sequence's, else the default. REPLY is
+                           {"action":"respond|stall|refuse|close|goaway","status":N,"reason":"BadDeviceToken",
+                           "timestamp":MS,"retry_after":"…"|N,"delay_ms":N}, e.g.
+                           {"sequence":[{"status":410,"reason":"Unregistered","timestamp":1767225600000}]}
+    --record FILE          append one JSON line per request received: {"connection":N,
+                           "client_certificate":…,"stream":N,"disposition":"answered|stalled|refused|closed|
+                           unprocessed","status":N|null,"headers":[["name","value"],…],"body_base64":"…"}
+    --max-concurrent-streams N
+                           SETTINGS_MAX_CONCURRENT_STREAMS to announce (default 1000)
     --alpn LIST            ALPN protocols to accept (default h2)
     --no-provider-token    accept requests without `authorization` (certificate auth)
     --client-ca-file PEM   require TLS client certificates signed by this CA (certificate auth)

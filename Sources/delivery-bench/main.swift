@@ -100,7 +100,12 @@ struct BenchContext {
 }
 
 func main() throws {
-    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(usage, terminator: "")
+        exit(0)
+    }
+    let options = try Options(arguments)
     raiseDescriptorLimit()
     let configuration = try GatewayConfiguration(environment: ProcessInfo.processInfo.environment)
     let context = BenchContext(

@@ -26,6 +26,10 @@ func fail(_ message: String) -> Never {
 var options: [String: String] = ["--host": "localhost", "--streams": "1", "--requests": "10000"]
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
+    if flag == "--help" || flag == "-h" {
+        StandardStreams.writeOutput(usage)
+        exit(0)
+    }
     guard ["--host", "--port", "--ca-file", "--service-account", "--streams", "--requests"].contains(flag) else {
         fail("unknown flag \(flag)\n\(usage)")
     }

@@ -50,7 +50,24 @@ func trigger(chunkCount: Int) -> NostrEvent {
         sealCreatedAt: 1_799_990_000, wrapCreatedAt: 1_799_980_000, randomness: .random())
 }
 
-let count = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 200 : 200
+let usage = """
+    usage: marmot-bench [TRIGGERS_PER_SIZE]
+
+    Times the Marmot ingress's CPU per gift wrap at 1, 8 and 32 chunks, TRIGGERS_PER_SIZE wraps each
+    (default 200), with the replay claim in memory and a provider that accepts at once; prints one
+    line per size: chunks, triggers, triggers/s, CPU ms/trigger, CPU ms/chunk.
+
+    """
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments == ["--help"] || arguments == ["-h"] {
+    print(usage, terminator: "")
+    exit(0)
+}
+guard arguments.count <= 1, let count = arguments.isEmpty ? 200 : Int(arguments[0]), count > 0 else {
+    FileHandle.standardError.write(Data("marmot-bench: TRIGGERS_PER_SIZE must be a positive integer\n\(usage)".utf8))
+    exit(2)
+}
 var settings = MarmotIngressSettings()
 settings.unwrapRatePerMinute = 1_000_000
 settings.tokenRatePerMinute = 1_000_000

@@ -17,13 +17,8 @@ struct DemoSettings: Sendable {
     var appAttestEnvironment: String
     /// The JSON-lines record file of `apns-mock`, shown after the delivery when given.
     var apnsRecordFile: String?
-}
-
-/// One request the demo made and what the gateway answered.
-struct DemoStep: Sendable {
-    let title: String
-    let status: Int
-    let body: String
+    /// The relay's secret key file (`--relay-key-file`); nil: a fresh key for this run.
+    var relayKeyFile: String? = nil
 }
 
 /// Everything the demo saw, for callers that check it (tests) rather than read it.
@@ -32,6 +27,9 @@ struct DemoOutcome: Sendable {
     /// The made-up device token the demo enrolled.
     let endpoint: String
     let requestID: String
+    /// The relay's public key (hex) and the grant the delegation returned for it.
+    let relayPublicKey: String
+    let grant: String
     /// The `apns-mock` record of the delivery, when a record file was given.
     let apnsRecord: MockRecord?
 }
@@ -61,18 +59,16 @@ struct MockRecord: Sendable {
 }
 
 /// Plays an iPhone app and a relay through the whole flow of docs/protocol.md §4: challenge, enroll
-/// (synthetic attestation), challenge, delegate (synthetic assertion) to a fresh relay key, then a
+/// (synthetic attestation), challenge, delegate (synthetic assertion) to the relay's key, then a
 /// NIP-98-signed delivery; prints each answer through `say`.
 struct DemoFlow {
-    static let challengesPath = "/v1/installations/challenges"
     static let installationsPath = "/v1/installations"
     static let delegationsPath = "/v1/delegations"
     static let deliveriesPath = "/v1/deliveries/apns"
-    /// Lifetimes the demo asks for: a day for the installation, an hour for the grant, a minute
-    /// for the delivery (within every limit of docs/protocol.md §4).
+    /// Lifetimes the demo asks for: a day for the installation, an hour for the grant (within every
+    /// limit of docs/protocol.md §4).
     static let installationLifetime: Int64 = 86_400
     static let grantLifetime: Int64 = 3600
-    static let deliveryLifetime: Int64 = 60
 
     let settings: DemoSettings
     let authority: SyntheticAppAttestAuthority
@@ -91,24 +87,25 @@ struct DemoFlow {
     }
 
     func run() throws -> DemoOutcome {
-        var steps: [DemoStep] = []
+        var exchange = DemoExchange(gatewayURL: settings.gatewayURL, client: client, say: say)
+        let relay = try DemoRelayKey.load(from: settings.relayKeyFile)
         let aaguid =
             settings.appAttestEnvironment == "development"
             ? SyntheticAppAttestDevice.developmentAAGUID : SyntheticAppAttestDevice.productionAAGUID
         let device = try authority.makeDevice(appID: settings.appID, aaguid: aaguid)
         // A made-up APNs device token: 32 random bytes as lowercase hex, as iOS hands them out.
         let endpoint = Hex.encode(try SecureRandom.bytes(32))
-        let now = Self.unixSeconds()
+        let now = DemoExchange.unixSeconds()
 
         say("Device: a synthetic App Attest key for \(settings.appID) (\(settings.appAttestEnvironment))")
-        let first = try challenge(number: 1, into: &steps)
+        let first = try exchange.challenge(number: 1)
 
         let expiresAt = now + Self.installationLifetime
         let enrollTranscript = AppAttestTranscript.enroll(
             origin: settings.origin, challengeID: first.id, challenge: first.challenge, keyID: device.keyIDBase64,
             appProfile: settings.profile, endpoint: endpoint, endpointEpoch: 1, expiresAt: expiresAt)
         let attestation = try device.attestationObject(clientDataHash: enrollTranscript.clientDataHash)
-        let enrolled = try post(
+        let enrolled = try exchange.post(
             "2. enroll: attestation under the local root, made-up device token \(endpoint)",
             Self.installationsPath,
             """
@@ -116,13 +113,12 @@ struct DemoFlow {
             "key_id":"\(device.keyIDBase64)","attestation":"\(Base64.encode(attestation))",\
             "app_profile":"\(settings.profile)","endpoint":"\(endpoint)","endpoint_epoch":1,\
             "expires_at":\(expiresAt)}
-            """, expecting: 201, into: &steps)
+            """, expecting: 201)
         guard let handle = enrolled["installation_handle"] as? String else {
             throw DemoError("enroll: the answer has no installation_handle")
         }
 
-        let second = try challenge(number: 3, into: &steps)
-        let relay = try Self.freshRelayKey()
+        let second = try exchange.challenge(number: 3)
         let relayPubkey = relay.publicKey.hex
         let grantExpiresAt = now + Self.grantLifetime
         let delegateTranscript = AppAttestTranscript.delegate(
@@ -130,33 +126,21 @@ struct DemoFlow {
             endpointEpoch: 1, generation: 1, relayPubkey: relayPubkey, notBefore: now, expiresAt: grantExpiresAt)
         // The first assertion of this App Attest key: counter 1.
         let assertion = try device.assertion(clientDataHash: delegateTranscript.clientDataHash, counter: 1)
-        let delegated = try post(
-            "4. delegate to a fresh relay key \(relayPubkey) (assertion, counter 1)", Self.delegationsPath,
+        let delegated = try exchange.post(
+            "4. delegate to the relay key \(relayPubkey) (assertion, counter 1)", Self.delegationsPath,
             """
             {"v":1,"challenge_id":"\(second.id)","challenge":"\(second.challenge)",\
             "installation_handle":"\(handle)","endpoint_epoch":1,"generation":1,\
             "relay_pubkey":"\(relayPubkey)","not_before":\(now),"expires_at":\(grantExpiresAt),\
             "assertion":"\(Base64.encode(assertion))"}
-            """, expecting: 201, into: &steps)
+            """, expecting: 201)
         guard let grant = delegated["endpoint_grant"] as? String else {
             throw DemoError("delegate: the answer has no endpoint_grant")
         }
-        say("    (the grant above is this demo's throwaway grant; a real app hands it only to its relay)")
+        say("    (the grant above is this demo's own; a real app hands it only to its relay)")
 
-        let requestID = UUID().uuidString.lowercased()
-        let deliveryURL = settings.gatewayURL + Self.deliveriesPath
-        let body = Array(
-            #"{"v":1,"endpoint_grant":"\#(grant)","request_id":"\#(requestID)","expires_at":\#(Self.unixSeconds() + Self.deliveryLifetime)}"#
-                .utf8)
-        say("==> 5. deliver as the relay: POST \(Self.deliveriesPath), NIP-98 signed for \(deliveryURL)")
-        let response: HTTPResponse
-        do {
-            response = try RelayDeliveryPoster(key: relay, client: client).post(
-                url: deliveryURL, body: body, now: Self.unixSeconds())
-        } catch {
-            throw DemoError("deliver: no answer from the gateway (\(error))")
-        }
-        try record(title: "5. deliver", response, expecting: 200, into: &steps)
+        let requestID = try exchange.deliver(
+            title: "5. deliver", path: Self.deliveriesPath, grant: grant, relay: relay)
 
         var apnsRecord: MockRecord?
         if let file = settings.apnsRecordFile {
@@ -165,51 +149,11 @@ struct DemoFlow {
             say(Self.describe(found))
             apnsRecord = found
         }
-        return DemoOutcome(steps: steps, endpoint: endpoint, requestID: requestID, apnsRecord: apnsRecord)
-    }
-
-    // MARK: - Requests
-
-    private func challenge(number: Int, into steps: inout [DemoStep]) throws -> (id: String, challenge: String) {
-        let object = try post(
-            "\(number). challenge", Self.challengesPath, #"{"v":1}"#, expecting: 200, into: &steps)
-        guard let id = object["challenge_id"] as? String, let challenge = object["challenge"] as? String else {
-            throw DemoError("challenge: the answer has no challenge_id or challenge")
-        }
-        return (id, challenge)
-    }
-
-    /// Posts `body` to `path`, prints the answer, and returns its JSON object when the status is
-    /// `expected`.
-    private func post(
-        _ title: String, _ path: String, _ body: String, expecting expected: Int, into steps: inout [DemoStep]
-    ) throws -> [String: Any] {
-        say("==> \(title): POST \(path)")
-        let response: HTTPResponse
-        do {
-            response = try client.post(
-                url: settings.gatewayURL + path, headers: ["Content-Type: application/json", "Expect:"],
-                body: Array(body.utf8))
-        } catch {
-            throw DemoError(
-                "\(title): no answer from \(settings.gatewayURL) (\(error.description)); is scripts/run-local running?")
-        }
-        try record(title: title, response, expecting: expected, into: &steps)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
-            throw DemoError("\(title): the answer is not a JSON object")
-        }
-        return object
-    }
-
-    private func record(
-        title: String, _ response: HTTPResponse, expecting expected: Int, into steps: inout [DemoStep]
-    ) throws {
-        let text = String(decoding: response.body, as: UTF8.self)
-        say("<-- \(response.status) \(text)")
-        steps.append(DemoStep(title: title, status: response.status, body: text))
-        guard response.status == expected else {
-            throw DemoError("\(title): expected \(expected), the gateway answered \(response.status)")
-        }
+        exchange.showRelaySide(
+            relay: relay, keyFile: settings.relayKeyFile, grant: grant, deliveryPath: Self.deliveriesPath)
+        return DemoOutcome(
+            steps: exchange.steps, endpoint: endpoint, requestID: requestID, relayPublicKey: relayPubkey,
+            grant: grant, apnsRecord: apnsRecord)
     }
 
     // MARK: - The mock's record
@@ -242,16 +186,5 @@ struct DemoFlow {
         }
         lines.append("    body: \(record.body)")
         return lines.joined(separator: "\n")
-    }
-
-    // MARK: - Helpers
-
-    static func unixSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
-
-    /// A fresh BIP-340 key; the rare 32 random bytes outside the curve order are drawn again.
-    static func freshRelayKey() throws -> SchnorrSigningKey {
-        while true {
-            if let key = SchnorrSigningKey(secretKey: try SecureRandom.bytes(32)) { return key }
-        }
     }
 }

@@ -65,6 +65,56 @@ struct FCMMockExecutableTests {
         }
     }
 
+    @Test(
+        "fcm-mock --record FILE appends one JSON line per request: the token exchange without its secrets, and the FCM message as received"
+    )
+    func recordFileHoldsWhatReachedIt() throws {
+        let certificates = try APNsTestCertificates.shared()
+        let recordFile = "\(certificates.directory)/fcm-record-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: recordFile) }
+        let (mock, _, _) = try Self.startMock(["--record", recordFile])
+        defer { mock.stop() }
+        let client = try FCMClient(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
+        defer { client.shutdown() }
+        let server = FCMServer(host: "localhost", port: mock.port)
+        let profile = FCMProfile(
+            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account, server: server,
+            tokenEndpoint: server, extraTrustAnchorsFile: certificates.caFile)
+        let before = SystemWallClock().unixMilliseconds()
+        let expiresAt = FCMClient.systemClock() + 60
+        let message = FCMMessage(registrationToken: "dK3f00d:APA91bRecorded_token-1", expiresAt: expiresAt)
+        #expect(client.send(message, profile: profile).outcome == .accepted)
+        let after = SystemWallClock().unixMilliseconds()
+
+        let lines = try String(contentsOfFile: recordFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "\(lines)")
+        let objects = try lines.map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects[0]["kind"] as? String == "token")
+        #expect(objects[0]["path"] as? String == "/token")
+        #expect(objects[0]["status"] as? Int == 200)
+        #expect(objects[0]["message"] is NSNull)
+        #expect(objects[1]["kind"] as? String == "send")
+        #expect(objects[1]["path"] as? String == "/v1/projects/\(TestServiceAccount.projectID)/messages:send")
+        #expect(objects[1]["status"] as? Int == 200)
+        for object in objects {
+            let time = try #require((object["time"] as? NSNumber)?.int64Value)
+            #expect((before...after).contains(time))
+        }
+        // The message member holds the body's `message` exactly, in the order it was sent (§8a).
+        let ttls = (expiresAt - after / 1000 - 1)...(expiresAt - before / 1000)
+        #expect(
+            ttls.contains { ttl in
+                lines[1].hasSuffix(
+                    #","message":{"token":"dK3f00d:APA91bRecorded_token-1","android":{"priority":"high","ttl":"\#(ttl)s","collapse_key":"reconnect"},"data":{"reconnect":"1"}}}"#
+                )
+            }, "\(lines[1])")
+        // Neither the signed assertion nor the access token it bought is written down.
+        let text = lines.joined(separator: "\n")
+        #expect(!text.contains("mock-access") && !text.contains("assertion") && !text.contains("Bearer"))
+    }
+
     static func status(of request: HTTP2Request, to target: HTTP2Target, through http: HTTP2Client) throws -> Int {
         let answer = Mutex<Result<HTTP2Response, HTTP2Error>?>(nil)
         let done = CompletionLatch()

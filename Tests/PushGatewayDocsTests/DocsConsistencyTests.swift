@@ -157,38 +157,6 @@ struct DocsConsistencyTests {
         #expect(checked > 0, "the profile and _FILE forms were never exercised")
     }
 
-    @Test(
-        "the env example, with its secret files present, is a configuration the gateway accepts, and so is each commented-out setting"
-    )
-    func envExampleIsAValidConfiguration() throws {
-        var settings: [String: String] = [:]
-        var optional: [(String, String)] = []
-        for line in try DocsTests.read("deploy/push-gateway.env.example").split(separator: "\n") {
-            let commented = line.hasPrefix("#")
-            let text = commented ? line.dropFirst() : line[...]
-            guard let equals = text.firstIndex(of: "="),
-                text.prefix(while: { $0 != "=" }).allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" })
-            else { continue }
-            let pair = (String(text[..<equals]), String(text[text.index(after: equals)...]))
-            if commented { optional.append(pair) } else { settings[pair.0] = pair.1 }
-        }
-        #expect(settings.count > 10)
-        #expect(!optional.isEmpty)
-        let reference = try ConfigurationTestEnvironment()
-        let environment = try ConfigurationTestEnvironment.withSecretFiles(
-            settings, in: reference, apnsKeyFile: "apns-auth-key.p8")
-        let configuration = try GatewayConfiguration(environment: environment)
-        #expect(configuration.profiles.map(\.id) == ["example-ios-production"])
-        #expect(configuration.insecureSettings.isEmpty)
-        for (name, value) in optional {
-            var uncommented = environment
-            uncommented[name] = value
-            #expect(
-                (try? GatewayConfiguration(environment: uncommented)) != nil,
-                "deploy/push-gateway.env.example: \(name)=\(value), uncommented, is refused")
-        }
-    }
-
     // MARK: - metrics
 
     static func metricNames(in text: String, excluding identifiers: Set<String>) -> Set<String> {

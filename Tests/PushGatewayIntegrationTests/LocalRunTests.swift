@@ -1,11 +1,14 @@
 import APNsMock
 import Foundation
 import PushAPNs
+import PushCrypto
+import PushNostr
 import PushTestSupport
 import Synchronization
 import Testing
 
 @testable import PushGateway
+@testable import PushGatewayCommands
 @testable import PushSystem
 @testable import push_gateway_demo
 
@@ -96,6 +99,36 @@ struct LocalRunTests {
         #expect(!transcript.contains(jwt))
     }
 
+    @Test(
+        "run with --relay-key-file: the grant belongs to that key, and push-gateway deliver with the same file uses it")
+    func relayKeyGrantWorksWithDeliver() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try LocalAppAttestRoot.create(in: directory + "/app-attest")
+        let secretKey = SHA256.hash(Array("a relay author's own key".utf8))
+        let keyFile = directory + "/relay.key"
+        try Data(Hex.encode(secretKey).utf8).write(to: URL(fileURLWithPath: keyFile))
+        let recordFile = directory + "/apns-mock.jsonl"
+        let mock = try Self.mock(recordFile: recordFile)
+        defer { mock.stop() }
+        let gateway = try Self.gateway(mock: mock, rootDirectory: directory + "/app-attest")
+        var settings = Self.settings(gateway, recordFile: recordFile)
+        settings.relayKeyFile = keyFile
+        let outcome = try DemoFlow(
+            settings: settings, authority: try LocalAppAttestRoot.load(from: directory + "/app-attest")
+        ) { _ in }.run()
+        #expect(outcome.relayPublicKey == SchnorrSigningKey(secretKey: secretKey)?.publicKey.hex)
+
+        let delivered = DeliverCommand.execute(
+            arguments: [
+                "--url", settings.gatewayURL + DemoFlow.deliveriesPath, "--relay-key-file", keyFile, "--grant",
+                outcome.grant,
+            ], environment: [:])
+        #expect(delivered.exitCode == 0, "\(delivered.standardError)")
+        #expect(delivered.standardOutput == "200\n{\"status\":\"accepted\"}\n")
+        #expect(mock.records.count == 2)
+    }
+
     @Test("a device of a different local root is refused at enrollment, and the demo names the step")
     func otherRootIsRefused() throws {
         let directory = try Self.temporaryDirectory()
@@ -140,6 +173,37 @@ struct DemoCommandTests {
                 "run", "--gateway", "http://127.0.0.1:1", "--origin", "https://localhost", "--profile", "p",
                 "--app-id", "A.b", "--app-attest-environment", "staging", "--root-dir", rootDirectory,
             ]) == 2)
+    }
+
+    @Test(
+        "--help prints the usage and exits 0; android's missing flags, a bad digest and a bad relay key file are usage errors"
+    )
+    func helpAndAndroidUsage() throws {
+        for help in [["--help"], ["-h"], ["help"], ["android", "--help"]] {
+            #expect(DemoCommand.main(arguments: help) == 0, "\(help)")
+        }
+        #expect(DemoCommand.usage.hasPrefix("usage: push-gateway-demo "))
+        let directory = try LocalRunTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(DemoCommand.main(arguments: ["init-android-root", "--dir", directory + "/ka"]) == 0)
+        #expect(FileManager.default.fileExists(atPath: directory + "/ka/root.pem"))
+        let android = [
+            "android", "--gateway", "http://127.0.0.1:1", "--origin", "https://localhost", "--profile", "p",
+            "--package", "org.example.app", "--signing-cert-sha256", String(repeating: "ab", count: 32),
+            "--root-dir", directory + "/ka",
+        ]
+        #expect(DemoCommand.main(arguments: Array(android.dropLast(2))) == 2)
+        var badDigest = android
+        badDigest[10] = "abcd"
+        #expect(DemoCommand.main(arguments: badDigest) == 2)
+        let badKey = directory + "/bad.key"
+        try Data("NOT-HEX\n".utf8).write(to: URL(fileURLWithPath: badKey))
+        #expect(DemoCommand.main(arguments: android + ["--relay-key-file", badKey]) == 2)
+        #expect(DemoCommand.main(arguments: android + ["--relay-key-file", directory + "/missing.key"]) == 2)
+        // Everything given and well formed: the run itself fails, since nothing listens on port 1.
+        let goodKey = directory + "/relay.key"
+        try Data(String(repeating: "1", count: 64).utf8).write(to: URL(fileURLWithPath: goodKey))
+        #expect(DemoCommand.main(arguments: android + ["--relay-key-file", goodKey]) == 1)
     }
 
     @Test("run fails with exit 1 when no gateway answers")

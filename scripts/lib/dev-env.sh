@@ -29,3 +29,28 @@ prepare_dev_environment() {
     export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_KEY_ID=DEVKEY0001
     export PUSH_GATEWAY_PROFILE_DEV_SANDBOX_APNS_TEAM_ID=ABCDE12345
 }
+
+# prepare_dev_android_profile DIR adds, beside prepare_dev_environment's sandbox profile, the android
+# profile `dev-android` that scripts/run-local serves and `scripts/demo android` plays: a development
+# Firebase service account made once under DIR (a fresh RSA key; fcm-mock verifies its assertions),
+# the package org.example.pushgateway.dev and a made-up signing-certificate digest. Call it after
+# prepare_dev_environment.
+DEV_ANDROID_SIGNING_CERT_SHA256=ae4584c6c0b35312c826705e7dac7f3319849af596d4d548a4c5a13666d26afe
+prepare_dev_android_profile() {
+    local dir=$1 account=$1/fcm-service-account.json
+    if [ ! -s "$account" ]; then
+        local key
+        # The PEM with its line breaks written as \n, as in the JSON files Google hands out.
+        key=$(openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 2>/dev/null | awk '{ printf "%s\\n", $0 }')
+        printf '{"type":"service_account","project_id":"dev-push-gateway","private_key_id":"dev-key-1","private_key":"%s","client_email":"push-gateway@dev-push-gateway.iam.gserviceaccount.com"}\n' \
+            "$key" >"$account.tmp"
+        chmod 600 "$account.tmp"
+        mv "$account.tmp" "$account"
+    fi
+    export PUSH_GATEWAY_PROFILES=$PUSH_GATEWAY_PROFILES,dev-android
+    export PUSH_GATEWAY_PROFILE_DEV_ANDROID_PLATFORM=android
+    export PUSH_GATEWAY_PROFILE_DEV_ANDROID_ANDROID_PACKAGE=org.example.pushgateway.dev
+    export PUSH_GATEWAY_PROFILE_DEV_ANDROID_ANDROID_SIGNING_CERT_SHA256=$DEV_ANDROID_SIGNING_CERT_SHA256
+    export PUSH_GATEWAY_PROFILE_DEV_ANDROID_FCM_PROJECT_ID=dev-push-gateway
+    export PUSH_GATEWAY_PROFILE_DEV_ANDROID_FCM_SERVICE_ACCOUNT_FILE=$account
+}

@@ -30,7 +30,7 @@ start_apns_mock() {
     local state
     state=$(dirname "$record")
     local arguments=(--listen 127.0.0.1:0 --cert-file "$tls/server.pem" --key-file "$tls/server.key" --record "$record")
-    # The usage text (printed with a non-zero status) names the flag when this mock has it.
+    # The usage text (`--help`, standard output) names the flag when this mock has it.
     local usage
     usage=$("$mock" --help 2>&1 || true)
     if [[ $usage == *--provider-public-key* ]]; then

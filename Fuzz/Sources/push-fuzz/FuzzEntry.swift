@@ -37,8 +37,22 @@ import Glibc
 #else
     @main
     enum Replay {
+        static let usage = """
+            usage: push-fuzz <\(FuzzTarget.allNames)> <file or directory>...
+                   push-fuzz --differential <http|json|cbor>
+
+            Replays saved inputs (a corpus, a crash reproducer) through one fuzz target without
+            libFuzzer and checks its invariants on each; --differential reports the parsers' verdicts
+            for scripts/differential. scripts/fuzz builds the libFuzzer-driven form.
+
+            """
+
         static func main() {
             let arguments = CommandLine.arguments.dropFirst()
+            if arguments.first == "--help" || arguments.first == "-h" {
+                print(usage, terminator: "")
+                return
+            }
             if arguments.first == "--differential" {
                 guard arguments.count == 2, let mode = DifferentialMode(rawValue: arguments.last ?? "") else {
                     FuzzCheck.printError("usage: push-fuzz --differential <http|json|cbor>")
