@@ -105,18 +105,14 @@ struct GiveUpIndex: Sendable {
         (idle.front?.since.nanoseconds ?? .max, incomplete.front?.since.nanoseconds ?? .max)
     }
 
-    /// What another loop's `hints` promise at `now`: never worse than the best candidate that loop
+    /// What another loop's `hints` promise at `now`, with `age` the give-up age: never worse than the best candidate that loop
     /// holds, since a queue's first entry is never later than its first current one. nil when it
     /// can hold none.
-    static func hinted(
-        idle: UInt64, incomplete: UInt64, at now: MonotonicInstant, giveUpAge: Duration
-    )
-        -> GiveUpCandidate?
-    {
+    static func hinted(idle: UInt64, incomplete: UInt64, at now: MonotonicInstant, age: Duration) -> GiveUpCandidate? {
         if idle != .max { return .idleBetweenRequests(since: MonotonicInstant(nanoseconds: idle)) }
         guard incomplete != .max else { return nil }
         let candidate = GiveUpCandidate.incompleteRequest(begunAt: MonotonicInstant(nanoseconds: incomplete))
-        return candidate.isEligible(at: now, giveUpAge: giveUpAge) ? candidate : nil
+        return candidate.isEligible(at: now, giveUpAge: age) ? candidate : nil
     }
 
     private static func isCurrentIdle(_ entry: OldestFirstQueue.Entry, _ standing: Standing) -> Bool {

@@ -297,7 +297,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 let hinted = GiveUpIndex.hinted(
                     idle: sibling.idleHint.load(ordering: .relaxed),
                     incomplete: sibling.incompleteHint.load(ordering: .relaxed), at: now,
-                    giveUpAge: timeouts.giveUpAge)
+                    age: timeouts.giveUpAge)
             else { continue }
             if let bar = best?.candidate ?? local, hinted >= bar { continue }
             best = (sibling, hinted)

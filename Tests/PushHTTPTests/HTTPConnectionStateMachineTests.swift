@@ -702,13 +702,13 @@ struct GiveUpChoiceTests {
     func hints() {
         let age = Duration.seconds(1)
         let five = at(5).nanoseconds
-        #expect(GiveUpIndex.hinted(idle: .max, incomplete: .max, at: at(9), giveUpAge: age) == nil)
-        #expect(GiveUpIndex.hinted(idle: .max, incomplete: five, at: at(5.999), giveUpAge: age) == nil)
+        #expect(GiveUpIndex.hinted(idle: .max, incomplete: .max, at: at(9), age: age) == nil)
+        #expect(GiveUpIndex.hinted(idle: .max, incomplete: five, at: at(5.999), age: age) == nil)
         #expect(
-            GiveUpIndex.hinted(idle: .max, incomplete: five, at: at(6), giveUpAge: age)
+            GiveUpIndex.hinted(idle: .max, incomplete: five, at: at(6), age: age)
                 == .incompleteRequest(begunAt: at(5)))
         #expect(
-            GiveUpIndex.hinted(idle: at(8).nanoseconds, incomplete: five, at: at(8), giveUpAge: age)
+            GiveUpIndex.hinted(idle: at(8).nanoseconds, incomplete: five, at: at(8), age: age)
                 == .idleBetweenRequests(since: at(8)))
         // The order a loop compares candidates in: idle first, then the earliest instant.
         #expect(GiveUpCandidate.idleBetweenRequests(since: at(9)) < .incompleteRequest(begunAt: at(1)))
