@@ -265,7 +265,7 @@ struct ConnectionLimitsLiveTests {
     }
 
     @Test(
-        "finding 6: 4 addresses holding the connection cap with silent, slow-head and slow-body connections, reopened as they are given up, never keep a fifth address from its 200; a request being handled is never given up",
+        "4 addresses holding the connection cap with silent, slow-head and slow-body connections, reopened as they are given up, never keep a fifth address from its 200; a request being handled is never given up",
         arguments: [1, 3])
     func silentAndSlowConnectionsGiveWay(eventLoops: Int) throws {
         let live = try LiveServer {
