@@ -28,6 +28,10 @@ final class Connection {
     var output: [UInt8] = []
     var outputStart = 0
 
+    /// The start of the last request entered in its loop's `GiveUpIndex` as incomplete, so each
+    /// request is entered once however many reads it takes.
+    var indexedRequestStart: MonotonicInstant?
+
     /// For the access log and the response encoding of the request in progress.
     var routeLabel = Router.unknownLabel
     var methodLabel = "unknown"

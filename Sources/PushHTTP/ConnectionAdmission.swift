@@ -9,8 +9,8 @@ struct ConnectionAdmission: Sendable {
         case accept
         /// The peer's group holds its limit: answer `503 temporarily_unavailable` and close at once.
         case overPeerLimit
-        /// The listener holds its limit: close the connection idle the longest between keep-alive
-        /// requests and ask again, or, when none is idle, answer the same 503.
+        /// The listener holds its limit: give up the connection `GiveUpIndex` names and ask again,
+        /// or, when it names none, answer the same 503.
         case atConnectionLimit
     }
 
@@ -28,7 +28,7 @@ struct ConnectionAdmission: Sendable {
     func openCount(from peer: PeerGroup) -> Int { perPeer[peer, default: 0] }
 
     /// A connection from `peer` was accepted by the kernel. The per-peer limit comes first, so a
-    /// peer over its own limit never costs another client its idle connection. `isExempt` is asked
+    /// peer over its own limit never costs another client its connection. `isExempt` is asked
     /// only when the group is at its limit, so the common path costs one dictionary lookup.
     mutating func admit(peer: PeerGroup, isExempt: () -> Bool) -> Decision {
         let fromPeer = perPeer[peer, default: 0]
@@ -63,69 +63,5 @@ final class SharedAdmission: Sendable {
 
     func release(peer: PeerGroup) {
         state.withLock { $0.release(peer: peer) }
-    }
-}
-
-/// The connections idle between keep-alive requests, longest idle first: the candidates docs/protocol.md
-/// §1 closes at the connection cap. A connection is entered each time it becomes idle; an entry is
-/// not removed when the connection gets its next request or closes, but is dropped when it comes up
-/// and its connection is no longer idle since that instant, so the hot path is one append. Entries
-/// arrive in the event loop's clock order, so the oldest is always at the front.
-struct IdleConnectionQueue: Sendable {
-    struct Entry: Equatable, Sendable {
-        let connectionID: UInt64
-        let since: MonotonicInstant
-    }
-
-    private var entries: [Entry] = []
-    private var head = 0
-
-    /// Entries held, stale ones included (for tests).
-    var count: Int { entries.count - head }
-
-    /// Connection `connectionID` became idle between requests at `since` (not before the last entry).
-    /// When the stale entries could outnumber the `openConnections` live ones, the queue keeps only
-    /// those `isCurrent` confirms, so it stays within a small multiple of the open connections.
-    mutating func becameIdle(
-        _ connectionID: UInt64, since: MonotonicInstant, openConnections: Int, isCurrent: (Entry) -> Bool
-    ) {
-        entries.append(Entry(connectionID: connectionID, since: since))
-        if count > 2 * openConnections + 64 {
-            entries = entries[head...].filter(isCurrent)
-            head = 0
-        }
-    }
-
-    /// The first entry held, stale or not: a hint of how long this queue's connections have been
-    /// idle that is never later than the truth.
-    var front: Entry? { head < entries.count ? entries[head] : nil }
-
-    /// The longest-idle entry that `isCurrent` confirms (its connection is still open and idle since
-    /// that entry's instant), left in place; every entry before it is dropped. nil when none is.
-    mutating func longestIdle(isCurrent: (Entry) -> Bool) -> Entry? {
-        defer { compact() }
-        while head < entries.count {
-            if isCurrent(entries[head]) { return entries[head] }
-            head += 1
-        }
-        return nil
-    }
-
-    /// Like `longestIdle(isCurrent:)`, but removes the entry it returns.
-    mutating func takeLongestIdle(isCurrent: (Entry) -> Bool) -> Entry? {
-        guard let entry = longestIdle(isCurrent: isCurrent) else { return nil }
-        head += 1
-        compact()
-        return entry
-    }
-
-    private mutating func compact() {
-        if head == entries.count {
-            entries.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 64 && head * 2 > entries.count {
-            entries.removeFirst(head)
-            head = 0
-        }
     }
 }

@@ -11,7 +11,7 @@ struct ArrivingConnection: Sendable {
     /// Counted by the shared admission already; otherwise it arrived at the connection cap and the
     /// loop receiving it must first make room (docs/protocol.md §1).
     let isAdmitted: Bool
-    /// Loops it has been passed between while looking for the connection idle the longest.
+    /// Loops it has been passed between while looking for the connection to give up for it.
     var hops = 0
 }
 
@@ -22,7 +22,8 @@ struct ArrivingConnection: Sendable {
 /// `HTTPConnectionStateMachine`; this only carries out the actions (socket calls, epoll interest,
 /// parsing, routing, the access log).
 // @unchecked Sendable: created, and given its siblings, before its loop runs anything for it; from
-// then on only the loop's thread touches it, except the atomics `openCount` and `idleHint`.
+// then on only the loop's thread touches it, except the atomics `openCount`, `idleHint` and
+// `incompleteHint`.
 final class ConnectionLoop: @unchecked Sendable {
     private static let readSize = 64 * 1024
     private static let acceptsPerWakeup = 64
@@ -46,9 +47,10 @@ final class ConnectionLoop: @unchecked Sendable {
     private var nextSiblingIndex = 0
     /// Connections this loop owns (for metrics and tests); written on the loop thread only.
     let openCount = Atomic<Int>(0)
-    /// Nanoseconds of the oldest entry of `idleConnections`, stale or not, `UInt64.max` when it is
-    /// empty: other loops read it to find the loop holding the connection idle the longest.
+    /// `giveUpIndex.hints`: other loops read them to find the loop holding the connection that
+    /// docs/protocol.md §1 gives up at the connection cap.
     private let idleHint = Atomic<UInt64>(.max)
+    private let incompleteHint = Atomic<UInt64>(.max)
     private var listenerRegistration: EventLoop.Registration?
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let sweepInterval: Duration
@@ -61,8 +63,8 @@ final class ConnectionLoop: @unchecked Sendable {
     private var finished = false
     private var drainDeadline: MonotonicInstant? = nil
     private var acceptPausedUntil: MonotonicInstant? = nil
-    private var idleConnections = IdleConnectionQueue()
     private let timeouts: HTTPConnectionStateMachine.Timeouts
+    private var giveUpIndex: GiveUpIndex
     private let parserTemplate: HTTPRequestParser
 
     init(server: HTTPServer, loop: EventLoop, isAcceptor: Bool) {
@@ -80,6 +82,7 @@ final class ConnectionLoop: @unchecked Sendable {
         sweepInterval = min(max(shortest / 10, .milliseconds(5)), .milliseconds(250))
         nextSweep = now.advanced(by: sweepInterval)
         timeouts = HTTPConnectionStateMachine.Timeouts(configuration)
+        giveUpIndex = GiveUpIndex(giveUpAge: timeouts.giveUpAge)
         let router = server.router
         parserTemplate = HTTPRequestParser(maxHeaderBytes: configuration.maxHeaderBytes) {
             router.bodyLimit(forPath: $0)
@@ -243,6 +246,8 @@ final class ConnectionLoop: @unchecked Sendable {
         connections[id] = connection
         openCount.add(1, ordering: .relaxed)
         server.openConnections.add(1, ordering: .relaxed)
+        // docs/protocol.md §1: the first request begins at the accept.
+        indexIncompleteRequest(connection)
         if draining {
             // Accepted before the drain began but handed over after it reached this loop.
             perform(connection.machine.drainBegun(), connection)
@@ -251,23 +256,28 @@ final class ConnectionLoop: @unchecked Sendable {
     }
 
     /// docs/protocol.md §1 at the connection cap: the connection idle the longest between keep-alive
-    /// requests, on any loop, is closed for the arriving one; when none is idle it gets the 503. Each
-    /// loop knows only its own connections, so the arriving one goes to the loop whose idle hint is
-    /// the oldest; that loop drops its stale entries and passes it on while another loop's hint is
-    /// older than its own longest-idle connection (a bounded number of times).
+    /// requests, else the incomplete request begun longest ago (at least 1 s ago), on any loop, is
+    /// given up for the arriving one; when there is neither it gets the 503 (docs/decisions/0730).
+    /// Each loop knows only its own connections, so the arriving one goes to the loop whose hints
+    /// promise the best candidate; that loop drops its stale entries and passes it on while another
+    /// loop's hints promise better than its own best (a bounded number of times).
     private func makeRoom(for arriving: ArrivingConnection) {
-        let longest = idleConnections.longestIdle(isCurrent: isEvictable)
-        publishIdleHint()
-        if arriving.hops < 2 * siblings.count, let older = siblingIdleLonger(than: longest?.since) {
+        let local = giveUpIndex.best(at: now, standing: giveUpStanding)
+        publishHints()
+        if arriving.hops < 2 * siblings.count, let better = sibling(promisingBetterThan: local?.candidate) {
             var passed = arriving
             passed.hops += 1
-            return send(passed, to: older)
+            return send(passed, to: better)
         }
-        if longest != nil, let entry = idleConnections.takeLongestIdle(isCurrent: isEvictable),
-            let connection = connections[entry.connectionID]
+        if local != nil, let choice = giveUpIndex.takeBest(at: now, standing: giveUpStanding),
+            let connection = connections[choice.connectionID]
         {
-            perform(connection.machine.closeForNewConnection(), connection)
-            publishIdleHint()
+            perform(connection.machine.giveUpForNewConnection(at: now), connection)
+            publishHints()
+            if connection.isClosed {
+                server.logger.info(
+                    "http connection given up at the connection cap", ["state": .string(choice.candidate.label)])
+            }
         }
         guard
             server.admission.admit(peer: arriving.identity.peerGroup, isExempt: exemption(arriving.identity.peer))
@@ -278,31 +288,57 @@ final class ConnectionLoop: @unchecked Sendable {
         adopt(arriving)
     }
 
-    /// The sibling whose idle hint is older than `since` (any hint when nil), the oldest such.
-    private func siblingIdleLonger(than since: MonotonicInstant?) -> ConnectionLoop? {
-        var oldest: ConnectionLoop? = nil
-        var oldestHint = since?.nanoseconds ?? .max
+    /// The sibling whose hints promise a better candidate than `local` (any candidate when nil),
+    /// the best such.
+    private func sibling(promisingBetterThan local: GiveUpCandidate?) -> ConnectionLoop? {
+        var best: (loop: ConnectionLoop, candidate: GiveUpCandidate)? = nil
         for sibling in siblings where sibling !== self {
-            let hint = sibling.idleHint.load(ordering: .relaxed)
-            if hint < oldestHint { (oldest, oldestHint) = (sibling, hint) }
+            guard
+                let hinted = GiveUpIndex.hinted(
+                    idle: sibling.idleHint.load(ordering: .relaxed),
+                    incomplete: sibling.incompleteHint.load(ordering: .relaxed), at: now,
+                    age: timeouts.giveUpAge)
+            else { continue }
+            if let bar = best?.candidate ?? local, hinted >= bar { continue }
+            best = (sibling, hinted)
         }
-        return oldest
+        return best?.loop
     }
 
-    private func publishIdleHint() {
-        idleHint.store(idleConnections.front?.since.nanoseconds ?? .max, ordering: .relaxed)
+    private func publishHints() {
+        let hints = giveUpIndex.hints
+        idleHint.store(hints.idle, ordering: .relaxed)
+        incompleteHint.store(hints.incomplete, ordering: .relaxed)
     }
 
-    /// An idle connection may be closed for a new one unless its next request already waits in the
-    /// kernel: it is about to be busy and is passed over.
-    private func isEvictable(_ entry: IdleConnectionQueue.Entry) -> Bool {
-        guard isIdle(entry), let connection = connections[entry.connectionID] else { return false }
-        return !DescriptorReadiness.hasPendingInput(connection.socket.rawValue)
+    /// A connection's candidacy for the give-up, as its machine sees it — except that an idle
+    /// connection whose next request already waits in the kernel is about to be busy and is passed
+    /// over (one `poll`).
+    private func giveUpStanding(_ connectionID: UInt64) -> GiveUpCandidate? {
+        guard let connection = connections[connectionID], let standing = connection.machine.giveUpStanding else {
+            return nil
+        }
+        if case .idleBetweenRequests = standing, DescriptorReadiness.hasPendingInput(connection.socket.rawValue) {
+            return nil
+        }
+        return standing
     }
 
-    /// Whether the entry's connection is open and still idle since the entry's instant.
-    private func isIdle(_ entry: IdleConnectionQueue.Entry) -> Bool {
-        connections[entry.connectionID]?.machine.idleBetweenRequestsSince == entry.since
+    /// The machine's standing alone: enough to tell stale index entries, and costs no system call.
+    private func machineStanding(_ connectionID: UInt64) -> GiveUpCandidate? {
+        connections[connectionID]?.machine.giveUpStanding
+    }
+
+    /// Enters the connection's request in the index once, if it is still arriving.
+    private func indexIncompleteRequest(_ connection: Connection) {
+        guard case .incompleteRequest(let begunAt)? = connection.machine.giveUpStanding,
+            connection.indexedRequestStart != begunAt
+        else { return }
+        connection.indexedRequestStart = begunAt
+        giveUpIndex.note(
+            connection.identity.id, .incompleteRequest(begunAt: begunAt), openConnections: connections.count,
+            standing: machineStanding)
+        publishHints()
     }
 
     /// Over the connection cap or the peer's cap: answer 503 at once without reading a request
@@ -351,10 +387,10 @@ final class ConnectionLoop: @unchecked Sendable {
             setInterest(connection, [])
         case .resumeReading:
             setInterest(connection, ConnectionLoop.readInterest)
-            if let since = connection.machine.idleBetweenRequestsSince {
-                idleConnections.becameIdle(
-                    connection.identity.id, since: since, openConnections: connections.count, isCurrent: isIdle)
-                publishIdleHint()
+            if let standing = connection.machine.giveUpStanding, case .idleBetweenRequests = standing {
+                giveUpIndex.note(
+                    connection.identity.id, standing, openConnections: connections.count, standing: machineStanding)
+                publishHints()
             }
         case .linger:
             // Half-closes and discards what the client still sends, so the response is not lost to
@@ -427,6 +463,7 @@ final class ConnectionLoop: @unchecked Sendable {
             }
             switch result {
             case .needMoreData:
+                indexIncompleteRequest(connection)
                 if connection.parser.isHeadComplete {
                     perform(
                         connection.machine.headComplete(expectsContinue: connection.parser.expectsContinue), connection)

@@ -5,24 +5,28 @@ import PushSystem
 /// sweep ticked, a drain began …) and returns what the event loop must do. It performs no I/O and
 /// reads no clock: every instant comes in with its event, so each transition is a unit test.
 struct HTTPConnectionStateMachine: Sendable {
-    /// The timeouts of docs/protocol.md §1 plus the linger after a closing response (decision 0002).
+    /// The timeouts of docs/protocol.md §1 plus the linger after a closing response (decision 0002),
+    /// and the age from which §1 may give up an incomplete request at the connection cap.
     struct Timeouts: Equatable, Sendable {
         var header: Duration
         var request: Duration
         var idle: Duration
         var linger: Duration
+        var giveUpAge: Duration
 
-        init(header: Duration, request: Duration, idle: Duration, linger: Duration) {
+        init(header: Duration, request: Duration, idle: Duration, linger: Duration, giveUpAge: Duration = .seconds(1)) {
             self.header = header
             self.request = request
             self.idle = idle
             self.linger = linger
+            self.giveUpAge = giveUpAge
         }
 
         init(_ configuration: HTTPServerConfiguration) {
             self.init(
                 header: configuration.headerTimeout, request: configuration.requestTimeout,
-                idle: configuration.idleTimeout, linger: configuration.lingerTimeout)
+                idle: configuration.idleTimeout, linger: configuration.lingerTimeout,
+                giveUpAge: configuration.incompleteRequestGiveUpAge)
         }
     }
 
@@ -204,19 +208,29 @@ struct HTTPConnectionStateMachine: Sendable {
         }
     }
 
-    /// Since when the connection has been idle between keep-alive requests: after a response, with
-    /// nothing of the next request read. nil in every other state, including a new connection
-    /// before its first request (the header timeout bounds that one).
-    var idleBetweenRequestsSince: MonotonicInstant? {
-        guard case .idle(let since, firstRequest: false) = state else { return nil }
-        return since
+    /// What docs/protocol.md §1's give-up at the connection cap sees of this connection, before the
+    /// age rule: idle between keep-alive requests (a response written, nothing of the next request
+    /// read), or a request still arriving — a new connection's first request began at the accept,
+    /// a later one at its first byte. nil once the request is complete (being handled, its response
+    /// being written, lingering) or the connection is closed: those are never given up.
+    var giveUpStanding: GiveUpCandidate? {
+        switch state {
+        case .idle(let since, firstRequest: false): .idleBetweenRequests(since: since)
+        case .idle(_, firstRequest: true): .incompleteRequest(begunAt: requestStart)
+        case .readingHead(let start), .readingBody(let start): .incompleteRequest(begunAt: start)
+        case .processing, .writing, .lingering, .closed: nil
+        }
     }
 
-    /// The listener is full and a new connection waits (docs/protocol.md §1): a connection idle
-    /// between keep-alive requests closes without a response, as at the idle timeout. In any other
-    /// state (a request being read, answered or written, lingering) nothing changes.
-    mutating func closeForNewConnection() -> Action {
-        guard idleBetweenRequestsSince != nil else { return .wait }
+    /// The listener is full and this connection was chosen to make room (docs/protocol.md §1): it
+    /// closes at once without a response — no 408, it is given up, not timed out — if it is idle
+    /// between keep-alive requests, or if its request is incomplete and began at least
+    /// `timeouts.giveUpAge` before `now`. Otherwise nothing changes, so a bookkeeping error in the
+    /// loop can never cut a complete request short.
+    mutating func giveUpForNewConnection(at now: MonotonicInstant) -> Action {
+        guard let standing = giveUpStanding, standing.isEligible(at: now, giveUpAge: timeouts.giveUpAge) else {
+            return .wait
+        }
         return peerClosed()
     }
 

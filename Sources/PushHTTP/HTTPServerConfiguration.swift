@@ -7,9 +7,15 @@ public struct HTTPServerConfiguration: Sendable {
     /// Event-loop threads serving the listener's connections (docs/decisions/0470); one suits a
     /// small internal listener.
     public var eventLoopCount: Int = 1
-    /// At this many open connections, a new one first closes the connection idle the longest between
-    /// keep-alive requests; when none is idle it gets a fast 503 `temporarily_unavailable` and is closed.
+    /// At this many open connections, a new one first gives up the connection idle the longest between
+    /// keep-alive requests, else the incomplete request begun longest ago (at least
+    /// `incompleteRequestGiveUpAge` ago); when there is neither it gets a fast 503
+    /// `temporarily_unavailable` and is closed (docs/protocol.md §1).
     public var maxConnections: Int = 1024
+    /// At the connection cap, a request whose head or body is still arriving may be given up once it
+    /// began this long ago (docs/protocol.md §1: 1 s). Tests lengthen it to meet a full listener
+    /// with nothing to give up.
+    public var incompleteRequestGiveUpAge: Duration = .seconds(1)
     /// Open connections from one peer (an IPv4 address, an IPv6 /64: `PeerGroup`) beyond this get the
     /// same 503 (docs/protocol.md §1).
     public var maxConnectionsPerPeer: Int = 256

@@ -16,6 +16,59 @@ private func servesHello(_ client: HTTPTestClient) throws -> Bool {
     return try client.readResponse().status == 200
 }
 
+/// What a connection shows its client without waiting: still open, closed with no response (given
+/// up), or answered (a 408 or 503 would be a failure here).
+private enum PeerView: Equatable {
+    case open, closedWithoutResponse, answered
+}
+
+private func peerView(_ client: HTTPTestClient) -> PeerView {
+    client.setReceiveTimeout(.milliseconds(1))
+    do {
+        return try client.isClosedByPeer() ? .closedWithoutResponse : .answered
+    } catch .timedOut {
+        return .open
+    } catch {
+        return .answered
+    }
+}
+
+/// One connection of security finding 6's attack: from `address`, it sends nothing, half a head, or
+/// a whole head and part of its body, and then nothing more.
+private final class HoldingConnection {
+    enum Kind: String, CaseIterable { case silent, slowHead, slowBody }
+
+    let address: String
+    let kind: Kind
+    private(set) var client: HTTPTestClient
+    /// An instant by which the server had accepted it: its request began no later.
+    var acceptedBy: MonotonicInstant
+
+    init(_ address: String, _ kind: Kind, port: Int) throws {
+        self.address = address
+        self.kind = kind
+        client = try Self.open(address, kind, port: port)
+        acceptedBy = .now()
+    }
+
+    func reopen(port: Int) throws {
+        client = try Self.open(address, kind, port: port)
+    }
+
+    private static func open(_ address: String, _ kind: Kind, port: Int) throws -> HTTPTestClient {
+        let client = try HTTPTestClient(port: port, source: address, timeout: .seconds(30))
+        switch kind {
+        case .silent: break
+        case .slowHead: try client.send("GET /hello HTTP/1.1\r\nHost: te")
+        case .slowBody:
+            try client.send(
+                "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 64\r\n\r\n{\"a\":\"1"
+            )
+        }
+        return client
+    }
+}
+
 @Suite("Connection limits and timeouts from accept, live (security findings 2 and 3)", .serialized)
 struct ConnectionLimitsLiveTests {
     @Test("a connection that never sends a byte gets 408 at the header timeout after accept and is closed")
@@ -52,6 +105,8 @@ struct ConnectionLimitsLiveTests {
         let live = try LiveServer {
             $0.maxConnections = 50
             $0.headerTimeout = .milliseconds(800)
+            // Only the header timeout may free the cap here, however slowly the test runs.
+            $0.incompleteRequestGiveUpAge = .seconds(60)
         }
         let start = MonotonicInstant.now()
         var silent = try (0..<50).map { _ in try live.client() }
@@ -158,7 +213,7 @@ struct ConnectionLimitsLiveTests {
     }
 
     @Test(
-        "a connection mid-request or with its response pending is never closed for a new one; the longest-idle keep-alive connection is"
+        "a connection with its response pending is never closed for a new one; an idle keep-alive connection is, before any incomplete request"
     )
     func busyConnectionsAreNeverClosed() throws {
         let live = try LiveServer { $0.maxConnections = 4 }
@@ -185,9 +240,14 @@ struct ConnectionLimitsLiveTests {
     }
 
     @Test(
-        "when no connection is idle between requests, a new one over the connection cap gets 503 and nothing is closed")
+        "when no connection is idle and no incomplete request is old enough to give up, a new one over the connection cap gets 503 and nothing is closed"
+    )
     func noIdleConnectionMeans503() throws {
-        let live = try LiveServer { $0.maxConnections = 3 }
+        let live = try LiveServer {
+            $0.maxConnections = 3
+            // However slowly the test runs, the incomplete requests stay too young to give up.
+            $0.incompleteRequestGiveUpAge = .seconds(60)
+        }
         let readingHead = try live.client()
         try readingHead.send("GET /hello HTTP/1.1\r\n")
         let pending = try live.client()
@@ -202,6 +262,89 @@ struct ConnectionLimitsLiveTests {
         #expect(try servesHello(silent))
         live.slow.gate.open()
         #expect(try pending.readResponse().status == 200)
+    }
+
+    @Test(
+        "4 addresses holding the connection cap with silent, slow-head and slow-body connections, reopened as they are given up, never keep a fifth address from its 200; a request being handled is never given up",
+        arguments: [1, 3])
+    func silentAndSlowConnectionsGiveWay(eventLoops: Int) throws {
+        let live = try LiveServer {
+            $0.eventLoopCount = eventLoops
+            $0.maxConnections = 8
+            $0.maxConnectionsPerPeer = 2
+            // No 408 may free a slot during the test: only §1's give-up can.
+            $0.headerTimeout = .seconds(300)
+            $0.requestTimeout = .seconds(300)
+        }
+        let port = live.port
+        // The oldest connection holds a complete request being handled: it must never be given up.
+        let handled = try HTTPTestClient(port: port, source: "127.0.0.2", timeout: .seconds(30))
+        try handled.send(post("/slow", "{}"))
+        live.slow.started.wait()
+        let holders = try [
+            ("127.0.0.2", HoldingConnection.Kind.silent), ("127.0.0.3", .slowHead), ("127.0.0.3", .slowBody),
+            ("127.0.0.4", .silent), ("127.0.0.4", .slowHead), ("127.0.0.5", .slowBody), ("127.0.0.5", .silent),
+        ].map { try HoldingConnection($0.0, $0.1, port: port) }
+        #expect(eventually(within: 30, every: 0.01) { live.server.openConnectionCount == 8 })
+        for holder in holders { holder.acceptedBy = .now() }
+        // Each address is at its own cap, and the listener at its cap.
+        try expectOverCapacityRejection(HTTPTestClient(port: port, source: "127.0.0.4"))
+
+        /// §1 gives up only a request that began at least 1 s ago: wait until the oldest holder's has.
+        func waitForAGiveUpCandidate() {
+            let oldest = holders.map(\.acceptedBy).min()!
+            #expect(eventually(within: 30, every: 0.02) { elapsed(since: oldest) >= .seconds(1) })
+        }
+
+        let attempts = 10
+        var served = 0
+        var givenUp: [HoldingConnection.Kind] = []
+        for _ in 0..<attempts {
+            waitForAGiveUpCandidate()
+            let client = try HTTPTestClient(port: port, source: "127.0.0.6", timeout: .seconds(30))
+            guard try servesHello(client) else { continue }
+            served += 1
+            client.shutdown()
+            // The holder given up for it was closed without a response; the attacker reopens it
+            // once the client's slot is free again, so every attempt meets a full listener.
+            var closed: [HoldingConnection] = []
+            #expect(
+                eventually(within: 30, every: 0.01) {
+                    closed = holders.filter { peerView($0.client) == .closedWithoutResponse }
+                    return !closed.isEmpty
+                })
+            #expect(closed.count == 1, "\(closed.map(\.kind))")
+            #expect(holders.allSatisfy { peerView($0.client) != .answered })
+            givenUp += closed.map(\.kind)
+            #expect(eventually(within: 30, every: 0.01) { live.server.openConnectionCount == 7 })
+            for holder in closed {
+                try holder.reopen(port: port)
+            }
+            #expect(eventually(within: 30, every: 0.01) { live.server.openConnectionCount == 8 })
+            for holder in closed { holder.acceptedBy = .now() }
+        }
+        #expect(served == attempts, "served \(served) of \(attempts) attempts")
+        #expect(Set(givenUp) == Set(HoldingConnection.Kind.allCases), "given up: \(givenUp)")
+
+        // A client that stays connected is idle between requests: it gives way before any of the
+        // older incomplete requests.
+        waitForAGiveUpCandidate()
+        let idle = try HTTPTestClient(port: port, source: "127.0.0.6", timeout: .seconds(30))
+        #expect(try servesHello(idle))
+        let holdersLeft = holders.filter { peerView($0.client) == .open }
+        #expect(holdersLeft.count == holders.count - 1)
+        let newcomer = try HTTPTestClient(port: port, source: "127.0.0.7", timeout: .seconds(30))
+        #expect(try servesHello(newcomer))
+        #expect(eventually(within: 30, every: 0.01) { peerView(idle) == .closedWithoutResponse })
+        #expect(holdersLeft.allSatisfy { peerView($0.client) == .open })
+
+        // The request being handled was never given up: it gets its response.
+        live.slow.gate.open()
+        #expect(try handled.readResponse().status == 200)
+        #expect(live.accessLog.all.filter { $0.status != 200 }.map(\.status) == [503], "only the per-address refusal")
+        let lines = live.log.lines(saying: "http connection given up at the connection cap")
+        #expect(lines.filter { $0.contains("\"state\":\"incomplete_request\"") }.count == attempts + 1)
+        #expect(lines.filter { $0.contains("\"state\":\"idle\"") }.count == 1)
     }
 
     @Test("an IPv6 peer is capped per /64: the third connection from ::1 gets 503 with a cap of 2")

@@ -58,8 +58,10 @@ struct EventLoopSpreadLiveTests {
         let live = try LiveServer {
             $0.eventLoopCount = 4
             $0.maxConnections = 8
+            // However slowly the test runs, the half heads below stay too young to give up.
+            $0.incompleteRequestGiveUpAge = .seconds(60)
         }
-        // Half a head each: busy, so nothing may be closed for a newcomer.
+        // Half a head each, under the give-up age: nothing may be closed for a newcomer.
         let held = try (0..<8).map { _ in try live.client() }
         for client in held { try client.send("GET /hello HTTP/1.1\r\n") }
         #expect(eventually(every: 0.005) { live.server.openConnectionCount == 8 })

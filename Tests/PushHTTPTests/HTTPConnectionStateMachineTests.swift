@@ -483,87 +483,301 @@ struct PeerGroupTests {
     }
 }
 
-@Suite("The longest-idle keep-alive connection (pure)")
-struct IdleConnectionQueueTests {
-    private static func isAnyOf(_ current: Set<UInt64>) -> (IdleConnectionQueue.Entry) -> Bool {
+@Suite("Oldest-first connection queue (pure)")
+struct OldestFirstQueueTests {
+    private static func isAnyOf(_ current: Set<UInt64>) -> (OldestFirstQueue.Entry) -> Bool {
         { current.contains($0.connectionID) }
     }
 
-    @Test("the connection idle the longest comes first; entries of connections no longer idle are skipped and dropped")
-    func longestIdleFirst() {
-        var queue = IdleConnectionQueue()
+    private static func take(
+        _ queue: inout OldestFirstQueue, _ isCurrent: (OldestFirstQueue.Entry) -> Bool
+    )
+        -> OldestFirstQueue.Entry?
+    {
+        guard let entry = queue.oldest(isCurrent: isCurrent) else { return nil }
+        queue.removeOldest()
+        return entry
+    }
+
+    @Test("the oldest entry comes first; entries of connections that moved on are skipped and dropped")
+    func oldestFirst() {
+        var queue = OldestFirstQueue()
         for id in UInt64(1)...4 {
-            queue.becameIdle(id, since: at(Double(id)), openConnections: 4, isCurrent: { _ in true })
+            queue.insert(id, since: at(Double(id)), openConnections: 4, isCurrent: { _ in true })
         }
-        // Connection 1 got a request, 2 closed: 3 has been idle the longest.
+        // Connection 1 got a request, 2 closed: 3 is the oldest still current.
         let current = Self.isAnyOf([3, 4])
-        #expect(queue.takeLongestIdle(isCurrent: current) == IdleConnectionQueue.Entry(connectionID: 3, since: at(3)))
+        #expect(Self.take(&queue, current) == OldestFirstQueue.Entry(connectionID: 3, since: at(3)))
         #expect(queue.count == 1)
-        #expect(queue.takeLongestIdle(isCurrent: current)?.connectionID == 4)
-        #expect(queue.takeLongestIdle(isCurrent: current) == nil)
+        #expect(Self.take(&queue, current)?.connectionID == 4)
+        #expect(Self.take(&queue, current) == nil)
         #expect(queue.count == 0)
     }
 
-    @Test("a connection idle again after a request is found by its newer entry, not its older one")
-    func idleAgain() {
-        var queue = IdleConnectionQueue()
-        queue.becameIdle(1, since: at(1), openConnections: 2, isCurrent: { _ in true })
-        queue.becameIdle(2, since: at(2), openConnections: 2, isCurrent: { _ in true })
-        queue.becameIdle(1, since: at(3), openConnections: 2, isCurrent: { _ in true })
-        // The loop confirms an entry only when its instant is the one its connection is idle since.
-        let idleSince: [UInt64: MonotonicInstant] = [1: at(3), 2: at(2)]
-        let current: (IdleConnectionQueue.Entry) -> Bool = { idleSince[$0.connectionID] == $0.since }
-        #expect(queue.takeLongestIdle(isCurrent: current) == IdleConnectionQueue.Entry(connectionID: 2, since: at(2)))
-        #expect(queue.takeLongestIdle(isCurrent: current) == IdleConnectionQueue.Entry(connectionID: 1, since: at(3)))
+    @Test("an entry inserted late with an earlier instant (an accept handed over from the acceptor) is still in order")
+    func outOfOrderInsertion() {
+        var queue = OldestFirstQueue()
+        for (id, second) in [(UInt64(2), 2.0), (3, 3.0), (1, 1.0), (5, 5.0), (4, 4.5)] {
+            queue.insert(id, since: at(second), openConnections: 5, isCurrent: { _ in true })
+        }
+        #expect(queue.front == OldestFirstQueue.Entry(connectionID: 1, since: at(1)))
+        let order = (0..<5).compactMap { _ in Self.take(&queue, { _ in true })?.connectionID }
+        #expect(order == [1, 2, 3, 4, 5])
     }
 
-    @Test("with no idle connection there is nothing to close")
-    func noneIdle() {
-        var queue = IdleConnectionQueue()
-        #expect(queue.takeLongestIdle(isCurrent: { _ in true }) == nil)
-        queue.becameIdle(7, since: at(1), openConnections: 1, isCurrent: { _ in true })
-        #expect(queue.takeLongestIdle(isCurrent: { _ in false }) == nil)
+    @Test("a connection entered again is found by its newer entry, not its older one")
+    func enteredAgain() {
+        var queue = OldestFirstQueue()
+        queue.insert(1, since: at(1), openConnections: 2, isCurrent: { _ in true })
+        queue.insert(2, since: at(2), openConnections: 2, isCurrent: { _ in true })
+        queue.insert(1, since: at(3), openConnections: 2, isCurrent: { _ in true })
+        // The loop confirms an entry only when its instant is the one its connection stands at.
+        let standsSince: [UInt64: MonotonicInstant] = [1: at(3), 2: at(2)]
+        let current: (OldestFirstQueue.Entry) -> Bool = { standsSince[$0.connectionID] == $0.since }
+        #expect(Self.take(&queue, current) == OldestFirstQueue.Entry(connectionID: 2, since: at(2)))
+        #expect(Self.take(&queue, current) == OldestFirstQueue.Entry(connectionID: 1, since: at(3)))
     }
 
     @Test("stale entries of a busy keep-alive connection stay bounded by the open connections")
     func boundedByOpenConnections() {
-        var queue = IdleConnectionQueue()
-        // One connection answers 10,000 requests; only its newest idle period is current.
+        var queue = OldestFirstQueue()
+        // One connection answers 10,000 requests; only its newest entry is current.
         var newest = at(0)
         for request in 0..<10_000 {
             newest = at(Double(request) / 1000)
-            queue.becameIdle(1, since: newest, openConnections: 1, isCurrent: { [newest] in $0.since == newest })
+            queue.insert(1, since: newest, openConnections: 1, isCurrent: { [newest] in $0.since == newest })
             #expect(queue.count <= 2 * 1 + 64 + 1)
         }
-        let longest = queue.takeLongestIdle { [newest] in $0.since == newest }
-        #expect(longest == IdleConnectionQueue.Entry(connectionID: 1, since: newest))
+        let oldest = Self.take(&queue) { [newest] in $0.since == newest }
+        #expect(oldest == OldestFirstQueue.Entry(connectionID: 1, since: newest))
     }
 }
 
-@Suite("Closing an idle connection for a new one (pure)")
-struct CloseForNewConnectionTests {
-    @Test(
-        "only a connection idle between keep-alive requests is closed, without a response; every other state is left alone",
-        arguments: MachineFixture.allCases)
-    func onlyIdleBetweenRequests(_ fixture: MachineFixture) {
-        if fixture == .idleAfterResponse {
-            expectTransition(fixture, { $0.closeForNewConnection() }, .close, .closed)
-            #expect(fixture.machine.idleBetweenRequestsSince == at(3))
-        } else {
-            // Mid-request, with a response pending or being written, lingering, or before the first
-            // request: never taken for a new connection.
-            expectTransition(fixture, { $0.closeForNewConnection() }, .wait)
-            #expect(fixture.machine.idleBetweenRequestsSince == nil)
+/// One event loop's connections as `ConnectionLoop` keeps them for the give-up, without sockets:
+/// machines driven by events at given instants, entered in a `GiveUpIndex` exactly where the loop
+/// enters them (at accept, when a later request is still incomplete after a read, when a
+/// keep-alive connection becomes idle).
+private struct ListenerModel {
+    var machines: [UInt64: Machine] = [:]
+    var index = GiveUpIndex(giveUpAge: .seconds(1))
+    private var indexed: [UInt64: MonotonicInstant] = [:]
+
+    private var standing: GiveUpIndex.Standing { { [machines] in machines[$0]?.giveUpStanding } }
+
+    /// A connection accepted at `instant` that sends nothing: its first request began then.
+    mutating func accept(_ id: UInt64, at instant: MonotonicInstant) {
+        machines[id] = Machine(acceptedAt: instant, timeouts: timeouts)
+        note(id)
+    }
+
+    /// Part of a head arrives at `instant`.
+    mutating func headBegins(_ id: UInt64, at instant: MonotonicInstant) {
+        _ = machines[id]!.inputBuffered(at: instant)
+        note(id)
+    }
+
+    /// The head is complete and the body still arriving.
+    mutating func bodyArriving(_ id: UInt64) {
+        _ = machines[id]!.headComplete(expectsContinue: false)
+        note(id)
+    }
+
+    /// The whole request arrived: it is being handled.
+    mutating func requestComplete(_ id: UInt64) {
+        _ = machines[id]!.requestParsed(keepAlive: true)
+    }
+
+    /// The handler answered at `instant`; with `written`, the response was also written then and the
+    /// connection is idle between keep-alive requests.
+    mutating func answered(_ id: UInt64, at instant: MonotonicInstant, written: Bool) {
+        _ = machines[id]!.responseReady(serial: 1, at: instant)
+        guard written else { return }
+        _ = machines[id]!.writeCompleted(at: instant)
+        if let standing = machines[id]!.giveUpStanding {
+            index.note(id, standing, openConnections: machines.count, standing: self.standing)
         }
     }
 
-    @Test("a keep-alive connection whose next request began is no longer a candidate")
+    /// What the loop does at the cap at `now`: take the index's choice and give it up.
+    mutating func giveUp(at now: MonotonicInstant) -> UInt64? {
+        guard let choice = index.takeBest(at: now, standing: standing) else { return nil }
+        #expect(machines[choice.connectionID]!.giveUpForNewConnection(at: now) == .close)
+        machines[choice.connectionID] = nil
+        return choice.connectionID
+    }
+
+    mutating func best(at now: MonotonicInstant) -> UInt64? { index.best(at: now, standing: standing)?.connectionID }
+
+    /// Enters the connection's request once, while it is still arriving.
+    private mutating func note(_ id: UInt64) {
+        guard case .incompleteRequest(let begunAt)? = machines[id]!.giveUpStanding, indexed[id] != begunAt else {
+            return
+        }
+        indexed[id] = begunAt
+        index.note(id, .incompleteRequest(begunAt: begunAt), openConnections: machines.count, standing: standing)
+    }
+}
+
+@Suite("Which connection is given up at the connection cap (pure, docs/protocol.md §1, security finding 6)")
+struct GiveUpChoiceTests {
+    @Test("a connection idle between keep-alive requests is given up before an incomplete request that began earlier")
+    func idlePreferredOverIncomplete() {
+        var listener = ListenerModel()
+        listener.accept(1, at: t0)
+        listener.accept(2, at: at(1))
+        listener.headBegins(2, at: at(1))
+        listener.requestComplete(2)
+        listener.answered(2, at: at(8), written: true)
+        #expect(listener.giveUp(at: at(10)) == 2, "idle since 8 s beats silent since 0 s")
+        #expect(listener.giveUp(at: at(10)) == 1, "then the silent connection")
+        #expect(listener.giveUp(at: at(10)) == nil)
+    }
+
+    @Test("an incomplete request that began less than 1 s ago is never given up")
+    func incompleteUnderOneSecondNeverChosen() {
+        var listener = ListenerModel()
+        listener.accept(1, at: at(5))
+        #expect(listener.best(at: at(5)) == nil)
+        #expect(listener.best(at: at(5.999)) == nil)
+        #expect(listener.giveUp(at: at(6)) == 1)
+    }
+
+    @Test("a complete request being handled, or with its response being written, is never given up, however old")
+    func completeRequestsNeverChosen() {
+        var listener = ListenerModel()
+        listener.accept(1, at: t0)
+        listener.headBegins(1, at: t0)
+        listener.requestComplete(1)
+        listener.accept(2, at: at(1))
+        listener.headBegins(2, at: at(1))
+        listener.requestComplete(2)
+        listener.answered(2, at: at(2), written: false)
+        listener.accept(3, at: at(3))
+        listener.headBegins(3, at: at(3))
+        // Both complete requests were entered at accept, before anything else: they are skipped.
+        #expect(listener.giveUp(at: at(30)) == 3)
+        #expect(listener.giveUp(at: at(30)) == nil, "only complete requests are left")
+        #expect(listener.machines.keys.sorted() == [1, 2])
+        #expect(listener.machines[1]!.giveUpForNewConnection(at: at(30)) == .wait)
+    }
+
+    @Test("the incomplete request begun longest ago is given up first, whatever order the loop entered them in")
+    func oldestBegunChosen() {
+        var listener = ListenerModel()
+        // Accept instants come from the acceptor loop, so they can reach this loop out of order.
+        for (id, second) in [(UInt64(3), 3.0), (1, 1.0), (4, 4.0), (2, 2.0)] { listener.accept(id, at: at(second)) }
+        listener.headBegins(4, at: at(4.2))
+        let order = (0..<4).compactMap { _ in listener.giveUp(at: at(9)) }
+        #expect(order == [1, 2, 3, 4])
+    }
+
+    @Test("a later request begins at its first byte, not at the accept: an older silent connection goes first")
+    func laterRequestBeginsAtFirstByte() {
+        var listener = ListenerModel()
+        listener.accept(1, at: t0)
+        listener.headBegins(1, at: t0)
+        listener.requestComplete(1)
+        listener.answered(1, at: at(1), written: true)
+        listener.accept(2, at: at(2))
+        listener.headBegins(1, at: at(4))
+        #expect(listener.machines[1]!.giveUpStanding == .incompleteRequest(begunAt: at(4)))
+        #expect(listener.giveUp(at: at(4.5)) == 2)
+        #expect(listener.best(at: at(4.999)) == nil, "connection 1's request began 0.999 s ago")
+        #expect(listener.giveUp(at: at(5)) == 1)
+    }
+
+    @Test("a slow body counts as an incomplete request, from its first byte (or the accept)")
+    func slowBodyCounted() {
+        var listener = ListenerModel()
+        listener.accept(1, at: t0)
+        listener.headBegins(1, at: at(0.5))
+        listener.bodyArriving(1)
+        listener.accept(2, at: at(2))
+        #expect(listener.machines[1]!.state == .readingBody(start: t0))
+        #expect(listener.giveUp(at: at(10)) == 1)
+        #expect(listener.giveUp(at: at(10)) == 2)
+    }
+
+    @Test("another loop's hints promise an idle connection at once and an incomplete request only from 1 s")
+    func hints() {
+        let age = Duration.seconds(1)
+        let five = at(5).nanoseconds
+        #expect(GiveUpIndex.hinted(idle: .max, incomplete: .max, at: at(9), age: age) == nil)
+        #expect(GiveUpIndex.hinted(idle: .max, incomplete: five, at: at(5.999), age: age) == nil)
+        #expect(
+            GiveUpIndex.hinted(idle: .max, incomplete: five, at: at(6), age: age)
+                == .incompleteRequest(begunAt: at(5)))
+        #expect(
+            GiveUpIndex.hinted(idle: at(8).nanoseconds, incomplete: five, at: at(8), age: age)
+                == .idleBetweenRequests(since: at(8)))
+        // The order a loop compares candidates in: idle first, then the earliest instant.
+        #expect(GiveUpCandidate.idleBetweenRequests(since: at(9)) < .incompleteRequest(begunAt: at(1)))
+        #expect(GiveUpCandidate.idleBetweenRequests(since: at(1)) < .idleBetweenRequests(since: at(2)))
+        #expect(GiveUpCandidate.incompleteRequest(begunAt: at(1)) < .incompleteRequest(begunAt: at(2)))
+    }
+
+    @Test("a loop's hints are the first instants it holds, stale or not, so they never promise less than it has")
+    func hintsNeverLaterThanTheTruth() {
+        var listener = ListenerModel()
+        #expect(listener.index.hints.idle == .max && listener.index.hints.incomplete == .max)
+        listener.accept(1, at: at(1))
+        listener.accept(2, at: at(2))
+        listener.headBegins(1, at: at(1))
+        listener.requestComplete(1)
+        // Connection 1 is busy now, but its entry is still first until the loop looks.
+        #expect(listener.index.hints.incomplete == at(1).nanoseconds)
+        #expect(listener.best(at: at(9)) == 2)
+        #expect(listener.index.hints.incomplete == at(2).nanoseconds)
+    }
+}
+
+@Suite("Giving up a connection for a new one (pure, every state)")
+struct GiveUpForNewConnectionTests {
+    @Test(
+        "an idle keep-alive connection or an incomplete request is closed without a response; a complete request, a response being written and lingering are left alone",
+        arguments: MachineFixture.allCases)
+    func eachState(_ fixture: MachineFixture) {
+        // 5 s after accept: every fixture's request began at least 1 s earlier.
+        switch fixture {
+        case .idleAfterResponse:
+            #expect(fixture.machine.giveUpStanding == .idleBetweenRequests(since: at(3)))
+            expectTransition(fixture, { $0.giveUpForNewConnection(at: at(5)) }, .close, .closed)
+        case .idleBeforeFirstRequest, .readingHead, .readingBody:
+            #expect(fixture.machine.giveUpStanding == .incompleteRequest(begunAt: t0))
+            expectTransition(fixture, { $0.giveUpForNewConnection(at: at(5)) }, .close, .closed)
+        case .processing, .writingKeepAlive, .writingClose, .lingering, .closed:
+            #expect(fixture.machine.giveUpStanding == nil)
+            expectTransition(fixture, { $0.giveUpForNewConnection(at: at(5)) }, .wait)
+        }
+    }
+
+    @Test("an incomplete request is given up only from 1 s after it began; an idle connection at once")
+    func oneSecondRule() {
+        for fixture in [MachineFixture.idleBeforeFirstRequest, .readingHead, .readingBody] {
+            expectTransition(fixture, { $0.giveUpForNewConnection(at: at(0.999)) }, .wait)
+            expectTransition(fixture, { $0.giveUpForNewConnection(at: at(1)) }, .close, .closed)
+        }
+        expectTransition(.idleAfterResponse, { $0.giveUpForNewConnection(at: at(3)) }, .close, .closed)
+    }
+
+    @Test("a keep-alive connection whose next request began is an incomplete request timed from that first byte")
     func nextRequestBegan() {
         var machine = MachineFixture.idleAfterResponse.machine
         #expect(machine.inputBuffered(at: at(4)) == .parse)
-        #expect(machine.idleBetweenRequestsSince == nil)
-        #expect(machine.closeForNewConnection() == .wait)
+        #expect(machine.giveUpStanding == .incompleteRequest(begunAt: at(4)))
+        #expect(machine.giveUpForNewConnection(at: at(4.999)) == .wait)
         #expect(machine.state == .readingHead(start: at(4)))
+        #expect(machine.giveUpForNewConnection(at: at(5)) == .close)
+    }
+
+    @Test("the age rule follows the configured age")
+    func configuredAge() {
+        var configuration = HTTPServerConfiguration(listen: "127.0.0.1:0")
+        #expect(Machine.Timeouts(configuration).giveUpAge == .seconds(1))
+        configuration.incompleteRequestGiveUpAge = .seconds(30)
+        var machine = Machine(acceptedAt: t0, timeouts: Machine.Timeouts(configuration))
+        #expect(machine.giveUpForNewConnection(at: at(29.999)) == .wait)
+        #expect(machine.giveUpForNewConnection(at: at(30)) == .close)
     }
 }
 

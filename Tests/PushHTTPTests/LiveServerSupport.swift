@@ -13,6 +13,18 @@ final class AccessLogRecorder: Sendable {
     var all: [AccessLogEntry] { entries.withLock { $0 } }
 }
 
+/// Collects the lines the server under test logs (besides the access log).
+final class LogLineRecorder: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var logger: Logger { Logger(level: .info, sink: { line in self.lines.withLock { $0.append(line) } }) }
+
+    /// The lines whose message is `message`.
+    func lines(saying message: String) -> [String] {
+        lines.withLock { $0.filter { $0.contains("\"msg\":\"\(message)\"") } }
+    }
+}
+
 /// A handler that reports when it starts and blocks until the test opens its gate.
 final class GatedHandler: Sendable {
     let started = CompletionLatch()
@@ -37,6 +49,7 @@ final class GatedHandler: Sendable {
 final class LiveServer {
     let server: HTTPServer
     let accessLog = AccessLogRecorder()
+    let log = LogLineRecorder()
     let slow = GatedHandler()
 
     init(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
@@ -54,7 +67,8 @@ final class LiveServer {
             Route("GET", "/inline", runsOnEventLoop: true) { _ in .json(status: 200, "{\"inline\":true}") },
         ])
         let recorder = accessLog
-        server = try HTTPServer(configuration: configuration, router: router, accessLog: { recorder.record($0) })
+        server = try HTTPServer(
+            configuration: configuration, router: router, logger: log.logger, accessLog: { recorder.record($0) })
         try server.start()
     }
 
