@@ -1,6 +1,6 @@
 /// The worker queue's places shared out among the relays (docs/protocol.md §13: one relay's
 /// traffic must not starve another's triggers): each relay holds at most its share of queued
-/// triggers, so a flood on one relay fills only its own places. Pure.
+/// triggers, so a flood on one relay fills only its own places (docs/decisions/0720). Pure.
 struct MarmotQueueShares {
     let sharePerRelay: Int
     private var queued: [Int]

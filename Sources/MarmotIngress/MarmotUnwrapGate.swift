@@ -6,7 +6,8 @@ import PushRateLimiting
 /// checks on the wrap as received, the seen set, then the relay's own share of the unwrap bucket.
 /// The caller checks the id and signature only for a wrap it admits, and reports a verified id
 /// back, so every signature check is inside the bucket. Times are passed in: `unixNow` for the
-/// `created_at` window, `now` (monotonic seconds) for the buckets and the seen set.
+/// `created_at` window, `now` (monotonic seconds) for the buckets and the seen set
+/// (docs/decisions/0720-marmot-step-one-per-relay.md).
 struct MarmotUnwrapGate {
     /// The smallest share of one relay, per minute, whatever the rate and the number of relays.
     static let minimumSharePerMinute = 60
