@@ -73,7 +73,7 @@ extension GatewayConfiguration {
         var ingress = MarmotIngressSettings()
         let perMinute = reader.integer("PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_MINUTE", in: 1...100_000, default: 240)
         let perHour = reader.integer("PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_HOUR", in: 1...1_000_000, default: 5000)
-        let unwrap = reader.integer("PUSH_GATEWAY_MARMOT_UNWRAP_RATE_PER_MINUTE", in: 1...1_000_000, default: 600)
+        let unwrap = reader.integer("PUSH_GATEWAY_MARMOT_UNWRAP_RATE_PER_MINUTE", in: 1...1_000_000, default: 6000)
         guard let serverKey, let relays, let perMinute, let perHour, let unwrap else { return nil }
         ingress.tokenRatePerMinute = Int(perMinute)
         ingress.tokenRatePerHour = Int(perHour)

@@ -13,7 +13,8 @@ public typealias MarmotProviderMap = [PushService: (provider: any PushProvider, 
 public struct MarmotIngressSettings: Sendable {
     public var tokenRatePerMinute = 240
     public var tokenRatePerHour = 5000
-    public var unwrapRatePerMinute = 600
+    /// Shared out among the relays, each at least 60 a minute (docs/protocol.md §13 step 1).
+    public var unwrapRatePerMinute = 6000
     /// The waits before the second and third attempt of a transient outcome.
     public var retryDelays: [Duration] = [.seconds(1), .seconds(4)]
     /// A push service's `Retry-After` up to this replaces the fixed wait.
@@ -33,9 +34,10 @@ public protocol MarmotDigestClaims: Sendable {
 /// Runs a closure after a delay (the retries' waits), on whatever thread the scheduler owns.
 public typealias MarmotRetryScheduler = @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
 
-/// docs/protocol.md §13 steps 1–8 for one gift wrap: the unwrap bucket, the unwrap, the content
-/// rules, the replay claim, the chunks, the per-token buckets and the dispatch with its bounded
-/// retries. Thread-safe; `process` blocks on PostgreSQL, so it runs on a worker, never an event loop.
+/// docs/protocol.md §13 steps 1–8 for one gift wrap: the cheap checks, the seen set and the
+/// relay's share of the unwrap bucket before the signature, the unwrap, the content rules, the
+/// replay claim, the chunks, the per-token buckets and the dispatch with its bounded retries.
+/// Thread-safe; `process` blocks on PostgreSQL, so it runs on a worker, never an event loop.
 public final class MarmotIngress: Sendable {
     private let serverKey: SchnorrSigningKey
     private let providers: [PushService: Provider]
@@ -44,8 +46,10 @@ public final class MarmotIngress: Sendable {
     private let metrics: MarmotMetrics
     private let logger: Logger
     private let unixTime: @Sendable () -> Int64
+    /// Monotonic seconds for the buckets and the seen set.
+    private let monotonicSeconds: @Sendable () -> Double
     private let scheduleRetry: MarmotRetryScheduler
-    private let unwrapBucket: Mutex<TokenBucket>
+    private let gate: Mutex<MarmotUnwrapGate>
     private let tokensPerMinute: KeyedRateLimiter<[UInt8]>
     private let tokensPerHour: KeyedRateLimiter<[UInt8]>
     /// Keys the per-token buckets: a fresh random key per process, never stored, so the bucket
@@ -57,10 +61,24 @@ public final class MarmotIngress: Sendable {
         let profileID: String
     }
 
-    public init(
-        serverKey: SchnorrSigningKey, providers: MarmotProviderMap, settings: MarmotIngressSettings,
+    /// `relayCount` relays share the unwrap rate; `process` names one of them by its index.
+    public convenience init(
+        serverKey: SchnorrSigningKey, relayCount: Int, providers: MarmotProviderMap, settings: MarmotIngressSettings,
         digests: any MarmotDigestClaims, metrics: MarmotMetrics, logger: Logger,
         unixTime: @escaping @Sendable () -> Int64, scheduleRetry: @escaping MarmotRetryScheduler
+    ) throws(CryptoError) {
+        try self.init(
+            serverKey: serverKey, relayCount: relayCount, providers: providers, settings: settings, digests: digests,
+            metrics: metrics, logger: logger, unixTime: unixTime, monotonicSeconds: { Self.seconds(.now()) },
+            scheduleRetry: scheduleRetry)
+    }
+
+    /// With the monotonic clock given too (tests drive the buckets and the seen set with it).
+    init(
+        serverKey: SchnorrSigningKey, relayCount: Int, providers: MarmotProviderMap, settings: MarmotIngressSettings,
+        digests: any MarmotDigestClaims, metrics: MarmotMetrics, logger: Logger,
+        unixTime: @escaping @Sendable () -> Int64, monotonicSeconds: @escaping @Sendable () -> Double,
+        scheduleRetry: @escaping MarmotRetryScheduler
     ) throws(CryptoError) {
         self.serverKey = serverKey
         self.providers = providers.mapValues { Provider(provider: $0.provider, profileID: $0.profileID) }
@@ -69,11 +87,12 @@ public final class MarmotIngress: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.unixTime = unixTime
+        self.monotonicSeconds = monotonicSeconds
         self.scheduleRetry = scheduleRetry
-        unwrapBucket = Mutex(
-            TokenBucket(
-                capacity: settings.unwrapRatePerMinute, refillPerSecond: Double(settings.unwrapRatePerMinute) / 60,
-                now: Self.seconds(.now())))
+        gate = Mutex(
+            MarmotUnwrapGate(
+                server: serverKey.publicKey, relayCount: relayCount, ratePerMinute: settings.unwrapRatePerMinute,
+                now: monotonicSeconds()))
         tokensPerMinute = KeyedRateLimiter(
             capacity: settings.tokenRatePerMinute, refillPerSecond: Double(settings.tokenRatePerMinute) / 60)
         tokensPerHour = KeyedRateLimiter(
@@ -87,32 +106,28 @@ public final class MarmotIngress: Sendable {
     /// A trigger the worker queue had no room for: refused like an empty unwrap bucket.
     public func countOverflow() { metrics.triggers.increment(.rateLimited) }
 
-    /// Steps 1–8; returns (and counts) the trigger's class. Dispatch continues after the return.
+    /// Steps 1–8 for a wrap received from relay `relay` (an index of the configured relays);
+    /// returns (and counts) the trigger's class. Dispatch continues after the return.
     @discardableResult
-    public func process(_ wrap: NostrEvent) -> MarmotTriggerResult {
-        let result = claim(wrap)
+    public func process(_ wrap: NostrEvent, relay: Int) -> MarmotTriggerResult {
+        let result = claim(wrap, relay: relay)
         metrics.triggers.increment(result.class)
         if let trigger = result.trigger { dispatch(trigger) }
         return result.class
     }
 
-    private func claim(_ wrap: NostrEvent) -> (class: MarmotTriggerResult, trigger: MarmotTrigger?) {
-        do throws(NostrError) {
-            try NIP59.verifyWrap(wrap, recipient: serverKey.publicKey)
-        } catch {
-            return (MarmotTriggerResult(MarmotError(error)), nil)
-        }
-        let now = Self.seconds(.now())
-        guard unwrapBucket.withLock({ $0.take(now: now) }) == .allowed else { return (.rateLimited, nil) }
+    private func claim(_ wrap: NostrEvent, relay: Int) -> (class: MarmotTriggerResult, trigger: MarmotTrigger?) {
+        let unixNow = unixTime()
+        let admitted = gate.withLock { $0.admit(wrap, relay: relay, unixNow: unixNow, now: monotonicSeconds()) }
+        if case .refused(let result) = admitted { return (result, nil) }
+        // Outside the lock: the signature check is the costly part of step 1, already paid for
+        // from the relay's bucket.
+        guard MarmotTriggerDecoder.hasValidSignature(wrap) else { return (.badEvent, nil) }
+        gate.withLock { $0.recordVerified(wrap.id, now: monotonicSeconds()) }
         let trigger: MarmotTrigger
-        do throws(NostrError) {
-            let gift = try NIP59.open(verifiedWrap: wrap, recipientKey: serverKey)
-            switch MarmotTriggerDecoder.decode(rumor: gift.rumor) {
-            case .failure(let refusal): return (MarmotTriggerResult(refusal), nil)
-            case .success(let decoded): trigger = decoded
-            }
-        } catch {
-            return (MarmotTriggerResult(MarmotError(error)), nil)
+        switch MarmotTriggerDecoder.open(verifiedWrap: wrap, serverKey: serverKey) {
+        case .failure(let refusal): return (MarmotTriggerResult(refusal), nil)
+        case .success(let decoded): trigger = decoded
         }
         do {
             guard try digests.claim(trigger.digest) else { return (.duplicate, nil) }
@@ -128,6 +143,9 @@ public final class MarmotIngress: Sendable {
     /// Steps 5–7 for each chunk on its own.
     private func dispatch(_ trigger: MarmotTrigger) {
         let expiresAt = unixTime() + settings.wakeLifetimeSeconds
+        // Step 6: one wake per token of this trigger, however often its chunk (or another
+        // encryption of the same token) is repeated. Held only while this trigger is dispatched.
+        var dispatchedTokens = Set<[UInt8]>()
         for opened in trigger.openChunks(serverKey: serverKey) {
             let token: MarmotDeviceToken
             switch opened {
@@ -137,6 +155,10 @@ public final class MarmotIngress: Sendable {
             case .success(let success): token = success
             }
             let platform = MarmotTokenPlatform(token.platform)
+            guard dispatchedTokens.insert([token.platform.byte] + token.bytes).inserted else {
+                metrics.countToken(platform, .duplicateToken)
+                continue
+            }
             let service: PushService = token.platform == .apns ? .apns : .fcm
             guard let target = providers[service] else {
                 metrics.countToken(platform, .unconfigured)
@@ -156,7 +178,7 @@ public final class MarmotIngress: Sendable {
     /// Step 6: the minute and the hour bucket of this token, keyed by a keyed hash held in memory.
     private func takeTokenBuckets(_ token: MarmotDeviceToken) -> Bool {
         let key = tokenKey.authenticationCode([token.platform.byte] + token.bytes)
-        let now = Self.seconds(.now())
+        let now = monotonicSeconds()
         guard tokensPerMinute.take(key, now: now) == .allowed else { return false }
         return tokensPerHour.take(key, now: now) == .allowed
     }

@@ -27,6 +27,8 @@ public enum MarmotTokenResult: String, Sendable, CaseIterable {
     case aead
     case platform
     case length
+    /// Step 6: the same platform and token bytes came earlier in the same trigger.
+    case duplicateToken = "duplicate_token"
     /// Step 6: the token's bucket was empty.
     case rateLimited = "rate_limited"
     /// Step 7: no profile is configured for the token's platform.

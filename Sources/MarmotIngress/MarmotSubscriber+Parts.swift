@@ -18,7 +18,7 @@ extension MarmotSubscriber {
             metrics: metrics, logger: logger, unixTime: unixTime
         ) { scheduleRetry in
             try MarmotIngress(
-                serverKey: serverKey, providers: providers, settings: settings,
+                serverKey: serverKey, relayCount: relays.count, providers: providers, settings: settings,
                 digests: PostgresMarmotDigestClaims(pool: pool), metrics: metrics, logger: logger,
                 unixTime: unixTime, scheduleRetry: scheduleRetry)
         }

@@ -29,8 +29,9 @@ public struct MarmotRelaySettings: Sendable {
 /// the retry waits on the loop's timers. The composition root calls `start()` once and `stop()`
 /// at shutdown; relay connections never affect readiness (docs/protocol.md §13).
 public final class MarmotSubscriber: Sendable {
-    /// Triggers waiting for the worker: more are refused as `rate_limited` (the unwrap bucket's
-    /// answer, a step earlier).
+    /// Triggers waiting for the worker, shared out among the relays like the unwrap bucket
+    /// (``MarmotQueueShares``): past its share a relay's triggers are refused as `rate_limited`
+    /// (the unwrap bucket's answer, a step earlier), and the others' shares stay free.
     static let queueCapacity = 256
 
     private let settings: MarmotRelaySettings
@@ -57,6 +58,14 @@ public final class MarmotSubscriber: Sendable {
         var all: [NostrRelayClient] = []
     }
 
+    // @unchecked Sendable: reserved and released on the loop thread only (the worker's completion
+    // is delivered there).
+    private final class QueueSlots: @unchecked Sendable {
+        var shares: MarmotQueueShares
+
+        init(_ shares: MarmotQueueShares) { self.shares = shares }
+    }
+
     /// `makeIngress` builds the ingress around the subscriber's retry scheduler (the loop's timers).
     public init(
         settings: MarmotRelaySettings, metrics: MarmotMetrics, logger: Logger,
@@ -70,13 +79,15 @@ public final class MarmotSubscriber: Sendable {
         self.makeIngress = makeIngress
     }
 
-    /// Starts the loop, the worker and every relay client.
+    /// Starts the loop, the worker and every relay client, and logs the server's public key (hex
+    /// and NIP-19 `npub`: what clients encrypt tokens and wrap triggers to; not a secret).
     public func start() throws {
         let loop = try EventLoop()
         let workers: WorkerPool
         let ingress: MarmotIngress
+        let slots = QueueSlots(MarmotQueueShares(capacity: Self.queueCapacity, relayCount: settings.relays.count))
         do {
-            workers = try WorkerPool(threadCount: 1, queueCapacity: Self.queueCapacity)
+            workers = try WorkerPool(threadCount: 1, queueCapacity: slots.shares.totalCapacity)
             ingress = try makeIngress { delay, body in
                 loop.execute { loop.schedule(after: delay) { body() } }
             }
@@ -86,6 +97,13 @@ public final class MarmotSubscriber: Sendable {
         }
         let clients = Clients()
         running.withLock { $0 = Running(loop: loop, workers: workers, clients: clients) }
+        let publicKey = settings.serverKey.publicKey
+        logger.info(
+            "marmot notification server",
+            [
+                "public_key": .string(publicKey.hex), "npub": .string(NIP19.npub(publicKey)),
+                "relays": .int(Int64(settings.relays.count)),
+            ])
         let urls = settings.relays.map(\.description)
         for (index, url) in settings.relays.enumerated() {
             loop.execute { [self] in
@@ -95,7 +113,8 @@ public final class MarmotSubscriber: Sendable {
                 let client = NostrRelayClient(
                     url: url, configuration: configuration, loop: loop, tlsContext: settings.tlsContext,
                     proxy: settings.proxy, unixTime: unixTime,
-                    callbacks: callbacks(index: index, url: url, loop: loop, workers: workers, ingress: ingress))
+                    callbacks: callbacks(
+                        index: index, url: url, loop: loop, workers: workers, slots: slots, ingress: ingress))
                 clients.all.append(client)
                 client.start()
             }
@@ -123,13 +142,19 @@ public final class MarmotSubscriber: Sendable {
     }
 
     private func callbacks(
-        index: Int, url: WebSocketURL, loop: EventLoop, workers: WorkerPool, ingress: MarmotIngress
+        index: Int, url: WebSocketURL, loop: EventLoop, workers: WorkerPool, slots: QueueSlots, ingress: MarmotIngress
     ) -> NostrRelayClient.Callbacks {
         let host = url.host
         return NostrRelayClient.Callbacks(
             giftWrap: { wrap in
-                let queued = workers.submit({ ingress.process(wrap) }, deliveringOn: loop) { _ in }
-                if !queued { ingress.countOverflow() }
+                guard slots.shares.reserve(relay: index) else { return ingress.countOverflow() }
+                let queued = workers.submit({ ingress.process(wrap, relay: index) }, deliveringOn: loop) { _ in
+                    slots.shares.release(relay: index)
+                }
+                if !queued {
+                    slots.shares.release(relay: index)
+                    ingress.countOverflow()
+                }
             },
             malformedGiftWrap: { ingress.countMalformed() },
             stateChanged: { [metrics, logger] state in

@@ -1,10 +1,12 @@
 import GatewayConfiguration
 import PushGateway
+import PushNostr
 
 /// `push-gateway check-config` (docs/protocol.md §12): validates the environment without touching the
-/// network or the database. Prints `configuration ok`, the enabled profiles and the insecure
-/// settings in use (never a secret or any value an operator did not choose to publish), or every
-/// error on standard error.
+/// network or the database. Prints `configuration ok`, the enabled profiles, with the Marmot mode
+/// on the server's Nostr public key (what app developers need; the key file stays secret), and the
+/// insecure settings in use (never a secret or any value an operator did not choose to publish),
+/// or every error on standard error.
 enum CheckConfigCommand: InProcessCommand {
     static let usage = "usage: push-gateway check-config\n"
 
@@ -62,6 +64,14 @@ enum CheckConfigCommand: InProcessCommand {
         var text = "configuration ok\n"
         for profile in configuration.profiles {
             text += "profile \(profile.id): " + describe(profile) + "\n"
+        }
+        if let marmot = configuration.marmot {
+            let publicKey = marmot.serverKey.publicKey
+            text +=
+                "marmot: \(marmot.relays.count) relay(s), apns profile \(marmot.apnsProfileID ?? "none"), "
+                + "fcm profile \(marmot.fcmProfileID ?? "none")\n"
+            text += "marmot server public key: \(publicKey.hex)\n"
+            text += "marmot server npub: \(NIP19.npub(publicKey))\n"
         }
         text += "capacity: \(configuration.databasePoolSize) database sessions, \(configuration.workerCount) workers\n"
         let insecure = configuration.insecureSettings

@@ -1,21 +1,22 @@
+import Glibc
 import PushCrypto
 import PushJSON
 import PushMarmot
 import PushNostr
 
 /// `push-gateway verify-marmot-trigger` (docs/protocol.md §12): offline diagnostics of a Marmot
-/// gift wrap. Runs §13 steps 1–3 and 5 (no rate limit, no replay table, no dispatch) and prints one
-/// JSON object: `ok`, the trigger's `result` class and, per chunk, its platform and token length or
-/// why it was skipped — never the token, only its SHA-256. Exit 0 when a token would be dispatched,
-/// 1 when not, 2 for bad flags.
+/// gift wrap. Runs §13 steps 1–3 and 5 at `--at` (default now) — no seen set, no rate limits, no
+/// replay table, no dispatch — and prints one JSON object: `ok`, the trigger's `result` class and,
+/// per chunk, its platform and token length or why it was skipped — never the token, only its
+/// SHA-256. Exit 0 when a token would be dispatched, 1 when not, 2 for bad flags.
 enum VerifyMarmotTriggerCommand: DiagnosticCommand {
     static let usage = """
-        usage: push-gateway verify-marmot-trigger --secret-key-file F --event-file F
+        usage: push-gateway verify-marmot-trigger --secret-key-file F --event-file F [--at UNIX]
 
         """
 
     static let name = "verify-marmot-trigger"
-    static let allowedFlags: Set<String> = ["--secret-key-file", "--event-file"]
+    static let allowedFlags: Set<String> = ["--secret-key-file", "--event-file", "--at"]
 
     static func diagnose(_ flags: DiagnosticFlags) throws(UsageError) -> CommandResult {
         let keyPath = try flags.required("--secret-key-file")
@@ -30,14 +31,15 @@ enum VerifyMarmotTriggerCommand: DiagnosticCommand {
         }
         let eventPath = try flags.required("--event-file")
         let event = try DiagnosticFlags.contents(ofFile: eventPath, flag: "--event-file")
-        let report = examine(event: event, serverKey: serverKey)
+        let time = try flags.unixTime("--at") ?? Int64(Glibc.time(nil))
+        let report = examine(event: event, serverKey: serverKey, at: time)
         return CommandResult(exitCode: report.ok ? 0 : 1, standardOutput: report.json, standardError: "")
     }
 
-    /// The diagnostics of one gift-wrap event's JSON bytes.
-    static func examine(event: [UInt8], serverKey: SchnorrSigningKey) -> (ok: Bool, json: String) {
+    /// The diagnostics of one gift-wrap event's JSON bytes at Unix time `time`.
+    static func examine(event: [UInt8], serverKey: SchnorrSigningKey, at time: Int64) -> (ok: Bool, json: String) {
         let decoded = MarmotTriggerDecoder.giftWrap(json: event).flatMap {
-            MarmotTriggerDecoder.decode($0, serverKey: serverKey)
+            MarmotTriggerDecoder.decode($0, serverKey: serverKey, now: time)
         }
         var writer = JSONWriter()
         writer.beginObject()

@@ -15,10 +15,11 @@ public struct MarmotError: Error, Sendable, Equatable, CustomStringConvertible {
         self.code = code
     }
 
-    /// The trigger class of a NIP-59 failure (``NostrError/giftWrapCodes``); the wrap's own
-    /// checks, and any other code, are a bad event.
+    /// The trigger class of a NIP-59 failure (``NostrError/giftWrapCodes``); a wrap without the
+    /// server's `p` tag is `not_for_this_key`, the wrap's other checks, and any other code, a bad event.
     public init(_ failure: NostrError) {
         switch failure.code {
+        case .wrapRecipient: self.init(.notForThisKey)
         case .wrapDecryption: self.init(.unwrapFailed)
         case .sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption: self.init(.badSeal)
         case .rumorMalformed, .rumorAuthor, .rumorID: self.init(.badRumor)
@@ -34,8 +35,15 @@ public struct MarmotError: Error, Sendable, Equatable, CustomStringConvertible {
 
 // Steps 1–3: why a trigger was refused.
 extension ErrorCode<MarmotError> {
-    /// The gift wrap's JSON, kind, id, signature or `p` tag.
+    /// The gift wrap's JSON, kind, id or signature.
     public static var badEvent: Self { Self("bad_event") }
+
+    /// No `p` tag names this server's public key: a trigger wrapped to another server.
+    public static var notForThisKey: Self { Self("not_for_this_key") }
+
+    /// The wrap's `created_at` is more than 172,800 + 600 s in the past or more than 600 s in the
+    /// future: a replay of a captured wrap, or a broken clock.
+    public static var stale: Self { Self("stale") }
 
     /// The wrap's NIP-44 payload.
     public static var unwrapFailed: Self { Self("unwrap_failed") }

@@ -25,12 +25,16 @@ public struct MarmotTrigger: Sendable, Equatable {
     }
 }
 
-/// Pure decoding of docs/protocol.md §13 steps 1–3 (no rate limit, no replay table: the ingress
-/// adds those between the steps).
+/// Pure decoding of docs/protocol.md §13 steps 1–3 (no seen set, no rate limit, no replay table:
+/// the ingress adds those between the steps).
 public enum MarmotTriggerDecoder {
     public static let rumorKind: Int64 = 446
     public static let versionTags = [["v", "marmot-push-v1"]]
     public static let maximumChunkCount = 32
+    /// Step 1's window: NIP-59 randomizes a wrap's `created_at` up to two days back, so an older
+    /// wrap is a replay of a captured one; 600 s either side absorb clock skew.
+    public static let maximumAgeSeconds: Int64 = 172_800 + 600
+    public static let maximumFutureSeconds: Int64 = 600
 
     /// The strict gift-wrap event of a relay's `EVENT` message; a malformed one is `bad_event`.
     public static func giftWrap(json: [UInt8]) -> Result<NostrEvent, MarmotError> {
@@ -38,15 +42,53 @@ public enum MarmotTriggerDecoder {
         return .success(event)
     }
 
-    /// Steps 1–3 without the rate limit: wrap, seal and rumor checks, then the content rules.
+    /// Step 1's cheap checks, on the wrap as received and before any signature check: kind 1059
+    /// (else `bad_event`), a `p` tag naming `server` (else `not_for_this_key`), a `created_at`
+    /// inside the window around `now` (else `stale`). Nil when it passes them.
+    public static func cheapChecks(_ wrap: NostrEvent, server: XOnlyPublicKey, now: Int64) -> MarmotError? {
+        guard wrap.kind == NIP59.giftWrapKind else { return MarmotError(.badEvent) }
+        let serverHex = server.hex
+        guard
+            wrap.tags.contains(where: {
+                $0.count >= 2 && UTF8Equality.equal($0[0], "p") && UTF8Equality.equal($0[1], serverHex)
+            })
+        else { return MarmotError(.notForThisKey) }
+        // Both times may be any Int64 (`created_at` from the wire, `now` from `--at`): an age that
+        // overflows is outside the window too.
+        let (age, overflowed) = now.subtractingReportingOverflow(wrap.createdAt)
+        guard !overflowed, (-maximumFutureSeconds...maximumAgeSeconds).contains(age) else {
+            return MarmotError(.stale)
+        }
+        return nil
+    }
+
+    /// Step 1's last check: the NIP-01 id and the BIP-340 signature (else `bad_event`).
+    public static func hasValidSignature(_ wrap: NostrEvent) -> Bool {
+        wrap.computedID == wrap.id && wrap.hasValidSignature
+    }
+
+    /// Steps 1–3 without the seen set and the rate limit, at Unix time `now`: the cheap checks,
+    /// the signature, the seal and rumor, then the content rules.
     public static func decode(
-        _ wrap: NostrEvent, serverKey: SchnorrSigningKey
+        _ wrap: NostrEvent, serverKey: SchnorrSigningKey, now: Int64
     ) -> Result<
         MarmotTrigger, MarmotError
     > {
-        switch NIP59.unwrap(wrap, recipientKey: serverKey) {
-        case .failure(let failure): .failure(MarmotError(failure))
-        case .success(let gift): decode(rumor: gift.rumor)
+        if let refusal = cheapChecks(wrap, server: serverKey.publicKey, now: now) { return .failure(refusal) }
+        guard hasValidSignature(wrap) else { return .failure(MarmotError(.badEvent)) }
+        return open(verifiedWrap: wrap, serverKey: serverKey)
+    }
+
+    /// Steps 2–3 for a wrap that passed step 1: two ECDH and two NIP-44 opens, then the rumor.
+    public static func open(
+        verifiedWrap wrap: NostrEvent, serverKey: SchnorrSigningKey
+    ) -> Result<
+        MarmotTrigger, MarmotError
+    > {
+        do throws(NostrError) {
+            return decode(rumor: try NIP59.open(verifiedWrap: wrap, recipientKey: serverKey).rumor)
+        } catch {
+            return .failure(MarmotError(error))
         }
     }
 

@@ -5,8 +5,12 @@
 public enum MarmotTriggerResult: String, Sendable, CaseIterable {
     /// Steps 1–4 passed: its chunks go to step 5 (whether any of them opens is counted per token).
     case dispatched
-    /// The gift wrap's JSON, kind, id, signature or `p` tag.
+    /// The gift wrap's JSON, kind, id or signature.
     case badEvent = "bad_event"
+    /// No `p` tag names this server's public key.
+    case notForThisKey = "not_for_this_key"
+    /// The wrap's `created_at` is outside step 1's window.
+    case stale
     /// The wrap's NIP-44 payload.
     case unwrapFailed = "unwrap_failed"
     /// The seal: JSON, kind 13, empty tags, id, signature, or its NIP-44 payload.
@@ -19,9 +23,10 @@ public enum MarmotTriggerResult: String, Sendable, CaseIterable {
     case badContent = "bad_content"
     /// More than 32 chunks (34,688 bytes).
     case tooManyChunks = "too_many_chunks"
-    /// Step 1's per-replica unwrap bucket was empty (the ingress decides; never the decoder).
+    /// Step 1: the relay's share of the unwrap bucket was empty (the ingress decides; never the decoder).
     case rateLimited = "rate_limited"
-    /// Step 4: another replica or an earlier copy already claimed this content (the ingress decides).
+    /// Step 1: this replica verified the same wrap id in the last 10 minutes; step 4: another
+    /// replica or an earlier copy already claimed this content (the ingress decides).
     case duplicate
 
     /// The class of a refused trigger.

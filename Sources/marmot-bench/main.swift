@@ -73,7 +73,7 @@ settings.unwrapRatePerMinute = 1_000_000
 settings.tokenRatePerMinute = 1_000_000
 settings.tokenRatePerHour = 1_000_000
 let ingress = try! MarmotIngress(
-    serverKey: server, providers: [.apns: (AcceptingProvider(.apns), "bench")], settings: settings,
+    serverKey: server, relayCount: 1, providers: [.apns: (AcceptingProvider(.apns), "bench")], settings: settings,
     digests: MemoryDigestClaims(), metrics: MarmotMetrics(), logger: Logger(level: .error), unixTime: { 1_800_000_000 },
     scheduleRetry: { _, body in body() })
 
@@ -82,7 +82,7 @@ for chunkCount in [1, 8, 32] {
     let wraps = (0..<count).map { _ in trigger(chunkCount: chunkCount) }
     let cpuBefore = ProcessStatistics.current().cpuSeconds ?? 0
     let start = MonotonicInstant.now()
-    for wrap in wraps { precondition(ingress.process(wrap) == .dispatched) }
+    for wrap in wraps { precondition(ingress.process(wrap, relay: 0) == .dispatched) }
     let seconds = Double(start.duration(to: .now()).nanosecondsClamped) / 1e9
     let cpu = (ProcessStatistics.current().cpuSeconds ?? 0) - cpuBefore
     let perTrigger = cpu / Double(count) * 1000

@@ -23,7 +23,7 @@ struct MarmotConfigurationTests {
         #expect(marmot.fcmProfileID == nil)
         #expect(marmot.ingress.tokenRatePerMinute == 240)
         #expect(marmot.ingress.tokenRatePerHour == 5000)
-        #expect(marmot.ingress.unwrapRatePerMinute == 600)
+        #expect(marmot.ingress.unwrapRatePerMinute == 6000)
     }
 
     @Test("the secret key may come from a file, and the rates are configurable")

@@ -1,5 +1,4 @@
 import Foundation
-import MarmotIngress
 import PushCrypto
 import PushDelivery
 import PushMarmot
@@ -8,6 +7,8 @@ import PushPostgres
 import PushSystem
 import PushTestSupport
 import Synchronization
+
+@testable import MarmotIngress
 
 /// A push provider for the Marmot tests (never in Sources): records every wake it is given and
 /// answers with the outcome `answer` picks for it (accepted by default). The e2e tests switch to
@@ -35,8 +36,27 @@ final class RecordingPushProvider: PushProvider {
     func shutdown() {}
 }
 
+/// The wall clock and the monotonic clock of the harness's ingresses: both stand still until a
+/// test advances them, so buckets refill and the seen set forgets only when a test says so.
+final class MarmotTestClock: Sendable {
+    private let times: Mutex<(unix: Int64, monotonic: Double)>
+
+    init(unix: Int64) { times = Mutex((unix, 1_000)) }
+
+    var unix: Int64 { times.withLock { $0.unix } }
+    var monotonic: Double { times.withLock { $0.monotonic } }
+
+    /// Moves both clocks forward by `seconds`.
+    func advance(_ seconds: Int64) {
+        times.withLock {
+            $0.unix += seconds
+            $0.monotonic += Double(seconds)
+        }
+    }
+}
+
 /// The ingress of docs/protocol.md §13 against a real PostgreSQL (migration 0008's table), with
-/// recording providers for both platforms and its own metrics.
+/// recording providers for both platforms, its own metrics and a clock of its own.
 final class MarmotIngressHarness {
     static let apnsProfile = "marmot-ios"
     static let fcmProfile = "marmot-android"
@@ -48,6 +68,7 @@ final class MarmotIngressHarness {
     let fcm: RecordingPushProvider
     let metrics = MarmotMetrics()
     let logger = TestLogs.logger()
+    let clock = MarmotTestClock(unix: now)
     let retryLoop: EventLoop
 
     init(
@@ -73,22 +94,35 @@ final class MarmotIngressHarness {
         return { delay, body in loop.execute { loop.schedule(after: delay) { body() } } }
     }
 
+    /// An ingress (a replica) on this harness's database, metrics and clock, receiving from
+    /// `relayCount` relays.
     func ingress(
-        settings: MarmotIngressSettings = MarmotIngressSettings(), providers: MarmotProviderMap? = nil,
-        scheduler: MarmotRetryScheduler? = nil
+        settings: MarmotIngressSettings = MarmotIngressSettings(), relayCount: Int = 1,
+        providers: MarmotProviderMap? = nil, scheduler: MarmotRetryScheduler? = nil
     ) throws -> MarmotIngress {
-        try MarmotIngress(
-            serverKey: MarmotFixture.server, providers: providers ?? self.providers, settings: settings,
-            digests: PostgresMarmotDigestClaims(pool: pool), metrics: metrics, logger: logger,
-            unixTime: { Self.now }, scheduleRetry: scheduler ?? self.scheduler)
+        let clock = self.clock
+        return try MarmotIngress(
+            serverKey: MarmotFixture.server, relayCount: relayCount, providers: providers ?? self.providers,
+            settings: settings, digests: PostgresMarmotDigestClaims(pool: pool), metrics: metrics, logger: logger,
+            unixTime: { clock.unix }, monotonicSeconds: { clock.monotonic }, scheduleRetry: scheduler ?? self.scheduler)
     }
 
-    /// The gift wrap of `chunks` as a client builds it.
-    static func trigger(_ chunks: [[UInt8]]) -> NostrEvent {
+    /// The gift wrap of `chunks` as a client builds it at `createdAt` (the wrap's own `created_at`
+    /// is two hours earlier).
+    static func trigger(_ chunks: [[UInt8]], createdAt: Int64 = now) -> NostrEvent {
         let author = MarmotFixture.author()
         return MarmotTestEncoder.giftWrap(
-            MarmotTestEncoder.rumor(chunks: chunks, author: author), author: author,
+            MarmotTestEncoder.rumor(chunks: chunks, author: author, createdAt: createdAt), author: author,
             server: MarmotFixture.server.publicKey)
+    }
+
+    /// What the reaper does once a digest's 10 minutes have passed (docs/protocol.md §10).
+    func reapDigests() throws {
+        try pool.withConnection { connection in
+            try connection.withTransaction(isolation: .readCommitted) { transaction in
+                _ = try transaction.query("DELETE FROM marmot_trigger_digests")
+            }
+        }
     }
 
     /// Rows of the digest table.

@@ -17,7 +17,7 @@ struct MarmotIngressTests {
             MarmotTestEncoder.paddingChunk(), MarmotFixture.apnsChunk(), MarmotTestEncoder.paddingChunk(),
             MarmotFixture.fcmChunk(), MarmotTestEncoder.paddingChunk(),
         ])
-        #expect(ingress.process(wrap) == .dispatched)
+        #expect(ingress.process(wrap, relay: 0) == .dispatched)
         let apns = try #require(harness.apns.wakes.only)
         #expect(apns.deviceToken == MarmotFixture.apnsToken)
         #expect(apns.profileID == MarmotIngressHarness.apnsProfile)
@@ -45,10 +45,10 @@ struct MarmotIngressTests {
         let wrap = MarmotTestEncoder.giftWrap(rumor, author: author, server: MarmotFixture.server.publicKey)
         let rewrapped = MarmotTestEncoder.giftWrap(rumor, author: author, server: MarmotFixture.server.publicKey)
         let otherAuthor = MarmotIngressHarness.trigger(chunks)
-        #expect(replica.process(wrap) == .dispatched)
-        #expect(replica.process(wrap) == .duplicate)
-        #expect(replica.process(rewrapped) == .duplicate)
-        #expect(secondReplica.process(otherAuthor) == .duplicate)
+        #expect(replica.process(wrap, relay: 0) == .dispatched)
+        #expect(replica.process(wrap, relay: 0) == .duplicate)
+        #expect(replica.process(rewrapped, relay: 0) == .duplicate)
+        #expect(secondReplica.process(otherAuthor, relay: 0) == .duplicate)
         #expect(harness.apns.wakes.count == 1)
         #expect(harness.fcm.wakes.count == 1)
         #expect(harness.metrics.triggers.count(.duplicate) == 3)
@@ -68,7 +68,8 @@ struct MarmotIngressTests {
         let other = SchnorrSigningKey(secretKey: SHA256.hash(Array("another server".utf8)))!
         let mismatched = try NIP59.wrap(
             MarmotTestEncoder.rumor(chunks: [MarmotFixture.apnsChunk()], author: MarmotFixture.author()),
-            author: author, recipient: server, wrapKey: MarmotFixture.author(), sealCreatedAt: 1, wrapCreatedAt: 2,
+            author: author, recipient: server, wrapKey: MarmotFixture.author(),
+            sealCreatedAt: MarmotIngressHarness.now - 1, wrapCreatedAt: MarmotIngressHarness.now - 2,
             randomness: .random())
         let cases: [(NostrEvent, MarmotTriggerResult)] = [
             (wrap(good, tags: [["v", "marmot-push-v2"]]), .wrongVersion),
@@ -81,17 +82,17 @@ struct MarmotIngressTests {
             (
                 MarmotTestEncoder.giftWrap(
                     MarmotTestEncoder.rumor(content: good, author: author), author: author, server: other.publicKey),
-                .badEvent
+                .notForThisKey
             ),
         ]
         for (event, expected) in cases {
-            #expect(ingress.process(event) == expected)
+            #expect(ingress.process(event, relay: 0) == expected)
         }
         #expect(harness.metrics.triggers.count(.wrongVersion) == 3)
         #expect(harness.metrics.triggers.count(.badContent) == 2)
         #expect(harness.metrics.triggers.count(.tooManyChunks) == 1)
         #expect(harness.metrics.triggers.count(.badRumor) == 1)
-        #expect(harness.metrics.triggers.count(.badEvent) == 1)
+        #expect(harness.metrics.triggers.count(.notForThisKey) == 1)
         #expect(harness.apns.wakes.isEmpty && harness.fcm.wakes.isEmpty)
         #expect(try harness.digestCount() == 0)
     }
@@ -108,7 +109,7 @@ struct MarmotIngressTests {
             + fcmTokens.map {
                 MarmotTestEncoder.randomChunk(platform: .fcm, token: $0, server: MarmotFixture.server.publicKey)
             }
-        #expect(ingress.process(MarmotIngressHarness.trigger(chunks)) == .dispatched)
+        #expect(ingress.process(MarmotIngressHarness.trigger(chunks), relay: 0) == .dispatched)
         #expect(harness.metrics.tokenCount(.unknown, .aead) == 1)
         #expect(Set(harness.fcm.wakes.map(\.deviceToken)) == Set(fcmTokens))
         #expect(harness.apns.wakes.isEmpty)
@@ -117,27 +118,85 @@ struct MarmotIngressTests {
         let largest = apnsTokens.map {
             MarmotTestEncoder.randomChunk(platform: .apns, token: $0, server: MarmotFixture.server.publicKey)
         }
-        #expect(ingress.process(MarmotIngressHarness.trigger(largest)) == .dispatched)
+        #expect(ingress.process(MarmotIngressHarness.trigger(largest), relay: 0) == .dispatched)
         #expect(Set(harness.apns.wakes.map(\.deviceToken)) == Set(apnsTokens))
         #expect(harness.metrics.tokenCount(.apns, .accepted) == 32)
     }
 
-    @Test("the unwrap bucket refuses wraps past its rate before any unwrap; a bad event does not take a token")
+    @Test(
+        "a relay's share is spent by every wrap that passes the cheap checks, a bad signature included; past it rate_limited before the signature"
+    )
     func unwrapBucket() throws {
         let harness = try MarmotIngressHarness()
         var settings = MarmotIngressSettings()
-        settings.unwrapRatePerMinute = 2
+        settings.unwrapRatePerMinute = 60
         let ingress = try harness.ingress(settings: settings)
-        let forgery = MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])
-        let tampered = NostrEvent(
-            id: forgery.id, publicKey: forgery.publicKey, createdAt: forgery.createdAt + 1, kind: forgery.kind,
-            tags: forgery.tags, content: forgery.content, signature: forgery.signature)
-        #expect(ingress.process(tampered) == .badEvent)
-        #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])) == .dispatched)
-        #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.fcmChunk()])) == .dispatched)
-        #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])) == .rateLimited)
-        #expect(harness.metrics.triggers.count(.rateLimited) == 1)
-        #expect(try harness.digestCount() == 2)
+        let genuine = MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])
+        func tampered() -> NostrEvent {
+            var event = MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])
+            event.createdAt -= 1
+            return event
+        }
+        #expect(ingress.process(genuine, relay: 0) == .dispatched)
+        for _ in 0..<59 { #expect(ingress.process(tampered(), relay: 0) == .badEvent) }
+        // The share (60 a minute) is spent: a forgery is refused before its signature is checked.
+        #expect(ingress.process(tampered(), relay: 0) == .rateLimited)
+        #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.fcmChunk()]), relay: 0) == .rateLimited)
+        // The cheap checks still answer first: they cost no token.
+        let other = SchnorrSigningKey(secretKey: SHA256.hash(Array("another server".utf8)))!
+        #expect(
+            ingress.process(
+                MarmotTestEncoder.junkWrap(server: other.publicKey, createdAt: MarmotIngressHarness.now), relay: 0)
+                == .notForThisKey)
+        #expect(harness.metrics.triggers.count(.badEvent) == 59)
+        #expect(harness.metrics.triggers.count(.rateLimited) == 2)
+        #expect(try harness.digestCount() == 1)
+    }
+
+    @Test("a junk flood on relay A exhausts only relay A's share: every real trigger of relay B is dispatched")
+    func junkFloodOnOneRelay() throws {
+        let harness = try MarmotIngressHarness()
+        var settings = MarmotIngressSettings()
+        settings.unwrapRatePerMinute = 120
+        let ingress = try harness.ingress(settings: settings, relayCount: 2)
+        let server = MarmotFixture.server.publicKey
+        let junk = (0..<700).map { _ in MarmotTestEncoder.junkWrap(server: server, createdAt: MarmotIngressHarness.now)
+        }
+        let results = junk.map { ingress.process($0, relay: 0) }
+        #expect(results.filter { $0 == .unwrapFailed }.count == 60)
+        #expect(results.filter { $0 == .rateLimited }.count == 640)
+        for _ in 0..<5 {
+            #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()]), relay: 1) == .dispatched)
+        }
+        #expect(harness.apns.wakes.count == 5)
+        #expect(harness.metrics.triggers.count(.rateLimited) == 640)
+    }
+
+    @Test(
+        "a wrap id verified once is a duplicate from any relay without taking from its share; a forged copy of the id is bad_event and never enters the seen set"
+    )
+    func seenWrapIDs() throws {
+        let harness = try MarmotIngressHarness()
+        var settings = MarmotIngressSettings()
+        settings.unwrapRatePerMinute = 120
+        let ingress = try harness.ingress(settings: settings, relayCount: 2)
+        let wrap = MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])
+        var forgery = MarmotIngressHarness.trigger([MarmotFixture.fcmChunk()])
+        forgery.id = wrap.id
+        #expect(ingress.process(forgery, relay: 1) == .badEvent)
+        #expect(ingress.process(wrap, relay: 0) == .dispatched)
+        for _ in 0..<100 { #expect(ingress.process(wrap, relay: 1) == .duplicate) }
+        // Relay 1 has spent one token (the forgery) of its 60: 59 more wraps still go through.
+        for _ in 0..<59 {
+            #expect(
+                ingress.process(
+                    MarmotTestEncoder.junkWrap(
+                        server: MarmotFixture.server.publicKey, createdAt: MarmotIngressHarness.now),
+                    relay: 1) == .unwrapFailed)
+        }
+        #expect(ingress.process(wrap, relay: 1) == .duplicate)
+        #expect(harness.apns.wakes.count == 1)
+        #expect(try harness.digestCount() == 1)
     }
 
     @Test("the per-token buckets skip a token past its rate per minute; other tokens still go")
@@ -147,9 +206,9 @@ struct MarmotIngressTests {
         settings.tokenRatePerMinute = 2
         let ingress = try harness.ingress(settings: settings)
         for _ in 0..<3 {
-            #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])) == .dispatched)
+            #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()]), relay: 0) == .dispatched)
         }
-        #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.fcmChunk()])) == .dispatched)
+        #expect(ingress.process(MarmotIngressHarness.trigger([MarmotFixture.fcmChunk()]), relay: 0) == .dispatched)
         #expect(harness.apns.wakes.count == 2)
         #expect(harness.fcm.wakes.count == 1)
         #expect(harness.metrics.tokenCount(.apns, .rateLimited) == 1)
@@ -166,7 +225,8 @@ struct MarmotIngressTests {
         settings.retryDelays = [.milliseconds(50), .milliseconds(100)]
         let ingress = try harness.ingress(settings: settings)
         #expect(
-            ingress.process(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk(), MarmotFixture.fcmChunk()]))
+            ingress.process(
+                MarmotIngressHarness.trigger([MarmotFixture.apnsChunk(), MarmotFixture.fcmChunk()]), relay: 0)
                 == .dispatched)
         #expect(eventually(within: 5) { harness.metrics.tokenCount(.apns, .transient) == 1 })
         #expect(eventually(within: 5) { harness.metrics.tokenCount(.fcm, .endpointDead) == 1 })
@@ -175,12 +235,63 @@ struct MarmotIngressTests {
         #expect(fcm.wakes.count == 2)
     }
 
+    @Test(
+        "the same token chunk 32 times in one trigger wakes its device once; the repeats count as duplicate_token, another platform's token still goes"
+    )
+    func sameChunkThirtyTwoTimes() throws {
+        let harness = try MarmotIngressHarness()
+        let ingress = try harness.ingress()
+        let chunk = MarmotFixture.apnsChunk()
+        let repeated = [[UInt8]](repeating: chunk, count: 32)
+        #expect(ingress.process(MarmotIngressHarness.trigger(repeated), relay: 0) == .dispatched)
+        #expect(harness.apns.wakes.count == 1)
+        #expect(harness.metrics.tokenCount(.apns, .duplicateToken) == 31)
+        #expect(harness.metrics.tokenCount(.apns, .accepted) == 1)
+
+        // The same token encrypted twice (two different chunks) is one token too; an FCM token
+        // beside it is dispatched on its own.
+        let mixed = [MarmotFixture.apnsChunk(), MarmotFixture.fcmChunk(), MarmotFixture.apnsChunk()]
+        #expect(ingress.process(MarmotIngressHarness.trigger(mixed), relay: 0) == .dispatched)
+        #expect(harness.apns.wakes.count == 2)
+        #expect(harness.fcm.wakes.count == 1)
+        #expect(harness.metrics.tokenCount(.apns, .duplicateToken) == 32)
+        #expect(harness.metrics.tokenCount(.fcm, .duplicateToken) == 0)
+    }
+
+    @Test(
+        "a captured wrap republished after its digest is reaped wakes again only until 2 days + 10 min after its created_at, then it is stale"
+    )
+    func replayAfterRetention() throws {
+        let harness = try MarmotIngressHarness()
+        let ingress = try harness.ingress()
+        let wrap = MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()])
+        #expect(ingress.process(wrap, relay: 0) == .dispatched)
+        #expect(ingress.process(wrap, relay: 0) == .duplicate)
+        // 10 minutes on: the seen set has forgotten the id and the reaper deletes the digest. Until
+        // step 1's window closes a republished capture wakes again: the remaining replay window
+        // docs/security.md lists under "Not defended".
+        harness.clock.advance(601)
+        try harness.reapDigests()
+        #expect(ingress.process(wrap, relay: 0) == .dispatched)
+        // The last second of the window, then the first one past it.
+        harness.clock.advance(wrap.createdAt + MarmotTriggerDecoder.maximumAgeSeconds - harness.clock.unix)
+        try harness.reapDigests()
+        #expect(ingress.process(wrap, relay: 0) == .dispatched)
+        harness.clock.advance(1)
+        try harness.reapDigests()
+        #expect(ingress.process(wrap, relay: 0) == .stale)
+        #expect(harness.apns.wakes.count == 3)
+        #expect(harness.metrics.triggers.count(.stale) == 1)
+        #expect(try harness.digestCount() == 0)
+    }
+
     @Test("a platform without a configured profile is skipped as unconfigured")
     func unconfiguredPlatform() throws {
         let harness = try MarmotIngressHarness()
         let ingress = try harness.ingress(providers: [.apns: (harness.apns, MarmotIngressHarness.apnsProfile)])
         #expect(
-            ingress.process(MarmotIngressHarness.trigger([MarmotFixture.fcmChunk(), MarmotFixture.apnsChunk()]))
+            ingress.process(
+                MarmotIngressHarness.trigger([MarmotFixture.fcmChunk(), MarmotFixture.apnsChunk()]), relay: 0)
                 == .dispatched)
         #expect(harness.metrics.tokenCount(.fcm, .unconfigured) == 1)
         #expect(harness.apns.wakes.count == 1)

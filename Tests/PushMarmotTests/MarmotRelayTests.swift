@@ -28,15 +28,19 @@ enum PythonMarmotSender {
                 print(nip59_make_gift_wrap(author, server, rumor).as_json())
         elif mode == "publish":
             context = ssl.create_default_context(cafile=sys.argv[3]) if len(sys.argv) > 3 else None
+            ids = []
             with connect(sys.argv[2], max_size=2**20, ssl=context) as ws:
                 for line in sys.stdin:
                     event = json.loads(line)
+                    ids.append(event["id"])
                     ws.send(json.dumps(["EVENT", event]))
-                    while True:
-                        answer = json.loads(ws.recv(timeout=10))
-                        if answer[0] == "OK" and answer[1] == event["id"]:
-                            print(json.dumps(answer[2]))
-                            break
+                accepted = {}
+                while len(accepted) < len(set(ids)):
+                    answer = json.loads(ws.recv(timeout=30))
+                    if answer[0] == "OK":
+                        accepted[answer[1]] = answer[2]
+            for id in ids:
+                print(json.dumps(accepted[id]))
         """#
 
     static func run(_ arguments: [String], input: String = "") throws -> [String] {
@@ -55,7 +59,8 @@ enum PythonMarmotSender {
         try run(["wrap", MarmotFixture.server.publicKey.hex, content, String(count)])
     }
 
-    /// Publishes event JSON lines and returns whether the relay accepted each.
+    /// Publishes event JSON lines (all sent before the first `OK` is read) and returns whether the
+    /// relay accepted each.
     @discardableResult
     static func publish(_ events: [String], to relay: NostrRelayProcess) throws -> [Bool] {
         try run(
@@ -89,11 +94,12 @@ final class MarmotRelayHarness {
         let metrics = ingress.metrics
         let logger = ingress.logger
         let pool = ingress.pool
+        let relayCount = relays.count
         subscriber = MarmotSubscriber(
             settings: relaySettings, metrics: metrics, logger: logger, unixTime: { Int64(Date().timeIntervalSince1970) }
         ) { scheduler in
             try MarmotIngress(
-                serverKey: MarmotFixture.server, providers: providers, settings: settings,
+                serverKey: MarmotFixture.server, relayCount: relayCount, providers: providers, settings: settings,
                 digests: PostgresMarmotDigestClaims(pool: pool), metrics: metrics, logger: logger,
                 unixTime: { Int64(Date().timeIntervalSince1970) }, scheduleRetry: scheduler)
         }
@@ -217,7 +223,7 @@ struct MarmotRelayTests {
         let wrap = MarmotIngressHarness.trigger(
             tokens.map {
                 MarmotTestEncoder.randomChunk(platform: .apns, token: $0, server: MarmotFixture.server.publicKey)
-            })
+            }, createdAt: Int64(Date().timeIntervalSince1970))
         #expect(try PythonMarmotSender.publish([String(decoding: wrap.json, as: UTF8.self)], to: relay) == [true])
         #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 32 })
         #expect(Set(harness.ingress.apns.wakes.map(\.deviceToken)) == Set(tokens))
@@ -257,6 +263,41 @@ struct MarmotRelayTests {
         #expect(harness.ingress.apns.wakes.count == 1)
     }
 
+    @Test(
+        "validly signed junk flooding one relay is refused past that relay's share; another relay's real triggers all wake"
+    )
+    func junkFloodOnOneRelay() throws {
+        let relays = [try NostrRelayProcess(), try NostrRelayProcess()]
+        var settings = MarmotIngressSettings()
+        // Half of 60 for each of two relays, raised to the floor of a share: 60 a minute each.
+        settings.unwrapRatePerMinute = 60
+        let harness = try MarmotRelayHarness(relays: relays, settings: settings)
+        #expect(harness.waitUntilSubscribed(2))
+        let now = Int64(Date().timeIntervalSince1970)
+        let junk = (0..<150).map {
+            _ in
+            String(
+                decoding: MarmotTestEncoder.junkWrap(server: MarmotFixture.server.publicKey, createdAt: now).json,
+                as: UTF8.self)
+        }
+        #expect(try PythonMarmotSender.publish(junk, to: relays[0]).allSatisfy { $0 })
+        let triggers = harness.metrics.triggers
+        #expect(eventually(within: 30) { triggers.count(.unwrapFailed) + triggers.count(.rateLimited) == 150 })
+        let refusedJunk = triggers.count(.rateLimited)
+        #expect(refusedJunk > 0, "the flood went past relay A's share")
+
+        let real = (0..<5).map { _ in
+            String(
+                decoding: MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()], createdAt: now).json, as: UTF8.self)
+        }
+        #expect(try PythonMarmotSender.publish(real, to: relays[1]) == [Bool](repeating: true, count: 5))
+        #expect(
+            eventually(within: 20) { triggers.count(.dispatched) + triggers.count(.rateLimited) == 5 + refusedJunk })
+        #expect(triggers.count(.dispatched) == 5)
+        #expect(triggers.count(.rateLimited) == refusedJunk, "none of relay B's real triggers was rate_limited")
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 5 })
+    }
+
     @Test("malformed triggers published to the relay are each counted in their class and wake nobody")
     func malformedThroughRelay() throws {
         let relay = try NostrRelayProcess()
@@ -265,9 +306,11 @@ struct MarmotRelayTests {
         let author = MarmotFixture.author()
         let server = MarmotFixture.server.publicKey
         let good = Base64.encode(MarmotFixture.apnsChunk())
+        let now = Int64(Date().timeIntervalSince1970)
         func wrap(_ content: String, tags: [[String]] = [["v", "marmot-push-v1"]]) -> String {
             let event = MarmotTestEncoder.giftWrap(
-                MarmotTestEncoder.rumor(content: content, author: author, tags: tags), author: author, server: server)
+                MarmotTestEncoder.rumor(content: content, author: author, tags: tags, createdAt: now), author: author,
+                server: server)
             return String(decoding: event.json, as: UTF8.self)
         }
         let events = [

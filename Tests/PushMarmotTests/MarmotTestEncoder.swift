@@ -45,16 +45,26 @@ enum MarmotTestEncoder {
         NostrRumor(publicKey: author.publicKey, createdAt: createdAt, kind: kind, tags: tags, content: content)
     }
 
-    static func rumor(chunks: [[UInt8]], author: SchnorrSigningKey) -> NostrRumor {
-        rumor(content: Base64.encode(chunks.flatMap { $0 }), author: author)
+    static func rumor(chunks: [[UInt8]], author: SchnorrSigningKey, createdAt: Int64 = 1_800_000_000) -> NostrRumor {
+        rumor(content: Base64.encode(chunks.flatMap { $0 }), author: author, createdAt: createdAt)
     }
 
-    /// The gift wrap of `rumor` to `server`, sealed by `author` and wrapped by a fresh key.
+    /// The gift wrap of `rumor` to `server`, sealed by `author` and wrapped by a fresh key; the seal
+    /// an hour and the wrap two hours before the rumor, as NIP-59 senders randomize them.
     static func giftWrap(_ rumor: NostrRumor, author: SchnorrSigningKey, server: XOnlyPublicKey) -> NostrEvent {
         let wrapKey = SchnorrSigningKey(secretKey: try! SecureRandom.bytes(32))!
         return try! NIP59.wrap(
             rumor, author: author, recipient: server, wrapKey: wrapKey, sealCreatedAt: rumor.createdAt - 3_600,
             wrapCreatedAt: rumor.createdAt - 7_200, randomness: .random())
+    }
+
+    /// What an attacker makes by the thousand: a kind 1059 event addressed to `server`, validly
+    /// signed by a throwaway key, whose content is random bytes that open to nothing.
+    static func junkWrap(server: XOnlyPublicKey, createdAt: Int64) -> NostrEvent {
+        NostrEvent(
+            signedBy: SchnorrSigningKey(secretKey: try! SecureRandom.bytes(32))!, createdAt: createdAt, kind: 1059,
+            tags: [["p", server.hex]], content: Base64.encode(try! SecureRandom.bytes(400)),
+            auxiliaryRandomness: try! SecureRandom.bytes(32))
     }
 
     enum MarmotPlatformByte: UInt8 {

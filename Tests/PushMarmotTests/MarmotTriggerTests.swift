@@ -29,7 +29,8 @@ enum MarmotFixture {
         let author = author()
         let rumor = MarmotTestEncoder.rumor(content: content, author: author, kind: kind, tags: tags)
         return MarmotTriggerDecoder.decode(
-            MarmotTestEncoder.giftWrap(rumor, author: author, server: server.publicKey), serverKey: server)
+            MarmotTestEncoder.giftWrap(rumor, author: author, server: server.publicKey), serverKey: server,
+            now: MarmotIngressHarness.now)
     }
 }
 
@@ -185,7 +186,9 @@ struct MarmotTriggerTests {
             NIP44.conversationKey(secretKey: MarmotFixture.server, publicKey: wrap.publicKey))
         let sealJSON = try NIP44.decrypt(wrap.content, conversationKey: wrapKey)
         #expect(sealJSON.count >= NIP44.extendedLengthThreshold)
-        let trigger = try MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server).get()
+        let trigger = try MarmotTriggerDecoder.decode(
+            wrap, serverKey: MarmotFixture.server, now: MarmotIngressHarness.now
+        ).get()
         #expect(trigger.chunkCount == 32)
         let opened = trigger.openChunks(serverKey: MarmotFixture.server)
         #expect(opened.allSatisfy { (try? $0.get()) != nil })
@@ -199,18 +202,22 @@ struct MarmotTriggerTests {
         let wrap = try NIP59.wrap(
             rumor, author: author, recipient: MarmotFixture.server.publicKey, wrapKey: MarmotFixture.author(),
             sealCreatedAt: 1, wrapCreatedAt: 2, randomness: .random())
-        #expect(MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server) == .failure(MarmotError(.badRumor)))
+        #expect(
+            MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server, now: 2)
+                == .failure(MarmotError(.badRumor)))
         let content = Base64.encode(MarmotFixture.apnsChunk())
         #expect(MarmotFixture.decode(content: content, kind: 14) == .failure(MarmotError(.badRumor)))
     }
 
-    @Test("a gift wrap for another server is bad_event; malformed event JSON is bad_event")
+    @Test("a gift wrap for another server is not_for_this_key; malformed event JSON is bad_event")
     func badEvent() {
         let author = MarmotFixture.author()
         let other = SchnorrSigningKey(secretKey: SHA256.hash(Array("another server".utf8)))!
         let rumor = MarmotTestEncoder.rumor(chunks: [MarmotFixture.apnsChunk()], author: author)
         let wrap = MarmotTestEncoder.giftWrap(rumor, author: author, server: other.publicKey)
-        #expect(MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server) == .failure(MarmotError(.badEvent)))
+        #expect(
+            MarmotTriggerDecoder.decode(wrap, serverKey: MarmotFixture.server, now: MarmotIngressHarness.now)
+                == .failure(MarmotError(.notForThisKey)))
         #expect(MarmotTriggerDecoder.giftWrap(json: Array(#"{"kind":1059}"#.utf8)) == .failure(MarmotError(.badEvent)))
         #expect((try? MarmotTriggerDecoder.giftWrap(json: wrap.json).get()) == wrap)
     }
@@ -219,16 +226,18 @@ struct MarmotTriggerTests {
     func classes() {
         #expect(
             MarmotTriggerResult.allCases.map(\.rawValue) == [
-                "dispatched", "bad_event", "unwrap_failed", "bad_seal", "bad_rumor", "wrong_version", "bad_content",
-                "too_many_chunks", "rate_limited", "duplicate",
+                "dispatched", "bad_event", "not_for_this_key", "stale", "unwrap_failed", "bad_seal", "bad_rumor",
+                "wrong_version", "bad_content", "too_many_chunks", "rate_limited", "duplicate",
             ])
         let mapped = Dictionary(grouping: NostrError.giftWrapCodes, by: { MarmotError(NostrError($0)).code })
-        #expect(mapped[.badEvent] == [.wrapKind, .wrapRecipient, .wrapID, .wrapSignature])
+        #expect(mapped[.badEvent] == [.wrapKind, .wrapID, .wrapSignature])
+        #expect(mapped[.notForThisKey] == [.wrapRecipient])
         #expect(mapped[.unwrapFailed] == [.wrapDecryption])
         #expect(mapped[.badSeal] == [.sealMalformed, .sealKind, .sealTags, .sealID, .sealSignature, .sealDecryption])
         #expect(mapped[.badRumor] == [.rumorMalformed, .rumorAuthor, .rumorID])
         let refusals: [MarmotError.Code] = [
-            .badEvent, .unwrapFailed, .badSeal, .badRumor, .wrongVersion, .badContent, .tooManyChunks,
+            .badEvent, .notForThisKey, .stale, .unwrapFailed, .badSeal, .badRumor, .wrongVersion, .badContent,
+            .tooManyChunks,
         ]
         #expect(refusals.allSatisfy { MarmotTriggerResult(MarmotError($0)).rawValue == $0.name })
         #expect(MarmotError.chunkSkipCodes.map(\.name) == ["ecdh", "aead", "platform", "length"])

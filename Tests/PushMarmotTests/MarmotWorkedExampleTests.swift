@@ -82,7 +82,7 @@ struct MarmotWorkedExampleTests {
     @Test("the example's gift wrap decodes to one APNs token, the example's")
     func exampleDecodes() throws {
         typealias E = MarmotWorkedExample
-        let trigger = try MarmotTriggerDecoder.decode(E.wrap, serverKey: E.server).get()
+        let trigger = try MarmotTriggerDecoder.decode(E.wrap, serverKey: E.server, now: E.createdAt).get()
         #expect(
             trigger.openChunks(serverKey: E.server) == [
                 .success(MarmotDeviceToken(platform: .apns, bytes: E.apnsToken))

@@ -9,8 +9,10 @@ import Testing
 
 @Suite("push-gateway verify-marmot-trigger")
 struct VerifyMarmotTriggerCommandTests {
+    /// The command on `event`, with `--at` when given (by default the time the test wraps are made for).
     static func run(
-        _ event: NostrEvent, key: String = MarmotFixture.serverSecretHex + "\n"
+        _ event: NostrEvent, key: String = MarmotFixture.serverSecretHex + "\n",
+        at time: Int64? = MarmotIngressHarness.now
     ) throws
         -> CommandResult
     {
@@ -19,7 +21,7 @@ struct VerifyMarmotTriggerCommandTests {
             arguments: [
                 "--secret-key-file", try scratch.file("key", text: key), "--event-file",
                 try scratch.file("event.json", event.json),
-            ], environment: [:])
+            ] + (time.map { ["--at", String($0)] } ?? []), environment: [:])
     }
 
     @Test("a trigger prints each chunk's platform, token length and SHA-256 (never the token) and exits 0")
@@ -46,7 +48,7 @@ struct VerifyMarmotTriggerCommandTests {
         #expect(!outcome.standardOutput.contains(String(decoding: MarmotFixture.fcmToken, as: UTF8.self)))
     }
 
-    @Test("a trigger with only padding, a wrong version tag or another server's wrap exits 1 with its class")
+    @Test("a trigger with only padding or a wrong version tag exits 1 with its class")
     func notDispatchable() throws {
         let padding = try Self.run(MarmotIngressHarness.trigger([MarmotTestEncoder.paddingChunk()]))
         #expect(padding.exitCode == 1)
@@ -59,18 +61,36 @@ struct VerifyMarmotTriggerCommandTests {
         let outcome = try Self.run(wrongVersion)
         #expect(outcome.exitCode == 1)
         #expect(outcome.standardOutput == #"{"ok":false,"result":"wrong_version","chunks":[]}"# + "\n")
+    }
+
+    @Test("a wrap addressed to another server is not_for_this_key; an old capture is stale unless --at names its time")
+    func notForThisKeyAndStale() throws {
         let forOther = try Self.run(
             MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()]),
             key: Hex.encode(SHA256.hash(Array("another server".utf8))))
-        #expect(forOther.standardOutput.contains(#""result":"bad_event""#))
+        #expect(forOther.exitCode == 1)
+        #expect(forOther.standardOutput == #"{"ok":false,"result":"not_for_this_key","chunks":[]}"# + "\n")
+        let capture = MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()], createdAt: 1_700_000_000)
+        let now = try Self.run(capture, at: nil)
+        #expect(now.standardOutput == #"{"ok":false,"result":"stale","chunks":[]}"# + "\n")
+        #expect(now.exitCode == 1)
+        let then = try Self.run(capture, at: 1_700_000_000)
+        #expect(then.exitCode == 0, "\(then.standardError)")
+        #expect(then.standardOutput.hasPrefix(#"{"ok":true,"result":"dispatched","#))
     }
 
-    @Test("a missing flag or a key file that is not 64 lowercase hex exits 2; the dispatcher routes the command")
+    @Test(
+        "a missing flag, a key file that is not 64 lowercase hex or an --at that is not Unix seconds exits 2; the dispatcher routes the command"
+    )
     func usage() throws {
         #expect(VerifyMarmotTriggerCommand.execute(arguments: [], environment: [:]).exitCode == 2)
         let wrong = try Self.run(MarmotIngressHarness.trigger([MarmotFixture.apnsChunk()]), key: "ABCD")
         #expect(wrong.exitCode == 2)
         #expect(wrong.standardError.contains("usage: push-gateway verify-marmot-trigger"))
+        let badTime = VerifyMarmotTriggerCommand.execute(
+            arguments: ["--secret-key-file", "/nonexistent", "--event-file", "/nonexistent", "--at", "yesterday"],
+            environment: [:])
+        #expect(badTime.exitCode == 2)
         #expect(
             CommandLineTool.answerWithoutRunning(command: "verify-marmot-trigger", arguments: ["--help"])?.exitCode == 0
         )
