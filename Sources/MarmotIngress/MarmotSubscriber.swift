@@ -125,7 +125,7 @@ public final class MarmotSubscriber: Sendable {
     private func callbacks(
         index: Int, url: WebSocketURL, loop: EventLoop, workers: WorkerPool, ingress: MarmotIngress
     ) -> NostrRelayClient.Callbacks {
-        let host = url.host
+        let host = url.logName
         return NostrRelayClient.Callbacks(
             giftWrap: { wrap in
                 let queued = workers.submit({ ingress.process(wrap) }, deliveringOn: loop) { _ in }
