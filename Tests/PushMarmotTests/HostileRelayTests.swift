@@ -202,10 +202,13 @@ struct HostileRelayTests {
             attacksSent.update { $0 += 1 }
             while try peer.readFrame(timeout: .seconds(30)) != nil {}
         }
-        defer { hostile.stop() }
         let honest = try HonestScriptedRelay()
         let harness = try RelayClientHarness(relays: [honest.url, hostile.url()])
-        defer { harness.stop() }
+        // The hostile relay first: a loop still busy with its bytes could not stop.
+        defer {
+            hostile.stop()
+            harness.stop()
+        }
         #expect(eventually(within: 20, every: 0.01) { harness.state(0) == .subscribed })
         let cpuAtStart = harness.loopCPUSeconds
         #expect(eventually(within: 20, every: 0.001) { attacksSent.value >= 1 })
@@ -238,10 +241,13 @@ struct HostileRelayTests {
                 floodBytes.update { $0 += chunk.count }
             }
         }
-        defer { hostile.stop() }
         let honest = try HonestScriptedRelay()
         let harness = try RelayClientHarness(relays: [honest.url, hostile.url()])
-        defer { harness.stop() }
+        // The hostile relay first: a loop still busy with its bytes could not stop.
+        defer {
+            hostile.stop()
+            harness.stop()
+        }
         #expect(eventually(within: 20, every: 0.01) { harness.state(0) == .subscribed })
         #expect(eventually(within: 20, every: 0.01) { floodBytes.value >= 20_000_000 })
         let residentAtStart = RelayClientHarness.residentBytes
@@ -277,10 +283,13 @@ struct HostileRelayTests {
                 if text.hasPrefix(#"["AUTH","#) { answers.update { $0 += 1 } }
             }
         }
-        defer { hostile.stop() }
         let honest = try HonestScriptedRelay()
         let harness = try RelayClientHarness(relays: [honest.url, hostile.url()])
-        defer { harness.stop() }
+        // The hostile relay first: a loop still busy with its bytes could not stop.
+        defer {
+            hostile.stop()
+            harness.stop()
+        }
         #expect(eventually(within: 20, every: 0.01) { harness.state(0) == .subscribed })
         let cpuAtStart = harness.loopCPUSeconds
         #expect(eventually(within: 20, every: 0.001) { floodSent.value })
