@@ -163,6 +163,7 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
             state = .closing
             // After its own Close a client no longer processes data (§5.5.1 lets it discard them).
             message = nil
+            parser.maximumDataPayloadByteCount = maximumMessageByteCount
             return enqueue(frame(.close, closePayload(code)))
         case .closing, .closed:
             return []

@@ -9,29 +9,55 @@ import Synchronization
 /// binary frames. Each connection gets its own thread and blocking socket; the script writes raw
 /// frames and reads the client's. `stop()` (or deinit) shuts every socket down, so a script
 /// blocked in a send or read returns (with `ScriptedWebSocketPeer.Closed`), and joins the threads.
-public final class ScriptedWebSocketServer: @unchecked Sendable {
+public final class ScriptedWebSocketServer: Sendable {
     public typealias Script = @Sendable (ScriptedWebSocketPeer) throws -> Void
 
     public let port: Int
     private let listener: Int32
-    private let script: Script
-    private let state = Mutex(State())
-    private let acceptThread = Mutex<PosixThread?>(nil)
+    /// What the threads share; they never hold the server, so deinit stops it.
+    private let registry = Registry()
+    private let acceptThread: PosixThread
 
-    private struct State {
-        var stopped = false
-        var sockets: [Int32] = []
-        var threads: [PosixThread] = []
-        var requestTargets: [String] = []
+    private final class Registry: Sendable {
+        private struct State {
+            var stopped = false
+            var sockets: [Int32] = []
+            var threads: [PosixThread] = []
+            var requestTargets: [String] = []
+        }
+
+        private let state = Mutex(State())
+
+        /// The new connection's index, or nil once stopped.
+        func admit(_ socket: Int32) -> Int? {
+            state.withLock { state in
+                guard !state.stopped else { return nil }
+                state.sockets.append(socket)
+                return state.sockets.count - 1
+            }
+        }
+
+        func add(_ thread: PosixThread) { state.withLock { $0.threads.append(thread) } }
+        func add(target: String) { state.withLock { $0.requestTargets.append(target) } }
+        var connectionCount: Int { state.withLock { $0.sockets.count } }
+        var requestTargets: [String] { state.withLock { $0.requestTargets } }
+        var threads: [PosixThread] { state.withLock { $0.threads } }
+
+        /// Marks the registry stopped; returns the sockets, or nil when it already was.
+        func stop() -> [Int32]? {
+            state.withLock { state in
+                guard !state.stopped else { return nil }
+                state.stopped = true
+                return state.sockets
+            }
+        }
     }
 
     /// Listens on 127.0.0.1 (an ephemeral port) and runs `script` on each accepted connection once
     /// its opening handshake is answered.
     public init(script: @escaping Script) throws {
-        self.script = script
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw SystemError(function: "socket", errorNumber: errno) }
-        listener = socket
         var on: Int32 = 1
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -52,9 +78,15 @@ public final class ScriptedWebSocketServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &actualLength) }
         }
+        listener = socket
         port = Int(UInt16(bigEndian: actual.sin_port))
-        let thread = try PosixThread.spawn { [self] in acceptLoop() }
-        acceptThread.withLock { $0 = thread }
+        let registry = registry
+        do {
+            acceptThread = try PosixThread.spawn { Self.acceptLoop(socket, registry, script) }
+        } catch {
+            Glibc.close(socket)
+            throw error
+        }
     }
 
     deinit { stop() }
@@ -63,27 +95,23 @@ public final class ScriptedWebSocketServer: @unchecked Sendable {
     public func url(path: String = "/") -> String { "ws://127.0.0.1:\(port)\(path)" }
 
     /// Connections accepted so far.
-    public var connectionCount: Int { state.withLock { $0.sockets.count } }
+    public var connectionCount: Int { registry.connectionCount }
 
     /// The request target of each accepted connection's handshake, in order.
-    public var requestTargets: [String] { state.withLock { $0.requestTargets } }
+    public var requestTargets: [String] { registry.requestTargets }
 
     /// Stops accepting, shuts down every connection and waits for every script to return.
     public func stop() {
-        let (wasStopped, sockets) = state.withLock { state in
-            defer { state.stopped = true }
-            return (state.stopped, state.sockets)
-        }
-        guard !wasStopped else { return }
+        guard let sockets = registry.stop() else { return }
         Glibc.shutdown(listener, Int32(SHUT_RDWR))
         for socket in sockets { Glibc.shutdown(socket, Int32(SHUT_RDWR)) }
-        acceptThread.withLock { $0 }?.join()
-        for thread in state.withLock({ $0.threads }) { thread.join() }
+        acceptThread.join()
+        for thread in registry.threads { thread.join() }
         for socket in sockets { Glibc.close(socket) }
         Glibc.close(listener)
     }
 
-    private func acceptLoop() {
+    private static func acceptLoop(_ listener: Int32, _ registry: Registry, _ script: @escaping Script) {
         while true {
             let socket = Glibc.accept(listener, nil, nil)
             guard socket >= 0 else {
@@ -91,24 +119,19 @@ public final class ScriptedWebSocketServer: @unchecked Sendable {
                 return
             }
             _ = fcntl(socket, F_SETFD, FD_CLOEXEC)
-            let index = state.withLock { state -> Int? in
-                guard !state.stopped else { return nil }
-                state.sockets.append(socket)
-                return state.sockets.count - 1
-            }
-            guard let index else {
+            guard let index = registry.admit(socket) else {
                 Glibc.close(socket)
                 return
             }
             let peer = ScriptedWebSocketPeer(socket: socket, index: index)
             guard
-                let thread = try? PosixThread.spawn({ [self] in
+                let thread = try? PosixThread.spawn({
                     guard let target = try? peer.answerHandshake() else { return }
-                    state.withLock { $0.requestTargets.append(target) }
+                    registry.add(target: target)
                     try? script(peer)
                 })
             else { continue }
-            state.withLock { $0.threads.append(thread) }
+            registry.add(thread)
         }
     }
 }

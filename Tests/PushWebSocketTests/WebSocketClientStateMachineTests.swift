@@ -385,6 +385,16 @@ struct WebSocketClosingTests {
         #expect(client.machine.received(WebSocketServerSide.close(1000)) == [.closeConnection(.closedByClient)])
     }
 
+    @Test("after its Close a client drops a fragmented message and later data unread, up to the server's Close")
+    func dataAfterClose() {
+        var client = OpenClient(limit: 1000)
+        #expect(client.machine.received(WebSocketServerSide.text("abc", fin: false)) == [])
+        #expect(client.machine.close() == [])
+        #expect(client.machine.received(WebSocketServerSide.text(String(repeating: "a", count: 1000))) == [])
+        #expect(client.machine.received(WebSocketServerSide.frame(0x0, Array("d".utf8))) == [])
+        #expect(client.machine.received(WebSocketServerSide.close(1000)) == [.closeConnection(.closedByClient)])
+    }
+
     @Test("the stream ending while open is a lost connection; while closing it completes the close")
     func streamEnds() {
         var open = OpenClient()
