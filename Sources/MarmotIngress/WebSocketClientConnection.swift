@@ -5,9 +5,10 @@ import PushWebSocket
 /// The I/O of one RFC 6455 client connection on an `EventLoop`: name resolution, the `ClientDial`
 /// (TCP connect, the proxy's `CONNECT` tunnel, TLS for `wss://`), and the bytes in and out of a
 /// `WebSocketClientStateMachine`, whose actions it carries out and whose unsent output it writes.
-/// It decides nothing about the protocol; what happens goes to `onEvent`, on the loop thread. It
-/// reads at most ``readBytesPerTurn`` before the loop serves its other connections, so that one
-/// relay's traffic delays another's by no more than that (docs/protocol.md §13).
+/// It decides nothing about the protocol; what happens goes to `onEvent`, on the loop thread. Each
+/// turn it handles at most one message and reads at most ``readBytesPerTurn`` before the loop
+/// serves its other connections, so that one relay's traffic delays another's triggers by no more
+/// than the work of one message (docs/protocol.md §13).
 // @unchecked Sendable: created on the loop thread and only touched there (DNS results come back
 // through `loop.execute`).
 final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
@@ -153,11 +154,20 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
 
     // MARK: Bytes
 
-    /// Reads once and hands the bytes to the machine; when it read something, more may be waiting
-    /// (in the socket, or inside TLS where epoll cannot see it): the next turn is queued behind the
-    /// loop's other work.
+    /// One turn: the next message among the frames already read, or else one read handed to the
+    /// machine (which returns at most one message). When it did either, more may be waiting (in
+    /// the machine, in the socket, or inside TLS where epoll cannot see it): the next turn is queued
+    /// behind the loop's other work.
     private func readTurn() {
-        guard readOnce() > 0, !isClosed else { return }
+        let buffered = machine.readBuffered()
+        perform(buffered)
+        guard !isClosed else { return }
+        let deliveredMessage = buffered.contains {
+            if case .message = $0 { true } else { false }
+        }
+        if !deliveredMessage {
+            guard readOnce() > 0, !isClosed else { return }
+        }
         readTurnQueued = true
         loop.execute { [self] in
             readTurnQueued = false

@@ -42,7 +42,8 @@ public enum WebSocketAction: Sendable, Equatable {
 /// bytes and `maximumFrameCountPerMessage` frames, zero-length fragments counted like any other
 /// (docs/protocol.md §13); past either limit the connection closes with 1009. Binary messages are
 /// refused at their first frame with 1003 (relays speak text), invalid UTF-8 with 1007, any other
-/// violation (a masked frame among them) with 1002. A ping is answered with a pong carrying its
+/// violation (a masked frame among them) with 1002. One call returns at most one message. A ping is
+/// answered with a pong carrying its
 /// payload, but at most one answer waits behind unsent output: a newer ping replaces it. More than
 /// `maximumUnsentOutputByteCount` bytes waiting to be written end the connection.
 /// (docs/decisions/0390-marmot-push-building-blocks.md, docs/decisions/0710-relay-connection-limits.md)
@@ -121,7 +122,8 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
         append(handshake.request(for: url))
     }
 
-    /// Bytes read from the stream.
+    /// Bytes read from the stream. At most one message is returned: the frames after it wait for
+    /// ``readBuffered()``, so that the owner can serve its other connections in between.
     public mutating func received(_ bytes: some Collection<UInt8>) -> [WebSocketAction] {
         switch state {
         case .closed: return []
@@ -130,6 +132,13 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
             parser.append(bytes)
             return readFrames()
         }
+    }
+
+    /// Reads on in the bytes already received, up to the next message; nothing when no whole frame
+    /// waits. Call it until it returns no message before giving the machine more bytes.
+    public mutating func readBuffered() -> [WebSocketAction] {
+        guard state == .open || state == .closing else { return [] }
+        return readFrames()
     }
 
     /// The stream ended (EOF or a read error).
@@ -205,7 +214,10 @@ public struct WebSocketClientStateMachine<Random: RandomNumberGenerator> {
             } catch {
                 return actions + fail(error.closeCode)
             }
-            actions += handle(frame)
+            let handled = handle(frame)
+            actions += handled
+            // One message per call: the work one connection costs its loop's others at a time.
+            if case .message = handled.last { break }
         }
         return actions
     }

@@ -264,6 +264,36 @@ struct HostileRelayTests {
     }
 
     @Test(
+        "a relay that floods NOTICE messages as fast as it can: an honest relay's message on the same loop arrives within 1 s"
+    )
+    func messageFlood() throws {
+        let floodBytes = Shared(0)
+        let hostile = try ScriptedWebSocketServer { peer in
+            let chunk = (0..<1024).flatMap { index in
+                ScriptedWebSocketPeer.frame(opcode: 0x1, payload: Array(#"["NOTICE","flood \#(index)"]"#.utf8))
+            }
+            while true {
+                try peer.send(chunk)
+                floodBytes.update { $0 += chunk.count }
+            }
+        }
+        let honest = try HonestScriptedRelay()
+        let harness = try RelayClientHarness(relays: [honest.url, hostile.url()])
+        defer {
+            hostile.stop()
+            harness.stop()
+        }
+        #expect(eventually(within: 20, every: 0.01) { harness.state(0) == .subscribed })
+        #expect(eventually(within: 20, every: 0.01) { floodBytes.value >= 5_000_000 })
+        let sent = Date()
+        honest.send(HonestScriptedRelay.giftWrapMessage())
+        let arrived = eventually(within: 10, every: 0.005) { harness.giftWraps(from: 0) == 1 }
+        let latency = Date().timeIntervalSince(sent)
+        #expect(arrived && latency < 1, "the honest relay's message took \(latency) s")
+        #expect(harness.endings(1).isEmpty, "\(harness.endings(1))")
+    }
+
+    @Test(
         "a relay that floods 20,000 AUTH challenges gets one answer per 10 s, costs the loop little CPU, and an honest relay's message arrives within 1 s"
     )
     func authenticationFlood() throws {

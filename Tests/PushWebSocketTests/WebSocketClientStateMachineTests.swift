@@ -182,6 +182,19 @@ struct WebSocketFrameTests {
         #expect(frames.count == 1 && frames[0].opcode == 0xA && frames[0].payload == [1, 2, 3])
     }
 
+    @Test("one call returns at most one message; the frames after it come from readBuffered")
+    func oneMessagePerCall() {
+        var client = OpenClient()
+        let bytes =
+            WebSocketServerSide.text("one") + WebSocketServerSide.frame(0x9, [1]) + WebSocketServerSide.text("two")
+            + WebSocketServerSide.text("th", fin: false)
+        #expect(client.machine.received(bytes) == [.message("one")])
+        #expect(client.machine.readBuffered() == [.message("two")])
+        #expect(client.written().map(\.opcode) == [0xA])
+        #expect(client.machine.readBuffered() == [])
+        #expect(client.machine.received(WebSocketServerSide.frame(0x0, Array("ree".utf8))) == [.message("three")])
+    }
+
     @Test("a pong is reported; a ping the owner asks for is a masked ping frame")
     func pingPong() {
         var client = OpenClient()

@@ -24,17 +24,30 @@ enum WebSocketTarget {
 
     static func run(_ input: [UInt8]) {
         var whole = opened()
-        let wholeActions = check(whole.received(input) + whole.streamEnded())
+        let wholeActions = check(drained(&whole, whole.received(input)) + whole.streamEnded())
         checkFrames(Array(whole.unsentOutput))
         var bytewise = opened()
         var bytewiseActions: [WebSocketAction] = []
         for byte in input {
-            bytewiseActions += bytewise.received([byte])
+            bytewiseActions += drained(&bytewise, bytewise.received([byte]))
             checkFrames(Array(bytewise.unsentOutput))
             bytewise.wrote(bytewise.unsentOutputByteCount)
         }
         bytewiseActions = check(bytewiseActions + bytewise.streamEnded())
         FuzzCheck.require(wholeActions == bytewiseActions, "splitting the input changed the events")
+    }
+
+    /// `actions` and those of the frames still buffered: a call returns at most one message.
+    private static func drained(
+        _ machine: inout WebSocketClientStateMachine<CountingRandom>, _ actions: [WebSocketAction]
+    ) -> [WebSocketAction] {
+        var all = actions
+        var latest = actions
+        while case .message = latest.last {
+            latest = machine.readBuffered()
+            all += latest
+        }
+        return all
     }
 
     /// Every frame of `output` is a whole masked client frame with a short form length.
