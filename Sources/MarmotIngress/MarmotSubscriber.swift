@@ -144,7 +144,7 @@ public final class MarmotSubscriber: Sendable {
     private func callbacks(
         index: Int, url: WebSocketURL, loop: EventLoop, workers: WorkerPool, slots: QueueSlots, ingress: MarmotIngress
     ) -> NostrRelayClient.Callbacks {
-        let host = url.host
+        let host = url.logName
         return NostrRelayClient.Callbacks(
             giftWrap: { wrap in
                 guard slots.shares.reserve(relay: index) else { return ingress.countOverflow() }

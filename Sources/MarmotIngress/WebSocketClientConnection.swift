@@ -4,8 +4,11 @@ import PushWebSocket
 
 /// The I/O of one RFC 6455 client connection on an `EventLoop`: name resolution, the `ClientDial`
 /// (TCP connect, the proxy's `CONNECT` tunnel, TLS for `wss://`), and the bytes in and out of a
-/// `WebSocketClientStateMachine`, whose actions it carries out. It decides nothing about the
-/// protocol; what happens goes to `onEvent`, on the loop thread.
+/// `WebSocketClientStateMachine`, whose actions it carries out and whose unsent output it writes.
+/// It decides nothing about the protocol; what happens goes to `onEvent`, on the loop thread. Each
+/// turn it handles at most one message and reads at most ``readBytesPerTurn`` before the loop
+/// serves its other connections, so that one relay's traffic delays another's triggers by no more
+/// than the work of one message (docs/protocol.md §13).
 // @unchecked Sendable: created on the loop thread and only touched there (DNS results come back
 // through `loop.execute`).
 final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
@@ -31,9 +34,12 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
     private var stage = Stage.dialing
     private var registration: EventLoop.Registration?
     private var registeredEvents: EpollEvents = []
-    private var output: [UInt8] = []
-    private var outputOffset = 0
-    private var readBuffer = [UInt8](repeating: 0, count: 16_384)
+    /// One read per turn: a TLS record's largest plaintext, and a few hundred small relay messages.
+    static let readBytesPerTurn = 16_384
+    private var readBuffer = [UInt8](repeating: 0, count: readBytesPerTurn)
+    /// A turn of reading is queued on the loop: readiness reports wait for it, so this connection
+    /// reads once per turn however often epoll reports it.
+    private var readTurnQueued = false
     /// Set when the closing handshake started: the connection ends at this instant at the latest.
     private var closeTimer: TimerID?
 
@@ -100,7 +106,7 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
         switch stage {
         case .dialing: dialed(dial.handle(events))
         case .open:
-            if !events.isDisjoint(with: [.readable, .hangup, .error, .readHangup]) { readAvailable() }
+            if !readTurnQueued, !events.isDisjoint(with: [.readable, .hangup, .error, .readHangup]) { readTurn() }
             flush()
         case .closed: break
         }
@@ -142,55 +148,87 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
     /// The byte stream is up: the WebSocket handshake request goes first.
     private func opened() {
         stage = .open
-        perform(machine.start())
+        machine.start()
+        flush()
     }
 
     // MARK: Bytes
 
-    private func readAvailable() {
-        while !isClosed {
-            let count: Int
-            if let tls = dial.tls {
-                let result: TLSTransfer
-                do {
-                    result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
-                        try tls.read(into: buffer)
-                    }
-                } catch {
-                    return streamEnded()
-                }
-                switch result {
-                case .transferred(let read): count = read
-                case .wantRead, .wantWrite: return
-                case .closed: return streamEnded()
-                }
-            } else {
-                let result: NonBlockingResult<Int>?
-                do {
-                    result = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                        try dial.socket?.receive(into: buffer)
-                    }
-                } catch {
-                    return streamEnded()
-                }
-                guard case .value(let read) = result else { return }
-                guard read > 0 else { return streamEnded() }
-                count = read
-            }
-            perform(machine.received(readBuffer[..<count]))
+    /// One turn: the next message among the frames already read, or else one read handed to the
+    /// machine (which returns at most one message). When it did either, more may be waiting (in
+    /// the machine, in the socket, or inside TLS where epoll cannot see it): the next turn is queued
+    /// behind the loop's other work.
+    private func readTurn() {
+        let buffered = machine.readBuffered()
+        perform(buffered)
+        guard !isClosed else { return }
+        let deliveredMessage = buffered.contains {
+            if case .message = $0 { true } else { false }
         }
+        if !deliveredMessage {
+            guard readOnce() > 0, !isClosed else { return }
+        }
+        readTurnQueued = true
+        loop.execute { [self] in
+            readTurnQueued = false
+            guard case .open = stage else { return }
+            readTurn()
+            flush()
+            updateInterest()
+        }
+    }
+
+    /// One read; returns the byte count (0 when nothing was read).
+    private func readOnce() -> Int {
+        let count: Int
+        if let tls = dial.tls {
+            let result: TLSTransfer
+            do {
+                result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
+                    try tls.read(into: buffer)
+                }
+            } catch {
+                streamEnded()
+                return 0
+            }
+            switch result {
+            case .transferred(let read): count = read
+            case .wantRead, .wantWrite: return 0
+            case .closed:
+                streamEnded()
+                return 0
+            }
+        } else {
+            let result: NonBlockingResult<Int>?
+            do {
+                result = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
+                    try dial.socket?.receive(into: buffer)
+                }
+            } catch {
+                streamEnded()
+                return 0
+            }
+            guard case .value(let read) = result else { return 0 }
+            guard read > 0 else {
+                streamEnded()
+                return 0
+            }
+            count = read
+        }
+        perform(machine.received(readBuffer[..<count]))
+        return count
     }
 
     private func streamEnded() { perform(machine.streamEnded()) }
 
-    /// Writes pending output until the socket would block.
+    /// Writes the machine's unsent output until the socket would block.
     private func flush() {
-        while !isClosed, outputOffset < output.count {
+        while !isClosed, machine.unsentOutputByteCount > 0 {
             let written: Int
             if let tls = dial.tls {
                 let result: TLSTransfer
                 do {
-                    result = try output[outputOffset...].withUnsafeBytes { bytes throws(CryptoError) in
+                    result = try machine.unsentOutput.withUnsafeBytes { bytes throws(CryptoError) in
                         try tls.write(bytes)
                     }
                 } catch {
@@ -204,7 +242,7 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
             } else {
                 let result: NonBlockingResult<Int>?
                 do {
-                    result = try output[outputOffset...].withUnsafeBytes { bytes throws(SystemError) in
+                    result = try machine.unsentOutput.withUnsafeBytes { bytes throws(SystemError) in
                         try dial.socket?.send(bytes)
                     }
                 } catch {
@@ -213,11 +251,7 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
                 guard case .value(let count) = result else { return }
                 written = count
             }
-            outputOffset += written
-        }
-        if outputOffset == output.count {
-            output.removeAll(keepingCapacity: true)
-            outputOffset = 0
+            machine.wrote(written)
         }
     }
 
@@ -225,9 +259,6 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
         for action in actions {
             guard !isClosed else { return }
             switch action {
-            case .write(let bytes):
-                output += bytes
-                flush()
             case .opened: onEvent(.opened)
             case .message(let text): onEvent(.message(text))
             case .pong: onEvent(.pong)
@@ -236,6 +267,7 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
                 end(Self.describe(closure))
             }
         }
+        flush()
         updateInterest()
     }
 
@@ -245,6 +277,7 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
         case .closedByClient: "closed"
         case .closedByServer(let code): "closed by the relay (\(code.map { String($0.rawValue) } ?? "no code"))"
         case .failed(let code): "protocol violation (\(code.rawValue))"
+        case .outputBacklog: "the relay does not read (over 1 MiB unsent)"
         case .connectionLost: "connection lost"
         }
     }
@@ -256,7 +289,7 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
         case .dialing:
             guard let interest = dial.interest else { return }
             wanted = interest
-        case .open: wanted = outputOffset < output.count ? [.readable, .writable] : .readable
+        case .open: wanted = machine.unsentOutputByteCount > 0 ? [.readable, .writable] : .readable
         case .closed: return
         }
         guard wanted != registeredEvents else { return }

@@ -22,7 +22,7 @@ public enum NostrRelayReport: String, Sendable, CaseIterable {
     /// A message that is not one of NIP-01's relay messages, or one for another subscription.
     case unknownMessage = "unknown_message"
     case notice
-    /// The relay refused the NIP-42 `AUTH` event.
+    /// The relay refused the NIP-42 `AUTH` event (reported once per connection).
     case authenticationRejected = "authentication_rejected"
     /// The relay ended the subscription for a reason other than authentication.
     case subscriptionClosed = "subscription_closed"
@@ -71,6 +71,11 @@ public struct NostrRelaySessionConfiguration: Sendable {
     public var pingTimeout: Duration = .seconds(20)
     /// How long opening a connection (TCP, TLS, handshake) may take.
     public var connectTimeout: Duration = .seconds(10)
+    /// At most one NIP-42 `AUTH` answer per connection in this time.
+    public var authenticationInterval: Duration = .seconds(10)
+    /// After an `AUTH` answer the `REQ` goes again at its `OK` true or after this long without an
+    /// `OK` false (some relays never answer it).
+    public var authenticationAnswerTimeout: Duration = .seconds(5)
     /// The kind 10050 list is published at start and this often after.
     public var inboxListInterval: Duration = .seconds(86_400)
 
@@ -115,16 +120,39 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
     private var connectDeadline: MonotonicInstant?
     private var lastActivity = MonotonicInstant(nanoseconds: 0)
     private var pingSentAt: MonotonicInstant?
-    private var pendingAuthEventID: String?
+    private var authentication = Authentication()
     private var pendingInboxListEventID: String?
     /// When the kind 10050 list is due again; nil until this relay first accepted or refused it.
     private var inboxListDueAt: MonotonicInstant?
-    /// The relay refused the list with `auth-required:`: it is sent again after a successful AUTH.
+    /// The relay refused the list with `auth-required:`: it goes again with the `REQ` that follows
+    /// the next AUTH answer.
     private var inboxListNeedsAuthentication = false
-    /// The last `CLOSED` asked for authentication: the `REQ` follows a successful `AUTH`.
+    /// The last `CLOSED` asked for authentication: the `REQ` follows the next `AUTH` answer.
     private var waitingForAuthentication = false
     /// After ``Event/stop`` every event is ignored.
     public private(set) var isStopped = false
+
+    /// NIP-42 on the current connection (docs/protocol.md §13).
+    private struct Authentication {
+        /// When the last `AUTH` answer went; the next may go one interval later.
+        var answeredAt: MonotonicInstant?
+        /// The newest challenge that came within the interval, answered when it has passed.
+        var pendingChallenge: String?
+        /// The id of the last `AUTH` event sent, until its `OK`.
+        var eventID: String?
+        /// When the `REQ` goes again without an `OK`; nil once it went or after an `OK` false.
+        var resubscribeAt: MonotonicInstant?
+        /// The relay accepted an `AUTH`: later challenges on this connection are not answered.
+        var accepted = false
+        /// An `OK` false was reported on this connection already.
+        var rejectionReported = false
+
+        /// When the pending challenge may be answered; nil when none is pending.
+        func answerDue(interval: Duration) -> MonotonicInstant? {
+            guard pendingChallenge != nil else { return nil }
+            return answeredAt?.advanced(by: interval)
+        }
+    }
 
     public init(configuration: NostrRelaySessionConfiguration, random: Random) {
         self.configuration = configuration
@@ -141,7 +169,11 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
             let idle =
                 pingSentAt.map { $0.advanced(by: configuration.pingTimeout) }
                 ?? lastActivity.advanced(by: configuration.idleTimeout)
-            return inboxListDueAt.map { min($0, idle) } ?? idle
+            let deadlines = [
+                inboxListDueAt, authentication.resubscribeAt,
+                authentication.answerDue(interval: configuration.authenticationInterval),
+            ]
+            return deadlines.compactMap { $0 }.reduce(idle, min)
         case nil: return nil
         }
     }
@@ -165,7 +197,8 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
         case .connected:
             guard state == .connecting else { return [] }
             lastActivity = now
-            (pingSentAt, pendingAuthEventID, pendingInboxListEventID, waitingForAuthentication) = (nil, nil, nil, false)
+            (pingSentAt, pendingInboxListEventID, waitingForAuthentication) = (nil, nil, false)
+            authentication = Authentication()
             return transition(to: .open) + [subscription(unixTime: unixTime)] + publishInboxListIfDue(now, unixTime)
         case .disconnected:
             guard state == .connecting || state == .open || state == .subscribed else { return [] }
@@ -201,16 +234,22 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
             self.connectDeadline = nil
             return [.report(.timedOut), .closeConnection]
         case .open, .subscribed:
-            if let pingSentAt {
-                guard now >= pingSentAt.advanced(by: configuration.pingTimeout) else {
-                    return publishInboxListIfDue(now, unixTime)
-                }
+            if let pingSentAt, now >= pingSentAt.advanced(by: configuration.pingTimeout) {
                 self.pingSentAt = nil
                 lastActivity = now
                 return [.report(.timedOut), .closeConnection]
             }
-            var actions = publishInboxListIfDue(now, unixTime)
-            if now >= lastActivity.advanced(by: configuration.idleTimeout) {
+            var actions: [NostrRelayAction] = []
+            if let resubscribeAt = authentication.resubscribeAt, now >= resubscribeAt {
+                actions += resubscribe(now: now, unixTime: unixTime)
+            }
+            if let answerDue = authentication.answerDue(interval: configuration.authenticationInterval),
+                now >= answerDue, let challenge = authentication.pendingChallenge
+            {
+                actions += answer(challenge, now: now, unixTime: unixTime)
+            }
+            actions += publishInboxListIfDue(now, unixTime)
+            if pingSentAt == nil, now >= lastActivity.advanced(by: configuration.idleTimeout) {
                 pingSentAt = now
                 actions.append(.ping)
             }
@@ -277,24 +316,56 @@ public struct NostrRelaySession<Random: RandomNumberGenerator> {
         case .ok(let eventID, let accepted, let reason):
             return acknowledged(eventID: eventID, accepted: accepted, reason: reason, now: now, unixTime: unixTime)
         case .authChallenge(let challenge):
-            let event = signed(
-                kind: 22242, tags: [["relay", configuration.relayURL], ["challenge", challenge]], unixTime)
-            pendingAuthEventID = Hex.encode(event.id)
-            return [.send(NostrClientMessage.auth(event))]
+            // A relay that challenges again and again gets one signature per interval, for its
+            // newest challenge (docs/protocol.md §13).
+            guard !authentication.accepted else { return [] }
+            if let answeredAt = authentication.answeredAt,
+                now < answeredAt.advanced(by: configuration.authenticationInterval)
+            {
+                authentication.pendingChallenge = challenge
+                return []
+            }
+            return answer(challenge, now: now, unixTime: unixTime)
         }
+    }
+
+    /// The kind 22242 answer to `challenge`; the `REQ` follows its `OK` true or the timeout.
+    private mutating func answer(_ challenge: String, now: MonotonicInstant, unixTime: Int64) -> [NostrRelayAction] {
+        let event = signed(
+            kind: 22242, tags: [["relay", configuration.relayURL], ["challenge", challenge]], unixTime)
+        authentication.answeredAt = now
+        authentication.pendingChallenge = nil
+        authentication.eventID = Hex.encode(event.id)
+        authentication.resubscribeAt = now.advanced(by: configuration.authenticationAnswerTimeout)
+        return [.send(NostrClientMessage.auth(event))]
+    }
+
+    /// Relays refuse an unauthenticated REQ in different ways (CLOSED, NOTICE or silence), so every
+    /// AUTH answer is followed by the REQ again, once, and by a 10050 list refused for want of it.
+    private mutating func resubscribe(now: MonotonicInstant, unixTime: Int64) -> [NostrRelayAction] {
+        authentication.resubscribeAt = nil
+        waitingForAuthentication = false
+        inboxListNeedsAuthentication = false
+        return transition(to: .open) + [subscription(unixTime: unixTime)] + publishInboxListIfDue(now, unixTime)
     }
 
     private mutating func acknowledged(
         eventID: String, accepted: Bool, reason: String, now: MonotonicInstant, unixTime: Int64
     ) -> [NostrRelayAction] {
-        if eventID == pendingAuthEventID {
-            pendingAuthEventID = nil
-            guard accepted else { return [.report(.authenticationRejected), .closeConnection] }
-            // Relays refuse an unauthenticated REQ in different ways (CLOSED, NOTICE or silence), so
-            // every successful AUTH is followed by the REQ again (docs/protocol.md §13).
-            waitingForAuthentication = false
-            inboxListNeedsAuthentication = false
-            return transition(to: .open) + [subscription(unixTime: unixTime)] + publishInboxListIfDue(now, unixTime)
+        if eventID == authentication.eventID {
+            authentication.eventID = nil
+            guard accepted else {
+                // The connection stays: the relay may challenge again, and is answered then.
+                authentication.resubscribeAt = nil
+                guard !authentication.rejectionReported else { return [] }
+                authentication.rejectionReported = true
+                return [.report(.authenticationRejected)]
+            }
+            authentication.accepted = true
+            authentication.pendingChallenge = nil
+            // Already sent again when the relay took longer than the timeout to say OK.
+            guard authentication.resubscribeAt != nil else { return [] }
+            return resubscribe(now: now, unixTime: unixTime)
         }
         if eventID == pendingInboxListEventID {
             pendingInboxListEventID = nil

@@ -50,14 +50,18 @@ public struct WebSocketFrame: Sendable, Equatable {
 /// Reads server frames from a byte stream (RFC 6455 §5.2) and refuses what a client must not
 /// accept: reserved bits (no extension was negotiated), reserved opcodes, masked frames (§5.1),
 /// fragmented or over-long control frames (§5.5), lengths not in their shortest form or with the
-/// top bit set, and payloads over the limit (refused from the header, before any payload is buffered).
+/// top bit set, and data payloads over the limit (refused from the header, before any payload is
+/// buffered).
 public struct WebSocketFrameParser: Sendable {
-    public let maximumPayloadByteCount: Int
+    /// The largest payload of a text, binary or continuation frame. The client lowers it to what a
+    /// fragmented message has left, so that a fragment over the message limit is refused from its
+    /// header too.
+    public var maximumDataPayloadByteCount: Int
     private var buffer: [UInt8] = []
     private var readIndex = 0
 
     public init(maximumPayloadByteCount: Int) {
-        self.maximumPayloadByteCount = maximumPayloadByteCount
+        self.maximumDataPayloadByteCount = maximumPayloadByteCount
     }
 
     /// Bytes received and not yet parsed into frames.
@@ -100,8 +104,9 @@ public struct WebSocketFrameParser: Sendable {
             guard fin, length <= UInt64(WebSocketFrame.maximumControlPayloadByteCount) else {
                 throw WebSocketError(.protocolError)
             }
+        } else {
+            guard length <= UInt64(maximumDataPayloadByteCount) else { throw WebSocketError(.messageTooBig) }
         }
-        guard length <= UInt64(maximumPayloadByteCount) else { throw WebSocketError(.messageTooBig) }
         let total = headerCount + Int(length)
         guard available >= total else { return nil }
         let payload = Array(buffer[(readIndex + headerCount)..<(readIndex + total)])

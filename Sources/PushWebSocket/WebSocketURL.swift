@@ -55,6 +55,15 @@ public struct WebSocketURL: Sendable, Hashable, CustomStringConvertible {
         self.description = text
     }
 
+    /// The URL as log lines name it: scheme, host, port (always, so that two relays on one host
+    /// differ) and path, never the query, which may carry a secret
+    /// (docs/decisions/0710-relay-connection-limits.md).
+    public var logName: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        let path = target.prefix { $0 != "?" }
+        return "\(secure ? "wss" : "ws")://\(name):\(port)\(path)"
+    }
+
     /// The `Host` header: the host (bracketed when IPv6) and the port when it is not the default.
     public var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host

@@ -75,14 +75,22 @@ final class MarmotRelayHarness {
     let ingress: MarmotIngressHarness
     let subscriber: MarmotSubscriber
 
-    init(
+    convenience init(
         relays: [NostrRelayProcess], settings: MarmotIngressSettings = MarmotIngressSettings(),
         tls: TLSContext? = nil, proxy: EgressProxy? = nil
+    ) throws {
+        try self.init(relayURLs: relays.map(\.url), settings: settings, tls: tls, proxy: proxy)
+    }
+
+    /// `logger` receives the subscriber's log lines (the ingress logs to the harness's own).
+    init(
+        relayURLs: [String], settings: MarmotIngressSettings = MarmotIngressSettings(), tls: TLSContext? = nil,
+        proxy: EgressProxy? = nil, logger subscriberLogger: Logger? = nil
     ) throws {
         let ingress = try MarmotIngressHarness()
         self.ingress = ingress
         var relaySettings = MarmotRelaySettings(
-            serverKey: MarmotFixture.server, relays: relays.map { WebSocketURL($0.url)! }, tlsContext: tls,
+            serverKey: MarmotFixture.server, relays: relayURLs.map { WebSocketURL($0)! }, tlsContext: tls,
             proxy: proxy)
         relaySettings.sessionTiming = { configuration in
             var configuration = configuration
@@ -96,7 +104,8 @@ final class MarmotRelayHarness {
         let pool = ingress.pool
         let relayCount = relays.count
         subscriber = MarmotSubscriber(
-            settings: relaySettings, metrics: metrics, logger: logger, unixTime: { Int64(Date().timeIntervalSince1970) }
+            settings: relaySettings, metrics: metrics, logger: subscriberLogger ?? logger,
+            unixTime: { Int64(Date().timeIntervalSince1970) }
         ) { scheduler in
             try MarmotIngress(
                 serverKey: MarmotFixture.server, relayCount: relayCount, providers: providers, settings: settings,
@@ -212,6 +221,36 @@ struct MarmotRelayTests {
         let wraps = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
         try PythonMarmotSender.publish(wraps, to: relay)
         #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 1 })
+    }
+
+    @Test(
+        "a relay that lets only authenticated readers subscribe and never answers AUTH with OK: the REQ goes again 5 s after the AUTH answer and a trigger published after connecting wakes"
+    )
+    func authenticationWithoutOK() throws {
+        let relay = try NostrRelayProcess(authenticatedReaders: [MarmotFixture.server.publicKey.hex])
+        let harness = try MarmotRelayHarness(relays: [relay])
+        #expect(harness.waitUntilSubscribed(), "relay log:\n\(relay.log)")
+        #expect(relay.log.contains("Authenticated \(MarmotFixture.server.publicKey.hex)"))
+        let wraps = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        #expect(try PythonMarmotSender.publish(wraps, to: relay) == [true])
+        #expect(eventually(within: 10) { harness.ingress.apns.wakes.count == 1 })
+    }
+
+    @Test("relay log lines name scheme, host, port and path, never the query, so two relays on one host differ")
+    func relayLogNames() throws {
+        let first = try HonestScriptedRelay()
+        let second = try HonestScriptedRelay()
+        let lines = Shared<[String]>([])
+        let logger = Logger(level: .debug) { line in lines.update { $0.append(line) } }
+        let harness = try MarmotRelayHarness(
+            relayURLs: [first.server.url(path: "/inbox?token=secret-value"), second.url], logger: logger)
+        #expect(harness.waitUntilSubscribed(2))
+        let stateLines = lines.value.filter { $0.contains("marmot relay connection") }
+        for url in ["ws://127.0.0.1:\(first.server.port)/inbox", "ws://127.0.0.1:\(second.server.port)/"] {
+            #expect(stateLines.contains { $0.contains(url) && $0.contains("subscribed") }, "\(url) in \(stateLines)")
+        }
+        #expect(!lines.value.contains { $0.contains("secret-value") || $0.contains("token=") })
+        #expect(first.server.requestTargets.first == "/inbox?token=secret-value")
     }
 
     @Test("a 32-chunk trigger (NIP-44's extended length) through the relay wakes its 32 devices")

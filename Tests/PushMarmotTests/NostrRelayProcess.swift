@@ -10,6 +10,8 @@ final class NostrRelayProcess {
     let port: Int
     let scratch: ScratchDirectory
     let requiresAuthentication: Bool
+    /// Keys given nostr-relay's reader role: with any, only they may subscribe (after NIP-42 AUTH).
+    let authenticatedReaders: [String]
     /// `wss://` with the test CA's certificate for 127.0.0.1 (uvicorn's TLS).
     let certificates: APNsTestCertificates?
     private var process: Process?
@@ -18,16 +20,31 @@ final class NostrRelayProcess {
     var url: String { "\(certificates == nil ? "ws" : "wss")://127.0.0.1:\(port)" }
 
     /// `requiresAuthentication`: the relay challenges every connection with NIP-42 `AUTH` and
-    /// checks the answer (signature, kind, time, `relay` and `challenge` tags); reading and
-    /// publishing stay open to everyone, since it never answers an `AUTH` with `OK`.
-    init(requiresAuthentication: Bool = false, tls: Bool = false) throws {
+    /// checks the answer (signature, kind, time, `relay` and `challenge` tags); publishing stays
+    /// open to everyone, and so does reading unless `authenticatedReaders` names keys: then a `REQ`
+    /// is refused (with a `NOTICE`) until the connection authenticated as one of them. nostr-relay
+    /// never answers an `AUTH` with `OK`.
+    init(requiresAuthentication: Bool = false, authenticatedReaders: [String] = [], tls: Bool = false) throws {
         port = try freeLoopbackPort()
         scratch = try ScratchDirectory()
-        self.requiresAuthentication = requiresAuthentication
+        self.requiresAuthentication = requiresAuthentication || !authenticatedReaders.isEmpty
+        self.authenticatedReaders = authenticatedReaders
         certificates = tls ? try APNsTestCertificates.shared() : nil
         logPath = scratch.directory.appendingPathComponent("relay.log").path
         try start()
+        // The role table exists once the relay has started; roles are read at each AUTH.
+        for reader in authenticatedReaders {
+            let result = try ToolProcess.run(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["nostr-relay", "-c", configurationPath, "role", "set", "-p", reader, "-r", "r"])
+            guard result.status == 0, result.outputText.contains("Set roles") else {
+                stop()
+                throw RelayDidNotStart(log: log + result.outputText + result.errors)
+            }
+        }
     }
+
+    private var configurationPath: String { scratch.directory.appendingPathComponent("relay.yaml").path }
 
     deinit { stop() }
 
@@ -63,7 +80,7 @@ final class NostrRelayProcess {
                 - \(url)
               actions:
                 save: a
-                query: a
+                query: \(authenticatedReaders.isEmpty ? "a" : "r")
             message_timeout: 1800
             subscription_limit: 32
             max_limit: 6000

@@ -134,14 +134,111 @@ struct NostrRelaySessionTests {
         #expect(accepted.prefix(2) == [.stateChanged(.open), .send(SessionHarness.request(since: 3))])
     }
 
-    @Test("a refused AUTH is reported and the connection abandoned")
+    /// The `OK` message for `event`.
+    static func ok(_ event: NostrEvent, _ accepted: Bool, _ reason: String = "") -> NostrRelaySession<FixedRandom>.Event
+    {
+        .message(#"["OK",""# + Hex.encode(event.id) + #"","# + (accepted ? "true" : "false") + #",""# + reason + #""]"#)
+    }
+
+    /// The kind 22242 events among `actions`.
+    static func authEvents(_ actions: [NostrRelayAction]) -> [NostrEvent] {
+        SessionHarness.sentEvents(actions).filter { $0.kind == 22242 }
+    }
+
+    @Test("a refused AUTH is reported once; the connection stays, sends no REQ, and the next challenge is answered")
     func authenticationRefused() throws {
         var harness = SessionHarness()
         _ = harness.subscribe()
-        let auth = try #require(SessionHarness.sentEvents(harness.handle(.message(#"["AUTH","c"]"#), at: 1)).first)
+        let auth = try #require(Self.authEvents(harness.handle(.message(#"["AUTH","c"]"#), at: 1)).first)
+        #expect(harness.handle(Self.ok(auth, false, "blocked: no"), at: 2) == [.report(.authenticationRejected)])
+        #expect(harness.handle(.tick, at: 6) == [])
+        #expect(harness.session.state == .subscribed)
+        #expect(harness.handle(.message(#"["AUTH","d"]"#), at: 7) == [])
+        let again = try #require(Self.authEvents(harness.handle(.tick, at: 11)).first)
+        #expect(again.tags.last == ["challenge", "d"])
+        #expect(harness.handle(Self.ok(again, false, "blocked: no"), at: 12) == [])
+    }
+
+    @Test("an AUTH without an OK is followed by the REQ again 5 s later, once, and a late OK true sends nothing more")
+    func authenticationWithoutOK() throws {
+        var harness = SessionHarness()
+        _ = harness.subscribe()
+        let auth = try #require(Self.authEvents(harness.handle(.message(#"["AUTH","c"]"#), at: 1)).first)
+        #expect(harness.session.nextDeadline == SessionHarness.at(6))
+        #expect(harness.handle(.tick, at: 5.9) == [])
         #expect(
-            harness.handle(.message(#"["OK",""# + Hex.encode(auth.id) + #"",false,"blocked: no"]"#), at: 2)
-                == [.report(.authenticationRejected), .closeConnection])
+            harness.handle(.tick, at: 6) == [.stateChanged(.open), .send(SessionHarness.request(since: 6))])
+        #expect(harness.handle(.tick, at: 7) == [])
+        #expect(harness.handle(Self.ok(auth, true), at: 8) == [])
+        #expect(harness.handle(.message(#"["EOSE","sub"]"#), at: 8) == [.stateChanged(.subscribed)])
+    }
+
+    @Test("an OK true before 5 s re-subscribes at once and not again at 5 s")
+    func authenticationAcceptedEarly() throws {
+        var harness = SessionHarness()
+        _ = harness.subscribe()
+        let auth = try #require(Self.authEvents(harness.handle(.message(#"["AUTH","c"]"#), at: 1)).first)
+        #expect(
+            harness.handle(Self.ok(auth, true), at: 2) == [
+                .stateChanged(.open), .send(SessionHarness.request(since: 2)),
+            ])
+        #expect(harness.handle(.tick, at: 6) == [])
+    }
+
+    @Test("challenges within 10 s: one answer, the newest pending one at 10 s; none once an AUTH was accepted")
+    func authenticationInterval() throws {
+        var harness = SessionHarness()
+        _ = harness.subscribe()
+        #expect(Self.authEvents(harness.handle(.message(#"["AUTH","c1"]"#), at: 0)).count == 1)
+        #expect(harness.handle(.message(#"["AUTH","c2"]"#), at: 1) == [])
+        #expect(harness.handle(.message(#"["AUTH","c3"]"#), at: 2) == [])
+        _ = harness.handle(.tick, at: 5)
+        #expect(harness.session.nextDeadline == SessionHarness.at(10))
+        #expect(Self.authEvents(harness.handle(.tick, at: 9.9)).isEmpty)
+        let third = try #require(Self.authEvents(harness.handle(.tick, at: 10)).first)
+        #expect(third.tags == [["relay", SessionHarness.relay], ["challenge", "c3"]])
+        #expect(harness.handle(Self.ok(third, true), at: 11) == [.send(SessionHarness.request(since: 11))])
+        #expect(harness.handle(.message(#"["AUTH","c4"]"#), at: 30) == [])
+        #expect(harness.handle(.tick, at: 40) == [])
+    }
+
+    @Test("10,000 AUTH challenges in 10 s are answered with two signatures")
+    func authenticationFlood() {
+        var harness = SessionHarness()
+        _ = harness.subscribe()
+        var answers = 0
+        for index in 0..<10_000 {
+            let seconds = Double(index) / 1000
+            answers += Self.authEvents(harness.handle(.message(#"["AUTH","c\#(index)"]"#), at: seconds)).count
+            answers += Self.authEvents(harness.handle(.tick, at: seconds)).count
+        }
+        answers += Self.authEvents(harness.handle(.tick, at: 10)).count
+        #expect(answers == 2)
+    }
+
+    @Test("a 10050 list refused with auth-required goes again with the REQ that follows the AUTH answer")
+    func inboxListAfterAuthentication() throws {
+        var harness = SessionHarness()
+        let pending = harness.subscribe()
+        let inboxID = try #require(pending)
+        #expect(
+            harness.handle(.message(#"["OK",""# + inboxID + #"",false,"auth-required: sign in"]"#), at: 1)
+                == [.report(.inboxListRejected)])
+        _ = harness.handle(.message(#"["AUTH","c"]"#), at: 2)
+        let resubscribed = harness.handle(.tick, at: 7)
+        #expect(resubscribed.prefix(2) == [.stateChanged(.open), .send(SessionHarness.request(since: 7))])
+        #expect(SessionHarness.sentEvents(resubscribed).map(\.kind) == [10050])
+    }
+
+    @Test("a new connection answers its first challenge at once, whatever the last connection answered")
+    func authenticationPerConnection() {
+        var harness = SessionHarness()
+        _ = harness.subscribe()
+        #expect(Self.authEvents(harness.handle(.message(#"["AUTH","c1"]"#), at: 1)).count == 1)
+        _ = harness.handle(.disconnected, at: 2)
+        _ = harness.handle(.tick, at: 3)
+        _ = harness.handle(.connected, at: 3)
+        #expect(Self.authEvents(harness.handle(.message(#"["AUTH","c2"]"#), at: 4)).count == 1)
     }
 
     @Test("reconnects back off 1 s doubling to 60 s with equal jitter; only a subscription that lasted 60 s resets it")

@@ -35,21 +35,31 @@ enum WebSocketServerSide {
         frame(0x8, code.map { [UInt8($0 >> 8), UInt8($0 & 0xFF)] + reason } ?? [])
     }
 
-    /// Reads one client frame: it must be masked; returns its FIN, opcode and unmasked payload.
-    static func readClientFrame(_ bytes: [UInt8]) -> (fin: Bool, opcode: UInt8, payload: [UInt8])? {
-        guard bytes.count >= 6, bytes[1] & 0x80 != 0 else { return nil }
-        var length = Int(bytes[1] & 0x7F)
-        var offset = 2
-        if length == 126 {
-            length = Int(bytes[2]) << 8 | Int(bytes[3])
-            offset = 4
-        } else if length == 127 {
-            length = bytes[2..<10].reduce(0) { $0 << 8 | Int($1) }
-            offset = 10
+    /// Reads the client frames in `bytes`: each must be masked; returns their FIN, opcode and
+    /// unmasked payload, or nil when a frame is unmasked or truncated.
+    static func readClientFrames(_ bytes: [UInt8]) -> [(fin: Bool, opcode: UInt8, payload: [UInt8])]? {
+        var frames: [(fin: Bool, opcode: UInt8, payload: [UInt8])] = []
+        var offset = 0
+        while offset < bytes.count {
+            guard bytes.count - offset >= 6, bytes[offset + 1] & 0x80 != 0 else { return nil }
+            var length = Int(bytes[offset + 1] & 0x7F)
+            var header = 2
+            if length == 126 {
+                length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                header = 4
+            } else if length == 127 {
+                length = bytes[(offset + 2)..<(offset + 10)].reduce(0) { $0 << 8 | Int($1) }
+                header = 10
+            }
+            let maskStart = offset + header
+            guard bytes.count >= maskStart + 4 + length else { return nil }
+            let mask = Array(bytes[maskStart..<(maskStart + 4)])
+            let payload = bytes[(maskStart + 4)..<(maskStart + 4 + length)].enumerated().map {
+                $0.element ^ mask[$0.offset & 3]
+            }
+            frames.append((bytes[offset] & 0x80 != 0, bytes[offset] & 0x0F, payload))
+            offset = maskStart + 4 + length
         }
-        let mask = Array(bytes[offset..<(offset + 4)])
-        let payload = bytes[(offset + 4)...].enumerated().map { $0.element ^ mask[$0.offset & 3] }
-        guard payload.count == length else { return nil }
-        return (bytes[0] & 0x80 != 0, bytes[0] & 0x0F, payload)
+        return frames
     }
 }
