@@ -102,7 +102,7 @@ final class MarmotRelayHarness {
         let metrics = ingress.metrics
         let logger = ingress.logger
         let pool = ingress.pool
-        let relayCount = relays.count
+        let relayCount = relayURLs.count
         subscriber = MarmotSubscriber(
             settings: relaySettings, metrics: metrics, logger: subscriberLogger ?? logger,
             unixTime: { Int64(Date().timeIntervalSince1970) }
