@@ -20,8 +20,12 @@ import subprocess
 import sys
 
 import cbor_cases
+import der_cases
 import http_cases
 import json_cases
+import nip44_cases
+import relay_cases
+import websocket_cases
 
 # Every category a run may show, and why it is acceptable. Anything else fails the run. The rule
 #: the gateway never accepts what both references refuse and never reads a field
@@ -30,6 +34,13 @@ ORIGIN_FORM = "only origin-form targets (docs/protocol.md §1); absolute-form, a
 VERSIONS = "only HTTP/1.1 and HTTP/1.0 (decision 0001); h11 takes any HTTP/d.d, llhttp also 0.9 and 2.0"
 TARGET_BYTES = "targets are visible ASCII without # (decision 0001); the references accept # fragments, DEL or bytes over 0x7F"
 TRANSFER_ENCODING = "any Transfer-Encoding is 411 (docs/protocol.md §1); the references frame chunked bodies"
+HEADER_RULES_FIRST = ("the gateway applies RFC 6455's header rules (§5.2 reserved bits and shortest lengths, §5.5 "
+                      "control frames) before its size limit and closes with 1002; websockets checks max_size first "
+                      "and closes with 1009")
+HEADER_RULES_EARLY = ("the gateway refuses a frame from its header, before buffering the payload; websockets checks "
+                      "reserved bits and control-frame rules (Frame.check) only once the whole payload has arrived")
+SHORTEST_LENGTH = ("RFC 6455 §5.2: the minimal number of bytes MUST be used to encode the payload length; websockets "
+                   "reads a length in a longer form")
 EXPLAINED = {
     "http": {
         "gateway 400 target not in origin-form; accepted by h11": ORIGIN_FORM,
@@ -76,9 +87,25 @@ EXPLAINED = {
         "gateway accepts a map with keys true and 1 (or false and 0) that cbor2 merges":
             "the keys are distinct CBOR items (decision 0020); Python's dict takes True for 1, so the reference's round trip fails",
     },
+    "der": {},
+    "websocket": {
+        **{f"gateway protocol_error ({rule}); websockets message_too_big": HEADER_RULES_FIRST for rule in (
+            "reserved bits", "fragmented control frame", "control frame over 125 bytes", "64-bit length under 65536")},
+        "gateway protocol_error (64-bit length with the top bit set); websockets message_too_big":
+            "RFC 6455 §5.2: the most significant bit of a 64-bit length MUST be 0, so the gateway closes with 1002; "
+            "websockets reads the length as unsigned and closes with 1009 for its size",
+        **{f"gateway protocol_error ({rule}); websockets waits for the payload": HEADER_RULES_EARLY for rule in (
+            "reserved bits", "fragmented control frame", "control frame over 125 bytes")},
+        **{f"gateway protocol_error ({rule}); websockets {outcome}": SHORTEST_LENGTH
+           for rule in ("16-bit length under 126", "64-bit length under 65536")
+           for outcome in ("reads the frame", "waits for the payload")},
+    },
+    "nip44": {},
+    "relay": {},
 }
 
-KINDS = {"http": http_cases, "json": json_cases, "cbor": cbor_cases}
+KINDS = {"http": http_cases, "json": json_cases, "cbor": cbor_cases, "der": der_cases, "websocket": websocket_cases,
+         "nip44": nip44_cases, "relay": relay_cases}
 
 
 def gateway_lines(binary: str, kind: str, inputs: list) -> list:
@@ -101,7 +128,7 @@ class Tally:
 
     def add(self, data: bytes, gateway_line: dict):
         self.inputs += 1
-        self.accepted += gateway_line["verdict"] == "accept"
+        self.accepted += getattr(KINDS[self.kind], "accepted", lambda line: line["verdict"] == "accept")(gateway_line)
         outcome = KINDS[self.kind].judge(data, gateway_line)
         if outcome is None:
             return
