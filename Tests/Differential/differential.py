@@ -101,7 +101,19 @@ EXPLAINED = {
            for outcome in ("reads the frame", "waits for the payload")},
     },
     "nip44": {},
-    "relay": {},
+    "relay": {
+        **{f"gateway reads a {kind} with elements after the last NIP-01 defines":
+           "NostrRelayMessage tolerates trailing elements NIP-01 does not define (relays add them); the reference "
+           "reads the same fields" for kind in ("EVENT", "EOSE", "CLOSED", "NOTICE", "OK", "AUTH")},
+        **{f"gateway reads a {kind} with a subscription id that is empty or over 64 characters":
+           "NIP-01's 1..64 characters bind the client that chooses the id; the relay session compares a received "
+           "id with its own, so another one matches nothing" for kind in ("EVENT", "EOSE", "CLOSED")},
+        "gateway reads a OK with an event id that is not 64 lowercase hex digits":
+            "the relay session matches an OK's id with the ids of the events it sent; an id of another form matches none",
+        **{f"gateway reads a {kind} with no message string":
+           "a missing or non-string message reads as \"\" (NostrRelayMessage); the gateway only logs it"
+           for kind in ("CLOSED", "OK")},
+    },
 }
 
 KINDS = {"http": http_cases, "json": json_cases, "cbor": cbor_cases, "der": der_cases, "websocket": websocket_cases,
