@@ -117,7 +117,7 @@ EXPLAINED = {
         "gateway accepts a SET whose elements are not in the order pyasn1 writes; pyasn1 refuses":
             "the strict reader does not check the order of SET elements (X.690 §11.6); the verifier reads its SETs "
             "(purposes, package infos, digests) as unordered collections, so the order cannot change a decision; "
-            "pyasn1's DER encoder sorts by tag (innermost first), then by encoding",
+            "pyasn1 writes the elements back sorted (by tag, then by encoding) and nothing else differs",
         "gateway refuses a constructed string (X.690 §10.2); pyasn1 writes back the form it read":
             "DER encodes string types only in the primitive form; pyasn1 decodes an empty constructed string and "
             "writes it back constructed, so its round trip passes",
@@ -169,7 +169,11 @@ EXPLAINED = {
            for rule in ("16-bit length under 126", "64-bit length under 65536")
            for outcome in ("reads the frame", "waits for the payload")},
     },
-    "nip44": {},
+    "nip44": {
+        "gateway refuses base64 with nonzero unused bits that the reference decodes":
+            "the gateway's base64 is strict (PushCrypto Base64: the unused low bits of the last symbol are zero, so "
+            "every byte string has one encoding); Python's b64decode ignores them; nostr-sdk refuses them too",
+    },
     "relay": {
         **{f"gateway reads a {kind} with elements after the last NIP-01 defines":
            "NostrRelayMessage tolerates trailing elements NIP-01 does not define (relays add them); the reference "
