@@ -13,6 +13,7 @@
 
 import argparse
 import collections
+import contextlib
 import json
 import random
 import struct
@@ -250,6 +251,10 @@ def run(arguments) -> int:
         remaining -= len(batch)
         for data, line in zip(batch, gateway_lines(arguments.binary, arguments.kind, batch)):
             tally.add(data, line)
+        if arguments.checkpoint:
+            # The report so far, for a long run that may be stopped before it ends.
+            with open(arguments.checkpoint, "w") as checkpoint, contextlib.redirect_stdout(checkpoint):
+                tally.report(arguments.table)
     return tally.report(arguments.table)
 
 
@@ -275,6 +280,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=20_000)
     parser.add_argument("--table", action="store_true", help="print categories as Markdown table rows")
+    parser.add_argument("--checkpoint", help="rewrite this file with the report so far after every batch")
     return run(parser.parse_args())
 
 
