@@ -36,7 +36,7 @@ from cryptography import x509
 from pyasn1.codec.der import decoder as der_decoder
 from pyasn1.codec.der import encoder as der_encoder
 from pyasn1.error import PyAsn1Error
-from pyasn1.type import char, namedtype, tag, univ, useful
+from pyasn1.type import namedtype, tag, univ
 
 MAXIMUM_BYTES, MAXIMUM_DEPTH = 8192, 32
 # cryptography warns on a serial number that is not positive; the comparison reads it all the same.
@@ -202,11 +202,11 @@ def parse(data: bytes, start: int = 0, end: int = None):
     return elements
 
 
-def serialize(elements, forms=None) -> bytes:
+def serialize(elements) -> bytes:
     return b"".join(tlv(ident, serialize(body) if constructed else body) for ident, body, constructed in elements)
 
 
-def every_element(elements, path=()):
+def every_element(elements):
     for index, (_, body, constructed) in enumerate(elements):
         yield elements, index
         if constructed:

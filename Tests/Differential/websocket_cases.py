@@ -22,7 +22,7 @@ LENGTHS = [0, 1, 2, 5, 17, 100, 125, 126, 127, 128, 200, 1000, 4095, 4096, 4097,
            2**63, 2**64 - 1]
 
 
-def header(rng: random.Random, fin: bool, rsv: int, opcode: int, masked: bool, length: int, form: str) -> bytes:
+def header(fin: bool, rsv: int, opcode: int, masked: bool, length: int, form: str) -> bytes:
     first = (0x80 if fin else 0) | rsv << 4 | opcode
     mask_bit = 0x80 if masked else 0
     if form == "short":
@@ -48,7 +48,7 @@ def frame(rng: random.Random) -> bytes:
     if not valid and rng.random() < 0.3:
         form = rng.choice(["64"] + (["16"] if length < 65536 else []) + (["short"] if length < 126 else []))
     payload_length = min(length, LIMIT + 8)
-    data = header(rng, fin, rsv, opcode, masked, length, form)
+    data = header(fin, rsv, opcode, masked, length, form)
     if masked:
         data += bytes(rng.randrange(256) for _ in range(4))
     return data + rng.randbytes(payload_length)
