@@ -618,6 +618,8 @@ def refused_field(text: str) -> str:
     location = [part.strip('"') for part in text.split("location: [")[1].split("]")[0].split(", ")]
     if any(part.startswith("AttributeType") for part in location):
         return "the issuer or subject name"
+    if any(part.startswith("SubjectPublicKeyInfo::") for part in location):
+        return "the SubjectPublicKeyInfo"
     fields = [part.split("::")[1] for part in location if part.startswith("TbsCertificate::")]
     if fields:
         return {"issuer": "the issuer or subject name", "subject": "the issuer or subject name", "spki": "the SubjectPublicKeyInfo",
