@@ -692,6 +692,12 @@ def authorizations(value) -> dict:
     return line
 
 
+def has_large_tag_number(node) -> bool:
+    """A tag number of 2^28 or more: its high-tag-number form needs more than the four subsequent
+    octets the strict reader takes (DERError.unsupportedTag)."""
+    return int(node["t"].split(".")[2]) >= 1 << 28 or any(has_large_tag_number(child) for child in node.get("e", []))
+
+
 PRIMITIVE_ONLY = {1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 30} | set(range(18, 29))
 
 
@@ -821,6 +827,8 @@ def judge_once(data: bytes, gateway_line: dict):
             return "gateway accepts a SET whose elements are not in the order pyasn1 writes; pyasn1 refuses", False
     if gateway_line["verdict"] != "accept":
         if tree is not None:
+            if has_large_tag_number(tree):
+                return "gateway refuses a tag number beyond four octets; pyasn1 reads it", False
             if has_constructed_string(tree):
                 return "gateway refuses a constructed string (X.690 §10.2); pyasn1 writes back the form it read", False
             if has_non_minimal_negative(tree):
@@ -843,9 +851,11 @@ def judge_certificate(data: bytes, gateway_line: dict, tree):
     try:
         certificate, reading = reference_certificate(data)
     except Refused as error:
-        if gateway_line["certificate"] is not None:
-            return f"gateway reads a certificate cryptography refuses in {error}", False
-        return None
+        if gateway_line["certificate"] is None:
+            return None
+        if str(error) == "the extensions" and explicit_false_criticality(tree):
+            return "gateway reads an extension whose criticality FALSE is written out; cryptography refuses it", False
+        return f"gateway reads a certificate cryptography refuses in {error}", False
     if gateway_line["certificate"] is None:
         rule = gateway_rule_refusing_certificate(certificate, tree)
         if rule:

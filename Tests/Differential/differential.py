@@ -119,6 +119,9 @@ EXPLAINED = {
             "the strict reader does not check the order of SET elements (X.690 §11.6); the verifier reads its SETs "
             "(purposes, package infos, digests) as unordered collections, so the order cannot change a decision; "
             "pyasn1 writes the elements back sorted (by tag, then by encoding) and nothing else differs",
+        "gateway refuses a tag number beyond four octets; pyasn1 reads it":
+            "tag numbers are read up to four subsequent octets (2^28 - 1, far beyond Android's 724; DERError."
+            "unsupportedTag); pyasn1 reads any size",
         "gateway refuses a constructed string (X.690 §10.2); pyasn1 writes back the form it read":
             "DER encodes string types only in the primitive form; pyasn1 decodes an empty constructed string and "
             "writes it back constructed, so its round trip passes",
