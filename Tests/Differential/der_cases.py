@@ -618,7 +618,9 @@ def refused_field(text: str) -> str:
     location = [part.strip('"') for part in text.split("location: [")[1].split("]")[0].split(", ")]
     if any(part.startswith("AttributeType") for part in location):
         return "the issuer or subject name"
-    if any(part.startswith("SubjectPublicKeyInfo::") for part in location):
+    if location[0].startswith(("SubjectPublicKeyInfo::", "AlgorithmIdentifier::")):
+        # cryptography parses the SubjectPublicKeyInfo a second time, on its own, at load: its
+        # locations start there, not at Certificate::.
         return "the SubjectPublicKeyInfo"
     fields = [part.split("::")[1] for part in location if part.startswith("TbsCertificate::")]
     if fields:
