@@ -123,7 +123,8 @@ public struct DERReader: Sendable {
         let tagClass = DERTagClass(identifierOctet: first)
         let isConstructed = first & 0x20 != 0
         guard first & 0x1f == 0x1f else {
-            guard first != 0 else { throw DERError(.unsupportedTag, offset: start) }
+            // UNIVERSAL 0 is end-of-contents in either form (X.690 §8.1.5), never a DER element.
+            guard first & 0xdf != 0 else { throw DERError(.unsupportedTag, offset: start) }
             return (DERTag(tagClass, number: UInt32(first & 0x1f), isConstructed: isConstructed), start + 1)
         }
         // High-tag-number form (X.690 §8.1.2.4): base-128 digits, most significant first.

@@ -91,7 +91,10 @@ public enum NIP44 {
         let characters = payload.utf8
         guard characters.first != UInt8(ascii: "#") else { throw NostrError(.unknownVersion) }
         guard characters.count >= minimumPayloadCharacterCount else { throw NostrError(.invalidPayloadLength) }
-        guard let decoded = Base64.decode(payload) else { throw NostrError(.invalidBase64) }
+        // NIP-44 payloads are padded base64; Base64.decode would also take the unpadded form.
+        guard characters.count % 4 == 0, let decoded = Base64.decode(payload) else {
+            throw NostrError(.invalidBase64)
+        }
         guard decoded.count >= minimumDecodedByteCount else { throw NostrError(.invalidPayloadLength) }
         guard decoded[0] == version else { throw NostrError(.unknownVersion) }
         let nonce = decoded[1...nonceByteCount]

@@ -114,16 +114,26 @@ def integer_or_number(text: str):
     return ("number", text)
 
 
-def reference(data: bytes):
-    """The canonical serialization of the document, or None when the strict reference refuses it."""
+def strict_value(data: bytes, maximum_depth: int = MAXIMUM_DEPTH):
+    """The document as the strict reference reads it (objects as ("object", pairs), numbers as
+    ("integer" or "number", text)); raises Refused when it refuses it."""
     try:
         text = data.decode("utf-8")
         if text.startswith("\ufeff"):
-            return None
+            raise Refused()
         value = json.loads(text, object_pairs_hook=unique_members, parse_int=integer_or_number,
                            parse_float=lambda number: ("number", number), parse_constant=refuse)
-        return serialize(value, 1).encode("utf-8")
-    except (ValueError, Refused, UnicodeEncodeError, RecursionError):
+        serialize(value, 1, maximum_depth)
+        return value
+    except (ValueError, UnicodeEncodeError, RecursionError) as error:
+        raise Refused() from error
+
+
+def reference(data: bytes):
+    """The canonical serialization of the document, or None when the strict reference refuses it."""
+    try:
+        return serialize(strict_value(data), 1).encode("utf-8")
+    except Refused:
         return None
 
 
@@ -141,17 +151,18 @@ def escaped(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def serialize(value, depth: int) -> str:
+def serialize(value, depth: int, maximum_depth: int = MAXIMUM_DEPTH) -> str:
     if isinstance(value, tuple) and value[0] == "object":
-        if depth > MAXIMUM_DEPTH:
+        if depth > maximum_depth:
             raise Refused()
-        return "{" + ",".join(escaped(name) + ":" + serialize(item, depth + 1) for name, item in value[1]) + "}"
+        return "{" + ",".join(escaped(name) + ":" + serialize(item, depth + 1, maximum_depth)
+                              for name, item in value[1]) + "}"
     if isinstance(value, tuple):
         return value[1]
     if isinstance(value, list):
-        if depth > MAXIMUM_DEPTH:
+        if depth > maximum_depth:
             raise Refused()
-        return "[" + ",".join(serialize(item, depth + 1) for item in value) + "]"
+        return "[" + ",".join(serialize(item, depth + 1, maximum_depth) for item in value) + "]"
     if isinstance(value, str):
         return escaped(value)
     if value is None:

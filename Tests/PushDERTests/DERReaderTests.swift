@@ -68,6 +68,9 @@ struct DERReaderTests {
             ("high-tag number with a leading 0x80", [0xbf, 0x80, 0x85, 0x45, 0x00], .nonMinimalTag),
             ("tag number over four octets", [0x9f, 0x81, 0x80, 0x80, 0x80, 0x00, 0x00], .unsupportedTag),
             ("end-of-contents tag", [0x00, 0x00], .unsupportedTag),
+            // The differential run against pyasn1 found the constructed form of tag 0 accepted.
+            ("end-of-contents tag in constructed form", [0x20, 0x00], .unsupportedTag),
+            ("constructed tag 0 nested in a SEQUENCE", [0x30, 0x02, 0x20, 0x00], .unsupportedTag),
             ("trailing byte", [0x05, 0x00, 0x00], .trailingBytes),
             ("length past the end", [0x04, 0x05, 0x61], .truncated),
             ("child runs past its parent", [0x30, 0x03, 0x04, 0x05, 0x61], .truncated),

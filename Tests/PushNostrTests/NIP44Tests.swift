@@ -174,6 +174,20 @@ struct NIP44Tests {
         }
     }
 
+    @Test("a payload without its base64 padding is invalid base64, though its bytes and MAC are good")
+    func unpaddedPayload() throws {
+        let conversationKey = [UInt8](repeating: 5, count: 32)
+        // 40 bytes pad to 64: 1 + 32 + 66 + 32 = 131 decoded bytes, whose base64 ends in "=".
+        let payload = try NIP44.encrypt(
+            [UInt8](repeating: 0x61, count: 40), conversationKey: conversationKey,
+            nonce: [UInt8](repeating: 6, count: 32))
+        #expect(payload.hasSuffix("=") && !payload.hasSuffix("=="))
+        #expect(try NIP44.decrypt(payload, conversationKey: conversationKey) == [UInt8](repeating: 0x61, count: 40))
+        #expect(throws: NostrError(.invalidBase64)) {
+            try NIP44.decrypt(payload.dropLast(), conversationKey: conversationKey)
+        }
+    }
+
     @Test("a 6-byte prefix naming fewer than 65,536 bytes is invalid padding, even with a good MAC")
     func extendedPrefixBelowThreshold() throws {
         let conversationKey = [UInt8](repeating: 5, count: 32)

@@ -35,7 +35,7 @@ export PATH=/opt/swift/usr/bin:$PATH
 # Python packages the tests use as independent implementations (Tests/requirements.txt), installed
 # with pip; on a Debian python without pip, pip comes from python3-pip first.
 install_python_packages() {
-    python3 -c 'import cbor2, coincurve, cryptography, h11, helm_python, http_ece, httptools, kubernetes_validate, nostr_sdk, openapi_spec_validator, schemathesis, yaml' 2>/dev/null && return 0
+    python3 -c 'import cbor2, coincurve, cryptography, h11, helm_python, http_ece, httptools, kubernetes_validate, nostr_sdk, openapi_spec_validator, pyasn1, schemathesis, websockets, yaml' 2>/dev/null && return 0
     python3 -m pip --version >/dev/null 2>&1 || install_debian_packages python3-pip
     python3 -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt 2>/dev/null ||
         python3 -m pip install --quiet --disable-pip-version-check --break-system-packages -r Tests/requirements.txt

@@ -4,14 +4,18 @@
     import PushHTTP
     import PushJSON
 
-    /// `push-fuzz --differential <http|json|cbor>`: reads inputs from standard input, each a 4-byte
+    /// `push-fuzz --differential <kind>` (the cases below): reads inputs from standard input, each a 4-byte
     /// big-endian length and that many bytes, and writes one JSON line per input with the verdict and
     /// what the gateway's parser read, for scripts/differential to compare with independent parsers
     /// (docs/reliability.md). Bytes that came from the input are written as lowercase hex.
-    enum DifferentialMode: String {
+    enum DifferentialMode: String, CaseIterable {
         case http
         case json
         case cbor
+        case der
+        case websocket
+        case nip44
+        case relay
 
         func run() {
             var output = DifferentialOutput()
@@ -20,6 +24,10 @@
                 case .http: HTTPVerdict.write(input, into: &output)
                 case .json: JSONVerdict.write(input, into: &output)
                 case .cbor: CBORVerdict.write(input, into: &output)
+                case .der: DERVerdict.write(input, into: &output)
+                case .websocket: WebSocketFrameVerdict.write(input, into: &output)
+                case .nip44: NIP44Verdict.write(input, into: &output)
+                case .relay: RelayMessageVerdict.write(input, into: &output)
                 }
                 output.append("\n")
                 output.flush(whenOver: 1 << 16)

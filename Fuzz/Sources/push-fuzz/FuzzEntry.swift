@@ -5,7 +5,7 @@ import Glibc
 //   below; `PUSH_FUZZ_TARGET` names the target for the whole process.
 // - in the normal `swift build`: a replayer, `push-fuzz <target> <file or directory>...`, that runs saved
 //   inputs (a corpus, a crash reproducer) through the same target without libFuzzer, or, given
-//   `--differential <http|json|cbor>`, reports verdicts for scripts/differential (DifferentialMode.swift).
+//   `--differential <kind>`, reports verdicts for scripts/differential (DifferentialMode.swift).
 
 #if PUSH_LIBFUZZER
     /// The target of this process, read once from the environment.
@@ -55,7 +55,9 @@ import Glibc
             }
             if arguments.first == "--differential" {
                 guard arguments.count == 2, let mode = DifferentialMode(rawValue: arguments.last ?? "") else {
-                    FuzzCheck.printError("usage: push-fuzz --differential <http|json|cbor>")
+                    FuzzCheck.printError(
+                        "usage: push-fuzz --differential <\(DifferentialMode.allCases.map(\.rawValue).joined(separator: "|"))>"
+                    )
                     exit(2)
                 }
                 mode.run()
