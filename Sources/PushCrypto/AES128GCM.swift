@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 /// AES-128-GCM (NIST SP 800-38D) with a 12-byte nonce and a 16-byte tag: the record cipher of the
 /// `aes128gcm` content coding (RFC 8188) that Web Push messages use (docs/protocol.md §8b).
 public enum AES128GCM {
@@ -23,22 +21,8 @@ public enum AES128GCM {
         guard nonce.count == nonceByteCount, sealed.count >= tagByteCount, sealed.count < Int32.max else {
             throw CryptoError(.authenticationFailed)
         }
-        let context = try CipherContext()
-        let ciphertext = Array(sealed.dropLast(tagByteCount))
-        var tag = Array(sealed.suffix(tagByteCount))
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
-        var produced: Int32 = 0
-        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.aes128GCM, nil, key, nonce) == 1,
-            ciphertext.isEmpty
-                || EVP_DecryptUpdate(context.pointer, &plaintext, &produced, ciphertext, Int32(ciphertext.count)) == 1,
-            EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tag) == 1
-        else { throw CryptoError.capturing(.operationFailed) }
-        var tail = [UInt8](repeating: 0, count: 16)
-        var tailLength: Int32 = 0
-        guard EVP_DecryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else {
-            OpenSSLErrorQueue.clear()
-            throw CryptoError(.authenticationFailed)
-        }
-        return plaintext
+        return try CipherContext.openAEAD(
+            FetchedAlgorithms.shared.aes128GCM, key: key, nonce: nonce, sealed: sealed, additionalData: [],
+            tagByteCount: tagByteCount)
     }
 }

@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 /// The ChaCha20-Poly1305 AEAD (RFC 8439 §2.8) with a 12-byte nonce and a 16-byte tag, as Marmot Push v1
 /// encrypts device tokens (docs/protocol.md §13). Ciphertext and tag travel as one buffer,
 /// `ciphertext ‖ tag`, the way the token format carries them.
@@ -33,31 +31,8 @@ public enum ChaCha20Poly1305 {
         guard nonce.count == nonceByteCount, ciphertextAndTag.count >= tagByteCount,
             ciphertextAndTag.count < Int32.max, additionalData.count < Int32.max
         else { throw CryptoError(.authenticationFailed) }
-        let nonce = Array(nonce)
-        let sealed = Array(ciphertextAndTag)
-        let ciphertextCount = sealed.count - tagByteCount
-        let context = try CipherContext()
-        guard EVP_DecryptInit_ex(context.pointer, FetchedAlgorithms.shared.chaCha20Poly1305, nil, key, nonce) == 1,
-            context.authenticate(additionalData, encrypting: false)
-        else { throw CryptoError.capturing(.operationFailed) }
-        var plaintext = [UInt8](repeating: 0, count: ciphertextCount)
-        let updated = sealed.withUnsafeBufferPointer { buffer -> Bool in
-            var produced: Int32 = 0
-            // OpenSSL copies the expected tag; it never writes through the pointer.
-            let tag = UnsafeMutableRawPointer(mutating: buffer.baseAddress! + ciphertextCount)
-            return
-                (ciphertextCount == 0
-                || EVP_DecryptUpdate(
-                    context.pointer, &plaintext, &produced, buffer.baseAddress, Int32(ciphertextCount)) == 1)
-                && EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_AEAD_SET_TAG, Int32(tagByteCount), tag) == 1
-        }
-        guard updated else { throw CryptoError.capturing(.operationFailed) }
-        var tail = [UInt8](repeating: 0, count: 16)
-        var tailLength: Int32 = 0
-        guard EVP_DecryptFinal_ex(context.pointer, &tail, &tailLength) == 1 else {
-            OpenSSLErrorQueue.clear()
-            throw CryptoError(.authenticationFailed)
-        }
-        return plaintext
+        return try CipherContext.openAEAD(
+            FetchedAlgorithms.shared.chaCha20Poly1305, key: key, nonce: Array(nonce), sealed: Array(ciphertextAndTag),
+            additionalData: additionalData, tagByteCount: tagByteCount)
     }
 }
