@@ -258,8 +258,12 @@ struct HostileRelayTests {
         #expect(arrived && latency < 1, "the honest relay's message took \(latency) s")
         // 120 MB of pings more: before the fix each was answered into an unbounded buffer.
         #expect(eventually(within: 120, every: 0.05) { floodBytes.value >= 140_000_000 })
+        // Under AddressSanitizer the resident set is no measure (shadow memory, quarantine of freed
+        // blocks); every other expectation still holds there.
         let growth = RelayClientHarness.residentBytes - residentAtStart
-        #expect(growth < 48 * 1_048_576, "the resident set grew by \(Int(growth)) bytes")
+        if !AddressSanitizerRun.isActive {
+            #expect(growth < 48 * 1_048_576, "the resident set grew by \(Int(growth)) bytes")
+        }
         #expect(harness.endings(1).isEmpty, "\(harness.endings(1))")
     }
 
