@@ -67,12 +67,8 @@ struct WebPushEncryptionTests {
 
     @Test("the wake is 118 bytes, with a fresh key pair and salt per message, and opens to {\"reconnect\":1}")
     func wake() throws {
-        let userAgent = try P256PrivateKey.generate()
-        let secret = try SecureRandom.bytes(16)
-        let endpoint = try #require(
-            WebPushEndpoint(
-                Base64.encodeURLNoPadding(userAgent.publicKey.uncompressedPoint) + "."
-                    + Base64.encodeURLNoPadding(secret) + ".https://push.example.net/x"))
+        let subscriber = try TestSubscriber()
+        let (userAgent, secret, endpoint) = (subscriber.key, subscriber.secret, subscriber.endpoint)
         let first = try WebPushEncryption.encrypt(WebPushEncryption.wakePlaintext, to: endpoint)
         let second = try WebPushEncryption.encrypt(WebPushEncryption.wakePlaintext, to: endpoint)
         #expect(first.count == 118 && second.count == 118)

@@ -19,12 +19,8 @@ struct WebPushInteropTests {
 
     @Test("http_ece decrypts every wake the gateway encrypts to {\"reconnect\":1}")
     func wakesDecrypt() throws {
-        let userAgent = try P256PrivateKey.generate()
-        let secret = try SecureRandom.bytes(16)
-        let endpoint = try #require(
-            WebPushEndpoint(
-                Base64.encodeURLNoPadding(userAgent.publicKey.uncompressedPoint) + "."
-                    + Base64.encodeURLNoPadding(secret) + ".https://push.example.net/x"))
+        let subscriber = try TestSubscriber()
+        let (userAgent, secret, endpoint) = (subscriber.key, subscriber.secret, subscriber.endpoint)
         let bodies = try (0..<5).map { _ in
             Hex.encode(try WebPushEncryption.encrypt(WebPushEncryption.wakePlaintext, to: endpoint))
         }
