@@ -224,7 +224,11 @@ struct HostileRelayTests {
         // The client reconnects with backoff and the attack repeats; three of them stay cheap.
         #expect(eventually(within: 20, every: 0.01) { attacksSent.value >= 3 })
         let cpu = harness.loopCPUSeconds - cpuAtStart
-        #expect(cpu < 1, "the loop thread used \(cpu) s of CPU")
+        // Instrumented code under AddressSanitizer runs several times slower: CPU time is no measure
+        // there, as the resident set is not; every other expectation still holds.
+        if !AddressSanitizerRun.isActive {
+            #expect(cpu < 1, "the loop thread used \(cpu) s of CPU")
+        }
     }
 
     @Test(
@@ -334,7 +338,9 @@ struct HostileRelayTests {
         #expect(arrived && latency < 1, "the honest relay's message took \(latency) s")
         #expect(eventually(within: 120, every: 0.05) { harness.reached(1, .subscribed) })
         let cpu = harness.loopCPUSeconds - cpuAtStart
-        #expect(cpu < 1, "the loop thread used \(cpu) s of CPU for 20,000 challenges")
+        if !AddressSanitizerRun.isActive {
+            #expect(cpu < 1, "the loop thread used \(cpu) s of CPU for 20,000 challenges")
+        }
         // The first challenge is answered; the others wait 10 s for the newest one (a second answer
         // only when the machine's load made the test itself that slow).
         #expect(eventually(within: 5) { answers.value >= 1 })
