@@ -9,11 +9,11 @@ import PushTestSupport
 struct IPhoneDemoApp: DemoApp {
     static let deliveriesPath = "/v1/deliveries/apns"
 
-    let appID: String
     /// The profile's App Attest environment, `development` or `production` (chooses the AAGUID).
     let appAttestEnvironment: String
     /// The JSON-lines record file of `apns-mock`, shown after the delivery when given.
     let apnsRecordFile: String?
+    /// The App Attest key, of the app whose id it carries.
     let device: SyntheticAppAttestDevice
     /// A made-up APNs device token: 32 random bytes as lowercase hex, as iOS hands them out.
     let endpoint: String
@@ -21,7 +21,6 @@ struct IPhoneDemoApp: DemoApp {
     init(
         authority: SyntheticAppAttestAuthority, appID: String, appAttestEnvironment: String, apnsRecordFile: String?
     ) throws {
-        self.appID = appID
         self.appAttestEnvironment = appAttestEnvironment
         self.apnsRecordFile = apnsRecordFile
         device = try authority.makeDevice(
@@ -31,7 +30,7 @@ struct IPhoneDemoApp: DemoApp {
         endpoint = Hex.encode(try SecureRandom.bytes(32))
     }
 
-    var introduction: String { "Device: a synthetic App Attest key for \(appID) (\(appAttestEnvironment))" }
+    var introduction: String { "Device: a synthetic App Attest key for \(device.appID) (\(appAttestEnvironment))" }
 
     func enrollment(
         settings: DemoSettings, challenge: (id: String, challenge: String), expiresAt: Int64
