@@ -86,15 +86,7 @@ struct AndroidDemoTests {
         let directory = try LocalRunTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let rootDirectory = directory + "/key-attestation"
-        #expect(try LocalKeyAttestationRoot.create(in: rootDirectory))
-        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
-        // A second init-android-root keeps the root the gateway was started with.
-        #expect(try !LocalKeyAttestationRoot.create(in: rootDirectory))
-        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot)
-        let keyMode =
-            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
-                .posixPermissions] as? Int
-        #expect(keyMode == 0o600)
+        try LocalRunTests.expectRootCreatedOnce(in: rootDirectory) { try LocalKeyAttestationRoot.create(in: $0) }
 
         let gateway = try AndroidDemoGateway(directory: directory, rootDirectory: rootDirectory)
         let printed = Mutex<[String]>([])

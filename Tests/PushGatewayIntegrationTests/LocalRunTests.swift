@@ -55,6 +55,24 @@ struct LocalRunTests {
             appAttestEnvironment: "production", apnsRecordFile: recordFile)
     }
 
+    /// `create` (`init-root`, `init-android-root`) makes a root in `rootDirectory` the first time,
+    /// and a second call keeps the root the gateway was started with; the keys are the owner's alone.
+    static func expectRootCreatedOnce(
+        in rootDirectory: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ create: (String) throws -> Bool
+    ) throws {
+        #expect(try create(rootDirectory), sourceLocation: sourceLocation)
+        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
+        #expect(try !create(rootDirectory), sourceLocation: sourceLocation)
+        #expect(
+            try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot,
+            sourceLocation: sourceLocation)
+        let keyMode =
+            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
+                .posixPermissions] as? Int
+        #expect(keyMode == 0o600, sourceLocation: sourceLocation)
+    }
+
     static func mock(recordFile: String) throws -> APNsMockServer {
         let certificates = try APNsTestCertificates.shared()
         return try APNsMockServer(
@@ -68,15 +86,7 @@ struct LocalRunTests {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let rootDirectory = directory + "/app-attest"
-        #expect(try LocalAppAttestRoot.create(in: rootDirectory))
-        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
-        // A second init-root keeps the root the gateway was started with.
-        #expect(try !LocalAppAttestRoot.create(in: rootDirectory))
-        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot)
-        let keyMode =
-            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
-                .posixPermissions] as? Int
-        #expect(keyMode == 0o600)
+        try Self.expectRootCreatedOnce(in: rootDirectory) { try LocalAppAttestRoot.create(in: $0) }
 
         let recordFile = directory + "/apns-mock.jsonl"
         let mock = try Self.mock(recordFile: recordFile)
