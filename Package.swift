@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "PushWire"),
         // No C library and nothing of the gateway's but PushWire: an app links it (docs/decisions/0370).
         .target(name: "PushGatewayClient", dependencies: ["PushWire"]),
-        // Strict DER (X.690 §10), shared by App Attest's nonce extension and Android Key Attestation.
+        // Strict DER (X.690 §10), shared by App Attest's nonce extension and Android Key Attestation, and
+        // the writer the demo and the tests build KeyDescriptions with (docs/decisions/0780).
         .target(name: "PushDER", dependencies: ["PushErrors"]),
         // Metric families and the Prometheus text exposition, with no knowledge of the gateway.
         .target(name: "PushMetrics", dependencies: ["PushSystem"]),
@@ -150,7 +151,7 @@ let package = Package(
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "push-gateway-demo",
-            dependencies: ["PushAttest", "PushCrypto", "PushNostr", "PushRelayClient", "PushTestSupport"]
+            dependencies: ["PushAttest", "PushCrypto", "PushDER", "PushNostr", "PushRelayClient", "PushTestSupport"]
         ),
         // Development tool for docs/performance.md's Marmot figures; never shipped.
         .executableTarget(
@@ -173,13 +174,13 @@ let package = Package(
             ]
         ),
         // Fuzz targets: a corpus replayer in the normal build, libFuzzer-driven when scripts/fuzz builds it
-        // (never shipped; it links PushTestSupport's DER writer).
+        // (never shipped).
         .executableTarget(
             name: "push-fuzz",
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials",
                 "PushHTTP", "PushJSON", "PushCrypto", "PushDER", "PushAttest", "PushKeyAttestation", "PushNostr",
-                "PushGateway", "PushTestSupport", "PushMarmot", "PushWebSocket", "PushSystem",
+                "PushGateway", "PushMarmot", "PushWebSocket", "PushSystem",
             ],
             path: "Fuzz/Sources/push-fuzz"
         ),
@@ -189,7 +190,7 @@ let package = Package(
             name: "PushTestSupport",
             dependencies: [
                 "GatewayConfiguration",
-                "PushCrypto", "PushDelivery", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway",
+                "PushCrypto", "PushDER", "PushDelivery", "PushSystem", "PushPostgres", "PushHTTP", "PushGateway",
                 "PushKeyAttestation", "PushJSON",
             ],
             path: "Tests/PushTestSupport"

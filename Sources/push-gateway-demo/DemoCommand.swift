@@ -67,49 +67,69 @@ enum DemoCommand {
     }
 
     private static func run(_ options: [String: String]) -> Int32 {
-        let required = ["--gateway", "--origin", "--profile", "--app-id", "--app-attest-environment", "--root-dir"]
-        guard required.allSatisfy({ options[$0] != nil }),
-            Set(options.keys).isSubset(of: Set(required + ["--apns-record", "--relay-key-file"]))
-        else {
-            return usageError(
-                "run takes \(required.joined(separator: ", ")) and optionally --apns-record and --relay-key-file")
+        if let problem = problem(
+            with: options, command: "run", required: ["--app-id", "--app-attest-environment"],
+            optional: "--apns-record")
+        {
+            return usageError(problem)
         }
         guard ["development", "production"].contains(options["--app-attest-environment"]!) else {
             return usageError("--app-attest-environment must be development or production")
         }
-        if let problem = relayKeyProblem(options) { return usageError(problem) }
-        let settings = DemoSettings(
-            gatewayURL: options["--gateway"]!, origin: options["--origin"]!, profile: options["--profile"]!,
-            appID: options["--app-id"]!, appAttestEnvironment: options["--app-attest-environment"]!,
-            apnsRecordFile: options["--apns-record"], relayKeyFile: options["--relay-key-file"])
-        return perform {
-            let authority = try LocalAppAttestRoot.load(from: options["--root-dir"]!)
-            _ = try DemoFlow(settings: settings, authority: authority) { print($0) }.run()
-            print("push-gateway-demo: the delivery reached apns-mock; done")
+        return play(options, reached: "apns-mock") {
+            try IPhoneDemoApp(
+                authority: try LocalAppAttestRoot.load(from: options["--root-dir"]!), appID: options["--app-id"]!,
+                appAttestEnvironment: options["--app-attest-environment"]!,
+                apnsRecordFile: options["--apns-record"])
         }
     }
 
     private static func android(_ options: [String: String]) -> Int32 {
-        let required = ["--gateway", "--origin", "--profile", "--package", "--signing-cert-sha256", "--root-dir"]
-        guard required.allSatisfy({ options[$0] != nil }),
-            Set(options.keys).isSubset(of: Set(required + ["--fcm-record", "--relay-key-file"]))
-        else {
-            return usageError(
-                "android takes \(required.joined(separator: ", ")) and optionally --fcm-record and --relay-key-file")
+        if let problem = problem(
+            with: options, command: "android", required: ["--package", "--signing-cert-sha256"],
+            optional: "--fcm-record")
+        {
+            return usageError(problem)
         }
         guard let digest = Hex.decode(options["--signing-cert-sha256"]!, byteCount: 32, lowercaseOnly: false) else {
             return usageError("--signing-cert-sha256 must be 64 hex digits")
         }
-        if let problem = relayKeyProblem(options) { return usageError(problem) }
-        let settings = AndroidDemoSettings(
+        return play(options, reached: options["--fcm-record"] == nil ? "FCM" : "fcm-mock") {
+            try AndroidDemoApp(
+                root: try LocalKeyAttestationRoot.load(from: options["--root-dir"]!),
+                packageName: options["--package"]!, signingCertificateDigest: digest,
+                fcmRecordFile: options["--fcm-record"])
+        }
+    }
+
+    /// The flags every flow takes besides its own: the gateway, the origin, the profile and the root.
+    private static let sharedFlags = ["--gateway", "--origin", "--profile", "--root-dir"]
+
+    /// Why `options` do not fit `command`, which takes ``sharedFlags`` and `required`, and optionally
+    /// its record file `optional` and `--relay-key-file`; nil when they do.
+    private static func problem(
+        with options: [String: String], command: String, required: [String], optional: String
+    ) -> String? {
+        let required = sharedFlags + required
+        guard required.allSatisfy({ options[$0] != nil }),
+            Set(options.keys).isSubset(of: Set(required + [optional, "--relay-key-file"]))
+        else {
+            return
+                "\(command) takes \(required.joined(separator: ", ")) and optionally \(optional) and --relay-key-file"
+        }
+        return relayKeyProblem(options)
+    }
+
+    /// Runs the flow of the app `makeApp` makes against the gateway `options` name, printing each step.
+    private static func play<App: DemoApp>(
+        _ options: [String: String], reached standIn: String, makeApp: () throws -> App
+    ) -> Int32 {
+        let settings = DemoSettings(
             gatewayURL: options["--gateway"]!, origin: options["--origin"]!, profile: options["--profile"]!,
-            packageName: options["--package"]!, signingCertificateDigest: digest,
-            fcmRecordFile: options["--fcm-record"],
             relayKeyFile: options["--relay-key-file"])
         return perform {
-            let root = try LocalKeyAttestationRoot.load(from: options["--root-dir"]!)
-            _ = try AndroidDemoFlow(settings: settings, root: root) { print($0) }.run()
-            print("push-gateway-demo: the delivery reached \(settings.fcmRecordFile == nil ? "FCM" : "fcm-mock"); done")
+            _ = try DemoFlow(settings: settings, app: try makeApp()) { print($0) }.run()
+            print("push-gateway-demo: the delivery reached \(standIn); done")
         }
     }
 

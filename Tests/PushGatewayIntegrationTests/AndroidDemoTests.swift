@@ -38,7 +38,7 @@ final class AndroidDemoGateway {
                 try! $0.withAndroidProfile(authority: SyntheticKeyAttestationAuthority())
                     .with(
                         "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE",
-                        rootDirectory + "/" + LocalAppAttestRoot.rootCertificateFile
+                        rootDirectory + "/" + LocalCertificateAuthority.rootCertificateFile
                     )
                     .with("PUSH_GATEWAY_FCM_URL", "https://127.0.0.1:\(fcm.port)")
                     .with("PUSH_GATEWAY_GOOGLE_TOKEN_URL", "https://127.0.0.1:\(fcm.port)\(FCMMockServer.tokenPath)")
@@ -57,12 +57,18 @@ final class AndroidDemoGateway {
 
     var url: String { "http://127.0.0.1:\(lifecycle.server.publicPort)" }
 
-    func settings(relayKeyFile: String? = nil) -> AndroidDemoSettings {
-        AndroidDemoSettings(
+    func settings(relayKeyFile: String? = nil) -> DemoSettings {
+        DemoSettings(
             gatewayURL: url, origin: LifecycleGateway.origin, profile: ConfigurationTestEnvironment.androidProfile,
-            packageName: ConfigurationTestEnvironment.androidPackage,
-            signingCertificateDigest: ConfigurationTestEnvironment.androidSigningDigest, fcmRecordFile: recordFile,
             relayKeyFile: relayKeyFile)
+    }
+
+    /// The demo's Android app, its Keystore key attested under the root saved in `rootDirectory`.
+    func app(rootDirectory: String) throws -> AndroidDemoApp {
+        try AndroidDemoApp(
+            root: try LocalKeyAttestationRoot.load(from: rootDirectory),
+            packageName: ConfigurationTestEnvironment.androidPackage,
+            signingCertificateDigest: ConfigurationTestEnvironment.androidSigningDigest, fcmRecordFile: recordFile)
     }
 
     /// The §8a message (docs/protocol.md) for `token` with a TTL of `ttl` seconds, as fcm-mock records it.
@@ -80,27 +86,19 @@ struct AndroidDemoTests {
         let directory = try LocalRunTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let rootDirectory = directory + "/key-attestation"
-        #expect(try LocalKeyAttestationRoot.create(in: rootDirectory))
-        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
-        // A second init-android-root keeps the root the gateway was started with.
-        #expect(try !LocalKeyAttestationRoot.create(in: rootDirectory))
-        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot)
-        let keyMode =
-            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
-                .posixPermissions] as? Int
-        #expect(keyMode == 0o600)
+        try LocalRunTests.expectRootCreatedOnce(in: rootDirectory) { try LocalKeyAttestationRoot.create(in: $0) }
 
         let gateway = try AndroidDemoGateway(directory: directory, rootDirectory: rootDirectory)
         let printed = Mutex<[String]>([])
-        let outcome = try AndroidDemoFlow(
-            settings: gateway.settings(), root: try LocalKeyAttestationRoot.load(from: rootDirectory)
+        let outcome = try DemoFlow(
+            settings: gateway.settings(), app: try gateway.app(rootDirectory: rootDirectory)
         ) { line in printed.withLock { $0.append(line) } }.run()
 
         #expect(outcome.steps.map(\.status) == [200, 201, 200, 201, 200])
         #expect(outcome.steps.last?.body == #"{"status":"accepted"}"#)
         // What reached fcm-mock: one token request, then one send, the wake of docs/protocol.md §8a.
         #expect(gateway.fcm.records.map(\.kind) == [.token, .send])
-        let record = try #require(outcome.fcmRecord)
+        let record = try #require(outcome.record)
         #expect(record.status == 200)
         #expect(record.path == "/v1/projects/\(ConfigurationTestEnvironment.fcmProjectID)/messages:send")
         let message = try #require(record.message)
@@ -126,9 +124,9 @@ struct AndroidDemoTests {
         try LocalKeyAttestationRoot.create(in: directory + "/trusted")
         try LocalKeyAttestationRoot.create(in: directory + "/other")
         let gateway = try AndroidDemoGateway(directory: directory, rootDirectory: directory + "/trusted")
-        let flow = AndroidDemoFlow(
-            settings: gateway.settings(), root: try LocalKeyAttestationRoot.load(from: directory + "/other")
-        ) { _ in }
+        let flow = DemoFlow(settings: gateway.settings(), app: try gateway.app(rootDirectory: directory + "/other")) {
+            _ in
+        }
         let error = try #require(throws: DemoError.self) { try flow.run() }
         #expect(error.description.hasPrefix("2. enroll"))
         #expect(error.description.contains("answered 401"))
@@ -150,12 +148,11 @@ struct AndroidDemoTests {
 
         let gateway = try AndroidDemoGateway(directory: directory, rootDirectory: rootDirectory)
         let printed = Mutex<[String]>([])
-        let outcome = try AndroidDemoFlow(
-            settings: gateway.settings(relayKeyFile: keyFile),
-            root: try LocalKeyAttestationRoot.load(from: rootDirectory)
+        let outcome = try DemoFlow(
+            settings: gateway.settings(relayKeyFile: keyFile), app: try gateway.app(rootDirectory: rootDirectory)
         ) { line in printed.withLock { $0.append(line) } }.run()
         #expect(outcome.relayPublicKey == relay.publicKey.hex)
-        let deliverURL = gateway.url + AndroidDemoFlow.deliveriesPath
+        let deliverURL = gateway.url + AndroidDemoApp.deliveriesPath
         let transcript = printed.withLock { $0.joined(separator: "\n") }
         #expect(
             transcript.contains(

@@ -36,16 +36,41 @@ struct LocalRunTests {
             $0.with("PUSH_GATEWAY_APNS_URL_PRODUCTION", "https://127.0.0.1:\(mock.port)")
                 .with("PUSH_GATEWAY_APNS_CA_FILE", certificates.caFile)
                 .with(
-                    "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", rootDirectory + "/" + LocalAppAttestRoot.rootCertificateFile
+                    "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE",
+                    rootDirectory + "/" + LocalCertificateAuthority.rootCertificateFile
                 )
         }
     }
 
-    static func settings(_ gateway: LifecycleGateway, recordFile: String) -> DemoSettings {
+    static func settings(_ gateway: LifecycleGateway) -> DemoSettings {
         DemoSettings(
             gatewayURL: "http://127.0.0.1:\(gateway.server.publicPort)", origin: LifecycleGateway.origin,
-            profile: LifecycleGateway.profile, appID: LifecycleGateway.appID, appAttestEnvironment: "production",
-            apnsRecordFile: recordFile)
+            profile: LifecycleGateway.profile)
+    }
+
+    /// The demo's iPhone, its App Attest key under the root saved in `rootDirectory`.
+    static func app(rootDirectory: String, recordFile: String) throws -> IPhoneDemoApp {
+        try IPhoneDemoApp(
+            authority: try LocalAppAttestRoot.load(from: rootDirectory), appID: LifecycleGateway.appID,
+            appAttestEnvironment: "production", apnsRecordFile: recordFile)
+    }
+
+    /// `create` (`init-root`, `init-android-root`) makes a root in `rootDirectory` the first time,
+    /// and a second call keeps the root the gateway was started with; the keys are the owner's alone.
+    static func expectRootCreatedOnce(
+        in rootDirectory: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ create: (String) throws -> Bool
+    ) throws {
+        #expect(try create(rootDirectory), sourceLocation: sourceLocation)
+        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
+        #expect(try !create(rootDirectory), sourceLocation: sourceLocation)
+        #expect(
+            try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot,
+            sourceLocation: sourceLocation)
+        let keyMode =
+            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
+                .posixPermissions] as? Int
+        #expect(keyMode == 0o600, sourceLocation: sourceLocation)
     }
 
     static func mock(recordFile: String) throws -> APNsMockServer {
@@ -61,15 +86,7 @@ struct LocalRunTests {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let rootDirectory = directory + "/app-attest"
-        #expect(try LocalAppAttestRoot.create(in: rootDirectory))
-        let savedRoot = try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8)
-        // A second init-root keeps the root the gateway was started with.
-        #expect(try !LocalAppAttestRoot.create(in: rootDirectory))
-        #expect(try String(contentsOfFile: rootDirectory + "/root.pem", encoding: .utf8) == savedRoot)
-        let keyMode =
-            try FileManager.default.attributesOfItem(atPath: rootDirectory + "/intermediate-key.pem")[
-                .posixPermissions] as? Int
-        #expect(keyMode == 0o600)
+        try Self.expectRootCreatedOnce(in: rootDirectory) { try LocalAppAttestRoot.create(in: $0) }
 
         let recordFile = directory + "/apns-mock.jsonl"
         let mock = try Self.mock(recordFile: recordFile)
@@ -77,13 +94,12 @@ struct LocalRunTests {
         let gateway = try Self.gateway(mock: mock, rootDirectory: rootDirectory)
         let printed = Mutex<[String]>([])
         let outcome = try DemoFlow(
-            settings: Self.settings(gateway, recordFile: recordFile),
-            authority: try LocalAppAttestRoot.load(from: rootDirectory)
+            settings: Self.settings(gateway), app: try Self.app(rootDirectory: rootDirectory, recordFile: recordFile)
         ) { line in printed.withLock { $0.append(line) } }.run()
 
         #expect(outcome.steps.map(\.status) == [200, 201, 200, 201, 200])
         #expect(outcome.steps.last?.body == #"{"status":"accepted"}"#)
-        let record = try #require(outcome.apnsRecord)
+        let record = try #require(outcome.record)
         #expect(record.status == 200)
         #expect(record.field(":path") == "/3/device/\(outcome.endpoint)")
         #expect(record.field("apns-id") == outcome.requestID)
@@ -112,16 +128,16 @@ struct LocalRunTests {
         let mock = try Self.mock(recordFile: recordFile)
         defer { mock.stop() }
         let gateway = try Self.gateway(mock: mock, rootDirectory: directory + "/app-attest")
-        var settings = Self.settings(gateway, recordFile: recordFile)
+        var settings = Self.settings(gateway)
         settings.relayKeyFile = keyFile
         let outcome = try DemoFlow(
-            settings: settings, authority: try LocalAppAttestRoot.load(from: directory + "/app-attest")
+            settings: settings, app: try Self.app(rootDirectory: directory + "/app-attest", recordFile: recordFile)
         ) { _ in }.run()
         #expect(outcome.relayPublicKey == SchnorrSigningKey(secretKey: secretKey)?.publicKey.hex)
 
         let delivered = DeliverCommand.execute(
             arguments: [
-                "--url", settings.gatewayURL + DemoFlow.deliveriesPath, "--relay-key-file", keyFile, "--grant",
+                "--url", settings.gatewayURL + IPhoneDemoApp.deliveriesPath, "--relay-key-file", keyFile, "--grant",
                 outcome.grant,
             ], environment: [:])
         #expect(delivered.exitCode == 0, "\(delivered.standardError)")
@@ -140,8 +156,8 @@ struct LocalRunTests {
         defer { mock.stop() }
         let gateway = try Self.gateway(mock: mock, rootDirectory: directory + "/trusted")
         let flow = DemoFlow(
-            settings: Self.settings(gateway, recordFile: recordFile),
-            authority: try LocalAppAttestRoot.load(from: directory + "/other")
+            settings: Self.settings(gateway),
+            app: try Self.app(rootDirectory: directory + "/other", recordFile: recordFile)
         ) { _ in }
         let error = try #require(throws: DemoError.self) { try flow.run() }
         #expect(error.description.hasPrefix("2. enroll"))

@@ -134,7 +134,7 @@ enum Surgery {
     }
 
     static func sequence(_ members: [[UInt8]]) -> [UInt8] {
-        SyntheticDER.element(identifier: [0x30], contents: members.flatMap { $0 })
+        DERValue.element(identifier: [0x30], contents: members.flatMap { $0 })
     }
 
     /// `der` (a SEQUENCE) with its outer length in BER's indefinite form.
@@ -146,7 +146,7 @@ enum Surgery {
     /// `der` with its outer length one octet longer than needed (`30 82 …` → `30 83 00 …`).
     static func longerLength(_ der: [UInt8]) throws -> [UInt8] {
         let outer = try DER.parse(der, limits: .certificate)
-        let length = SyntheticDER.length(outer.contents.count)
+        let length = DERValue.length(outer.contents.count)
         return [0x30, length[0] + 1, 0x00] + length.dropFirst() + outer.contents
     }
 
@@ -167,7 +167,7 @@ enum Surgery {
     /// A KeyDescription with one more top-level field.
     static func withNinthField(_ encoded: [UInt8]) -> [UInt8] {
         guard let outer = try? DER.parse(encoded, limits: .extensionValue) else { return encoded }
-        return SyntheticDER.element(identifier: [0x30], contents: Array(outer.contents) + SyntheticDER.null.encoded)
+        return DERValue.element(identifier: [0x30], contents: Array(outer.contents) + DERValue.null.encoded)
     }
 }
 
@@ -307,9 +307,9 @@ struct SyntheticChainTests {
         .description("an explicit tag holding two elements", .extension) {
             $0.softwareEnforcedOverride = .sequence([
                 .raw(
-                    SyntheticDER.element(
-                        identifier: SyntheticDER.contextIdentifier(701, isConstructed: true),
-                        contents: SyntheticDER.integer(1).encoded + SyntheticDER.integer(2).encoded))
+                    DERValue.element(
+                        identifier: DERValue.identifier(.contextSpecific(701)),
+                        contents: DERValue.integer(1).encoded + DERValue.integer(2).encoded))
             ])
         },
         .description("a security level value outside the enumeration", .extension) { $0.keyMintSecurityLevel = 3 },

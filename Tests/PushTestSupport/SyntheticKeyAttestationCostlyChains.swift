@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDER
 
 /// Chains an anonymous client can make up to spend the verifier's CPU (docs/protocol.md §5a step 2):
 /// every certificate holds a key that is dear to verify with, and the certificates are signed by any
@@ -24,14 +25,14 @@ public enum SyntheticCostlyChains {
     /// The SubjectPublicKeyInfo of RSA `modulus` and `exponent` (big-endian, top byte non-zero),
     /// encoded by hand (RFC 3279 §2.3.1) as OpenSSL would encode them.
     public static func rsaSubjectPublicKeyInfo(modulus: [UInt8], exponent: [UInt8]) -> [UInt8] {
-        func integer(_ magnitude: [UInt8]) -> SyntheticDER {
-            .raw(SyntheticDER.element(identifier: [0x02], contents: (magnitude[0] >= 0x80 ? [0x00] : []) + magnitude))
+        func integer(_ magnitude: [UInt8]) -> DERValue {
+            .raw(DERValue.element(identifier: [0x02], contents: (magnitude[0] >= 0x80 ? [0x00] : []) + magnitude))
         }
-        let rsaPublicKey = SyntheticDER.sequence([integer(modulus), integer(exponent)])
+        let rsaPublicKey = DERValue.sequence([integer(modulus), integer(exponent)])
         let rsaEncryption: [UInt8] = [0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01]
-        return SyntheticDER.sequence([
+        return DERValue.sequence([
             .sequence([.raw(rsaEncryption), .null]),
-            .raw(SyntheticDER.element(identifier: [0x03], contents: [0x00] + rsaPublicKey.encoded)),
+            .raw(DERValue.element(identifier: [0x03], contents: [0x00] + rsaPublicKey.encoded)),
         ]).encoded
     }
 

@@ -1,7 +1,8 @@
 import PushCrypto
+import PushDER
 
 /// An Android KeyDescription (the Key Attestation extension) with every property a test may break,
-/// encoded by ``SyntheticDER``. The defaults describe what docs/protocol.md §5a accepts: a P-256 signing
+/// encoded by ``DERValue``. The defaults describe what docs/protocol.md §5a accepts: a P-256 signing
 /// key generated in the TEE of a locked, verified device, for `packageName` signed by `signatureDigests`.
 public struct SyntheticKeyDescription: Sendable {
     /// Where `attestationApplicationId` (tag 709) goes.
@@ -33,7 +34,7 @@ public struct SyntheticKeyDescription: Sendable {
     public var signatureDigests: [[UInt8]]
     public var applicationIDPlacement = Placement.softwareEnforced
     /// `softwareEnforced` as a whole, replacing the built one (e.g. to break its order).
-    public var softwareEnforcedOverride: SyntheticDER?
+    public var softwareEnforcedOverride: DERValue?
 
     public init(challenge: [UInt8], packageName: String, signatureDigests: [[UInt8]]) {
         self.challenge = challenge
@@ -42,16 +43,16 @@ public struct SyntheticKeyDescription: Sendable {
     }
 
     /// The hardware-enforced list as tagged fields, in ascending tag order.
-    public var hardwareEnforcedFields: [(UInt32, SyntheticDER)] {
-        var fields: [(UInt32, SyntheticDER)] = []
-        if let purposes { fields.append((1, .set(purposes.map(SyntheticDER.integer)))) }
+    public var hardwareEnforcedFields: [(UInt32, DERValue)] {
+        var fields: [(UInt32, DERValue)] = []
+        if let purposes { fields.append((1, .set(purposes.map(DERValue.integer)))) }
         if let algorithm { fields.append((2, .integer(algorithm))) }
         if let keySize { fields.append((3, .integer(keySize))) }
         if let ecCurve { fields.append((10, .integer(ecCurve))) }
         fields.append((503, .null))  // noAuthRequired
         if let origin { fields.append((702, .integer(origin))) }
         if let deviceLocked {
-            let rootOfTrust = SyntheticDER.sequence([
+            let rootOfTrust = DERValue.sequence([
                 .octets(verifiedBootKey), .boolean(deviceLocked), .enumerated(verifiedBootState),
                 .octets([UInt8](repeating: 0xa5, count: 32)),
             ])
@@ -64,22 +65,22 @@ public struct SyntheticKeyDescription: Sendable {
     }
 
     /// The software-enforced list as tagged fields, in ascending tag order.
-    public var softwareEnforcedFields: [(UInt32, SyntheticDER)] {
-        var fields: [(UInt32, SyntheticDER)] = [(701, .integer(1_758_900_646_327))]  // creationDateTime
+    public var softwareEnforcedFields: [(UInt32, DERValue)] {
+        var fields: [(UInt32, DERValue)] = [(701, .integer(1_758_900_646_327))]  // creationDateTime
         if [.softwareEnforced, .both].contains(applicationIDPlacement) { fields.append((709, applicationID)) }
         return fields
     }
 
     /// `attestationApplicationId`: an OCTET STRING holding the DER of the packages and digests.
-    public var applicationID: SyntheticDER {
-        let packageInfos = packages.map { SyntheticDER.sequence([.octets(Array($0.name.utf8)), .integer($0.version)]) }
+    public var applicationID: DERValue {
+        let packageInfos = packages.map { DERValue.sequence([.octets(Array($0.name.utf8)), .integer($0.version)]) }
         return .octets(
-            SyntheticDER.sequence([.set(packageInfos), .set(signatureDigests.map(SyntheticDER.octets))]).encoded)
+            DERValue.sequence([.set(packageInfos), .set(signatureDigests.map(DERValue.octets))]).encoded)
     }
 
     /// The extension value.
     public var encoded: [UInt8] {
-        SyntheticDER.sequence([
+        DERValue.sequence([
             .integer(attestationVersion), .enumerated(attestationSecurityLevel), .integer(keyMintVersion),
             .enumerated(keyMintSecurityLevel), .octets(challenge), .octets(uniqueID),
             softwareEnforcedOverride ?? Self.list(softwareEnforcedFields), Self.list(hardwareEnforcedFields),
@@ -87,7 +88,7 @@ public struct SyntheticKeyDescription: Sendable {
     }
 
     /// An AuthorizationList of `fields`, in the order given.
-    public static func list(_ fields: [(UInt32, SyntheticDER)]) -> SyntheticDER {
-        .sequence(fields.map { SyntheticDER.explicit($0.0, $0.1) })
+    public static func list(_ fields: [(UInt32, DERValue)]) -> DERValue {
+        .sequence(fields.map { DERValue.explicit($0.0, $0.1) })
     }
 }

@@ -1,6 +1,5 @@
 import PushDER
 import PushKeyAttestation
-import PushTestSupport
 
 /// Strict DER under the certificate limits, and the Key Attestation parsers built on it (a whole
 /// certificate, a KeyDescription extension value).
@@ -29,7 +28,7 @@ enum DERTarget {
     }
 }
 
-/// Re-encoding with PushTestSupport's DER writer, which shares no code with the reader.
+/// Re-encoding with PushDER's writer, ``DERValue``, which shares no code with the reader.
 enum CanonicalDER {
     static func encode(_ element: DERElement) -> [UInt8] {
         var contents = Array(element.contents)
@@ -44,10 +43,8 @@ enum CanonicalDER {
                 contents += encode(child)
             }
         }
-        let identifier = SyntheticDER.identifier(
-            tagClass: element.tag.tagClass.rawValue, number: element.tag.number,
-            isConstructed: element.tag.isConstructed)
-        return SyntheticDER.element(identifier: identifier, contents: contents)
+        let identifier = DERValue.identifier(element.tag)
+        return DERValue.element(identifier: identifier, contents: contents)
     }
 
     /// Every typed read on every element: none may trap, whatever the tag.

@@ -1,20 +1,22 @@
-/// A DER encoder for building test inputs (X.690 §10: definite shortest lengths, minimal integers,
-/// high tag numbers, SET OF sorted), independent of the gateway's reader so that tests do not check
-/// the reader against itself. `raw` inserts bytes verbatim, for malformed inputs.
-public indirect enum SyntheticDER: Sendable {
+/// A DER encoder (X.690 §10: definite shortest lengths, minimal integers, high tag numbers, SET OF
+/// sorted) for the values the demo and the tests build: Android KeyDescriptions and the elements
+/// around them. It shares no code with the reader (``DER/parse(_:limits:)``), so a test that feeds
+/// the reader what this writes does not check the reader against itself.
+public indirect enum DERValue: Sendable {
     case integer(Int64)
     case enumerated(Int64)
     case boolean(Bool)
     case null
     case octets([UInt8])
-    case sequence([SyntheticDER])
+    case sequence([DERValue])
     /// A SET OF: members sorted by their encodings (X.690 §11.6).
-    case set([SyntheticDER])
+    case set([DERValue])
     /// `[number] EXPLICIT`: a constructed context-specific element around one value.
-    case explicit(UInt32, SyntheticDER)
+    case explicit(UInt32, DERValue)
+    /// Bytes placed verbatim: an element encoded elsewhere, or a malformed one a test needs.
     case raw([UInt8])
 
-    /// The encoding of this element.
+    /// The encoding of this value.
     public var encoded: [UInt8] {
         switch self {
         case .integer(let value): Self.element(identifier: [0x02], contents: Self.integerContents(value))
@@ -28,7 +30,7 @@ public indirect enum SyntheticDER: Sendable {
                 identifier: [0x31],
                 contents: members.map(\.encoded).sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 })
         case .explicit(let number, let value):
-            Self.element(identifier: Self.contextIdentifier(number, isConstructed: true), contents: value.encoded)
+            Self.element(identifier: Self.identifier(.contextSpecific(number)), contents: value.encoded)
         case .raw(let bytes): bytes
         }
     }
@@ -38,18 +40,12 @@ public indirect enum SyntheticDER: Sendable {
         identifier + length(contents.count) + contents
     }
 
-    /// The identifier octets of a context-specific tag, in the high-tag-number form from 31.
-    public static func contextIdentifier(_ number: UInt32, isConstructed: Bool) -> [UInt8] {
-        identifier(tagClass: 2, number: number, isConstructed: isConstructed)
-    }
-
-    /// The identifier octets of a tag of class `tagClass` (0 universal … 3 private, X.690 §8.1.2.2),
-    /// in the high-tag-number form from 31.
-    public static func identifier(tagClass: UInt8, number: UInt32, isConstructed: Bool) -> [UInt8] {
-        let leading: UInt8 = tagClass << 6 | (isConstructed ? 0x20 : 0)
-        guard number >= 31 else { return [leading | UInt8(number)] }
-        var digits = [UInt8(number & 0x7f)]
-        var rest = number >> 7
+    /// The identifier octets of `tag` (X.690 §8.1.2), in the high-tag-number form from 31.
+    public static func identifier(_ tag: DERTag) -> [UInt8] {
+        let leading: UInt8 = tag.tagClass.rawValue << 6 | (tag.isConstructed ? 0x20 : 0)
+        guard tag.number >= 31 else { return [leading | UInt8(tag.number)] }
+        var digits = [UInt8(tag.number & 0x7f)]
+        var rest = tag.number >> 7
         while rest > 0 {
             digits.insert(UInt8(rest & 0x7f) | 0x80, at: 0)
             rest >>= 7
@@ -57,7 +53,7 @@ public indirect enum SyntheticDER: Sendable {
         return [leading | 0x1f] + digits
     }
 
-    /// The shortest definite length octets of `count`.
+    /// The shortest definite length octets of `count` (X.690 §10.1).
     public static func length(_ count: Int) -> [UInt8] {
         guard count >= 0x80 else { return [UInt8(count)] }
         var octets: [UInt8] = []
@@ -69,7 +65,7 @@ public indirect enum SyntheticDER: Sendable {
         return [0x80 | UInt8(octets.count)] + octets
     }
 
-    /// Minimal two's complement, big-endian.
+    /// Minimal two's complement, big-endian (X.690 §8.3.2).
     static func integerContents(_ value: Int64) -> [UInt8] {
         var octets = withUnsafeBytes(of: value.bigEndian, Array.init)
         while octets.count > 1, (octets[0] == 0 && octets[1] < 0x80) || (octets[0] == 0xff && octets[1] >= 0x80) {
