@@ -83,6 +83,24 @@ enum Curl {
             url, headers: request.headers, body: request.body, version: version, caFile: caFile, method: method)
     }
 
+    /// curl's exit status for a request the mock does not answer: 28 when `--max-time` ran out,
+    /// another non-zero status when the connection ended without an answer.
+    static func exitStatus(
+        _ url: String, _ request: PushRequest, version: Version, caFile: String, maxTime: Int
+    ) throws -> Int32 {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webpush-curl-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bodyFile = directory.appendingPathComponent("body")
+        try Data(request.body).write(to: bodyFile)
+        var arguments = [
+            "-sS", "--max-time", "\(maxTime)", "--cacert", caFile, version.rawValue, "-o", "/dev/null",
+            "--data-binary", "@\(bodyFile.path)",
+        ]
+        for (name, value) in request.headers { arguments += ["-H", "\(name): \(value)"] }
+        return try ToolProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), arguments + [url]).status
+    }
+
     static func run(
         _ url: String, headers: [(name: String, value: String)], body: [UInt8], version: Version, caFile: String,
         method: String = "POST"

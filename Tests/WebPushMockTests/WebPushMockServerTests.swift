@@ -215,6 +215,29 @@ struct WebPushMockServerTests {
             try send(try PushRequest.wake(to: subscription.endpoint, signer: signer), to: subscription).status == 410)
     }
 
+    @Test(
+        "a scripted close drops the connection and a scripted stall never answers, over either protocol; both are recorded decrypted without a status",
+        .tags(.slow), arguments: [Curl.Version.http2, .http11])
+    func closeAndStall(version: Curl.Version) throws {
+        defer { server.stop() }
+        let subscription = try server.subscribe(
+            script: WebPushMockScript(replies: [WebPushMockReply(action: .close), WebPushMockReply(action: .stall)]))
+        let wake = try PushRequest.wake(to: subscription.endpoint, signer: signer)
+        let closed = try Curl.exitStatus(
+            subscription.pushResource, wake, version: version, caFile: certificates.caFile, maxTime: 30)
+        #expect(closed != 0 && closed != 28, "curl exited \(closed) for a dropped connection")
+        // The stall holds the request until curl gives up.
+        let stalled = try Curl.exitStatus(
+            subscription.pushResource, wake, version: version, caFile: certificates.caFile, maxTime: 2)
+        #expect(stalled == 28)
+        let messages = server.messages
+        try #require(messages.count == 2)
+        #expect(messages.allSatisfy { $0.status == nil && $0.problem == nil })
+        #expect(messages.allSatisfy { $0.plaintextText == #"{"reconnect":1}"# })
+        // The script is used up: the next message gets the default 201.
+        #expect(try send(wake, to: subscription, version: version).status == 201)
+    }
+
     @Test("a push resource the mock never issued or has forgotten is 404, recorded without a subscription")
     func unknownSubscription() throws {
         defer { server.stop() }
