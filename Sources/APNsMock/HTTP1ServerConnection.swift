@@ -13,6 +13,8 @@ final class HTTP1ServerConnection {
     private var output: [UInt8] = []
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)
     private var requestCount: Int32 = 0
+    /// Whether the current request's `100 Continue` was queued (RFC 9110 §10.1.1).
+    private var continueSent = false
     private(set) var wantsWrite = false
     /// True once a closing answer is queued: nothing more is parsed, and the connection ends when
     /// the output is written.
@@ -57,12 +59,18 @@ final class HTTP1ServerConnection {
         let result = input.withUnsafeBytes { parser.parse($0) }
         switch result {
         case .needMoreData:
+            // A client that asked `Expect: 100-continue` waits for this before it sends the body.
+            if parser.expectsContinue, !continueSent {
+                output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                continueSent = true
+            }
             return nil
         case .failure(let error):
             respond(status: error.status, headers: [], body: [], close: true)
             return nil
         case .request(let head, let body, let consumed):
             input.removeFirst(consumed)
+            continueSent = false
             requestCount += 1
             var fields = [HTTPField(":method", head.method), HTTPField(":path", head.target)]
             if let host = head.headers["host"] { fields.append(HTTPField(":authority", host)) }

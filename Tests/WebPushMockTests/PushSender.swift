@@ -103,7 +103,7 @@ enum Curl {
 
     static func run(
         _ url: String, headers: [(name: String, value: String)], body: [UInt8], version: Version, caFile: String,
-        method: String = "POST"
+        method: String = "POST", extraArguments: [String] = []
     ) throws -> Answer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webpush-curl-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -118,7 +118,7 @@ enum Curl {
         if method == "POST" { arguments += ["--data-binary", "@\(bodyFile.path)"] }
         // `Header;` sends a header with an empty value; curl drops `Header:` entirely.
         for (name, value) in headers { arguments += ["-H", value.isEmpty ? "\(name);" : "\(name): \(value)"] }
-        let outcome = try ToolProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), arguments + [url])
+        let outcome = try ToolProcess.run(URL(fileURLWithPath: "/usr/bin/curl"), arguments + extraArguments + [url])
         guard outcome.status == 0 else {
             throw Failure(description: "curl exited \(outcome.status): \(outcome.errors)")
         }

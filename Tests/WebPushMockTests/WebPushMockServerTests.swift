@@ -238,6 +238,19 @@ struct WebPushMockServerTests {
         #expect(try send(wake, to: subscription, version: version).status == 201)
     }
 
+    @Test("an HTTP/1.1 client that asks Expect: 100-continue gets its 100 Continue and then the answer")
+    func expectContinue() throws {
+        defer { server.stop() }
+        let subscription = try server.subscribe()
+        let wake = try PushRequest.wake(to: subscription.endpoint, signer: signer)
+        // Without the interim answer curl would wait 60 s before sending the body, past --max-time 30.
+        let answer = try Curl.run(
+            subscription.pushResource, headers: wake.headers + [("Expect", "100-continue")], body: wake.body,
+            version: .http11, caFile: certificates.caFile, extraArguments: ["--expect100-timeout", "60"])
+        #expect(answer.status == 201)
+        #expect(server.messages.first?.plaintextText == #"{"reconnect":1}"#)
+    }
+
     @Test("a push resource the mock never issued or has forgotten is 404, recorded without a subscription")
     func unknownSubscription() throws {
         defer { server.stop() }
