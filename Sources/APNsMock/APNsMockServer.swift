@@ -1,4 +1,3 @@
-import Glibc
 import PushCrypto
 import PushHTTP2
 import PushJSON
