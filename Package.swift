@@ -64,10 +64,14 @@ let package = Package(
         // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
         .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
-        .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushHTTP", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
+        // The local Web Push service for webpush-mock and the tests (docs/decisions/0800), served by
+        // APNsMock's server over h2 and HTTP/1.1; never linked into push-gateway.
+        .target(
+            name: "WebPushMock", dependencies: ["APNsMock", "PushWebPush", "PushCrypto", "PushJSON", "PushSystem"]),
         .target(name: "PushRelayClient", dependencies: ["CCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
@@ -148,6 +152,8 @@ let package = Package(
         // Test-only stand-in for FCM and Google's token endpoint (docs/decisions/0412); never shipped.
         .executableTarget(name: "fcm-mock", dependencies: ["APNsMock", "FCMMock", "PushFCM", "PushSystem"]),
         .executableTarget(name: "apns-mock", dependencies: ["APNsMock", "PushCrypto", "PushSystem"]),
+        // Test and development stand-in for a Web Push service (docs/decisions/0800); never shipped.
+        .executableTarget(name: "webpush-mock", dependencies: ["APNsMock", "WebPushMock", "PushSystem"]),
         // Development tool for scripts/run-local and scripts/demo; never shipped (it links PushTestSupport).
         .executableTarget(
             name: "push-gateway-demo",
@@ -198,6 +204,11 @@ let package = Package(
         .testTarget(
             name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "WebPushMockTests",
+            dependencies: [
+                "WebPushMock", "APNsMock", "PushWebPush", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+            ]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),

@@ -1,4 +1,3 @@
-import Glibc
 import PushCrypto
 import PushHTTP2
 import PushJSON
@@ -61,7 +60,7 @@ public final class APNsMockServer: Sendable {
     private let configuration: Configuration
     private let context: TLSContext
     private let listener: TCPListener
-    private let recordFile: FileDescriptor?
+    private let recordFile: MockRecordFile?
     private let stopping = Atomic<Bool>(false)
     /// Readable once `stop()` was called: every thread of the server watches it.
     private let stopSignal: EventNotifier
@@ -95,13 +94,7 @@ public final class APNsMockServer: Sendable {
             throw MockError(description: "listen: \(error)")
         }
         port = listener.localAddress.port
-        if let path = configuration.recordFile {
-            let raw = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard raw >= 0 else { throw MockError(description: "cannot open the record file") }
-            recordFile = FileDescriptor(owning: raw)
-        } else {
-            recordFile = nil
-        }
+        recordFile = try configuration.recordFile.map { path throws(MockError) in try MockRecordFile(path: path) }
         self.configuration = configuration
         self.cursor = Mutex(APNsMockScriptCursor(script: configuration.script))
         do {
@@ -191,7 +184,15 @@ public final class APNsMockServer: Sendable {
         // Only the stop signal is watched yet, so this sleeps the whole delay unless stopped.
         if configuration.handshakeDelay > .zero, !waiter.wait(timeout: configuration.handshakeDelay) { return }
         guard (try? waiter.epoll.add(connection.descriptor, id: 1, events: .readable)) != nil else { return }
-        guard handshake(connection, waiter), connection.negotiatedProtocol == "h2",
+        guard handshake(connection, waiter) else { return }
+        if connection.negotiatedProtocol != "h2" {
+            // Only a responder's service speaks HTTP/1.1 (webpush-mock); APNs is HTTP/2 only.
+            if configuration.responder != nil, configuration.alpnProtocols.contains("http/1.1") {
+                serveHTTP1(connection, waiter)
+            }
+            return
+        }
+        guard
             connection.start(
                 maximumConcurrentStreams: configuration.maximumConcurrentStreams,
                 answerPings: configuration.answerPings)
@@ -239,6 +240,57 @@ public final class APNsMockServer: Sendable {
         }
     }
 
+    /// One HTTP/1.1 connection (ALPN chose `http/1.1`, or the client offered no ALPN): each request
+    /// is decided and recorded as an HTTP/2 one is, and answered in order, one at a time.
+    private func serveHTTP1(_ connection: HTTP2ServerConnection, _ waiter: Waiter) {
+        let exchange = HTTP1ServerConnection(tls: connection.tls)
+        let number = connectionCounter.add(1, ordering: .acquiringAndReleasing).newValue
+        let state = ConnectionState(number: number, clientCertificateSubject: connection.clientCertificateSubject)
+        var scheduled: (answer: Scheduled, close: Bool)?
+        var stalled = false
+        var interest = EpollEvents.readable
+        while true {
+            guard exchange.flush() else { return }
+            if exchange.closesAfterOutput, !exchange.hasPendingOutput { return }
+            let wanted: EpollEvents = exchange.wantsWrite ? [.readable, .writable] : .readable
+            if wanted != interest {
+                try? waiter.epoll.modify(connection.descriptor, id: 1, events: wanted)
+                interest = wanted
+            }
+            let wait = scheduled.map { MonotonicInstant.now().duration(to: $0.answer.due) } ?? .seconds(1)
+            guard waiter.wait(timeout: min(wait, .seconds(1))), exchange.readAvailable() else { return }
+            if let (answer, close) = scheduled, answer.due <= MonotonicInstant.now() {
+                exchange.respond(status: answer.status, headers: answer.headers, body: answer.body, close: close)
+                scheduled = nil
+            }
+            while scheduled == nil, !stalled, let (request, keepAlive) = exchange.nextRequest() {
+                let answer = cursor.withLock { decide(request, protocolName: "http/1.1", cursor: &$0) }
+                switch answer.action {
+                case .stall:
+                    stalled = true
+                    record(request, state, disposition: .stalled, status: nil)
+                case .refuse, .close:
+                    record(request, state, disposition: .closed, status: nil)
+                    return
+                case .respond, .goAway:
+                    record(request, state, disposition: .answered, status: answer.status)
+                    let close = answer.action == .goAway || !keepAlive
+                    guard answer.delayMilliseconds > 0 else {
+                        exchange.respond(
+                            status: answer.status, headers: answer.headers, body: answer.body, close: close)
+                        continue
+                    }
+                    let due = MonotonicInstant.now().advanced(by: .milliseconds(answer.delayMilliseconds))
+                    scheduled = (
+                        Scheduled(
+                            due: due, streamID: request.streamID, status: answer.status, headers: answer.headers,
+                            body: answer.body), close
+                    )
+                }
+            }
+        }
+    }
+
     /// Runs the TLS handshake, waiting at most 5 s; false when it failed or the server stops.
     private func handshake(_ connection: HTTP2ServerConnection, _ waiter: Waiter) -> Bool {
         let deadline = MonotonicInstant.now().advanced(by: .seconds(5))
@@ -283,7 +335,10 @@ public final class APNsMockServer: Sendable {
             return true
         }
         let (answer, goAwayAfter, goAwayConnections) = cursor.withLock { cursor in
-            (self.decide(request, cursor: &cursor), cursor.goAwayAfterStreams, cursor.goAwayConnections)
+            (
+                self.decide(request, protocolName: "h2", cursor: &cursor), cursor.goAwayAfterStreams,
+                cursor.goAwayConnections
+            )
         }
         switch answer.action {
         case .stall:
@@ -316,11 +371,14 @@ public final class APNsMockServer: Sendable {
 
     /// The responder's answer, else the validator's rejection (at once, not counted toward a
     /// scripted GOAWAY), else the script's next reply.
-    private func decide(_ request: HTTP2ServerConnection.Request, cursor: inout APNsMockScriptCursor) -> MockAnswer {
+    private func decide(
+        _ request: HTTP2ServerConnection.Request, protocolName: String, cursor: inout APNsMockScriptCursor
+    ) -> MockAnswer {
         if let responder = configuration.responder {
             return responder(
                 MockRequest(
-                    method: request.method, path: request.path, headers: request.regularHeaders, body: request.body))
+                    method: request.method, path: request.path, protocolName: protocolName,
+                    headers: request.regularHeaders, body: request.body))
         }
         let apnsID = request.regularHeaders.first { $0.name == "apns-id" }?.value ?? Self.freshMessageID()
         if let rejection = configuration.validator.validate(
@@ -374,9 +432,7 @@ public final class APNsMockServer: Sendable {
             status: status)
         recordList.withLock { list in
             list.append(entry)
-            guard configuration.recordFile != nil else { return }
-            let line = Array((entry.jsonLine + "\n").utf8)
-            _ = line.withUnsafeBytes { try? recordFile?.write($0) }
+            recordFile?.append(line: entry.jsonLine)
         }
     }
 }

@@ -26,7 +26,8 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
     static let maximumRecordedBody = 1 << 20
 
     private let socket: FileDescriptor
-    private let tls: TLSConnection
+    /// Also read and written by `HTTP1ServerConnection` when ALPN chose HTTP/1.1 instead.
+    let tls: TLSConnection
     private var session: HTTP2Session?
     private var streams: [Int32: Stream] = [:]
     private var readBuffer = [UInt8](repeating: 0, count: 16_384)

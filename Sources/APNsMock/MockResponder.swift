@@ -19,6 +19,9 @@ public enum MockAction: String, Sendable {
 public struct MockRequest: Sendable {
     public let method: String
     public let path: String
+    /// The protocol the request came over: `h2`, or `http/1.1` (ALPN chose it, or the client
+    /// offered no ALPN, RFC 7301 §3.2).
+    public let protocolName: String
     /// Regular header fields in arrival order (no pseudo-headers).
     public let headers: [HTTPField]
     public let body: [UInt8]

@@ -25,7 +25,7 @@ struct ExecutableUsageTests {
     func executablesListed() throws {
         let names = try Self.executables()
         for name in [
-            "push-gateway", "apns-mock", "fcm-mock", "push-gateway-demo", "apns-bench", "fcm-bench",
+            "push-gateway", "apns-mock", "fcm-mock", "webpush-mock", "push-gateway-demo", "apns-bench", "fcm-bench",
             "delivery-bench", "delivery-floor", "marmot-bench", "push-fuzz",
         ] {
             #expect(names.contains(name), "Package.swift lists no executable \(name): \(names)")
