@@ -1,5 +1,4 @@
 import APNsMock
-import Glibc
 import PushCrypto
 import PushHTTP2
 import PushJSON
@@ -60,27 +59,16 @@ public final class FCMMockServer: Sendable {
     /// Shared with the responder closure (a `Mutex` itself cannot be captured).
     private final class Shared: Sendable {
         let state: Mutex<State>
-        /// `--record FILE`, opened for appending; written under `state`'s lock, so lines keep the order
-        /// of the answers.
-        private let recordFile: FileDescriptor?
-        private let isRecording: Bool
+        /// `--record FILE`; written under `state`'s lock, so lines keep the order of the answers.
+        private let recordFile: MockRecordFile?
 
         init(_ script: FCMMockScript, recordsRequests: Bool, recordFile path: String?) throws(MockError) {
             state = Mutex(State(script: script, recordsRequests: recordsRequests))
-            if let path {
-                let raw = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-                guard raw >= 0 else { throw MockError(description: "cannot open the record file") }
-                recordFile = FileDescriptor(owning: raw)
-            } else {
-                recordFile = nil
-            }
-            isRecording = path != nil
+            recordFile = try path.map { path throws(MockError) in try MockRecordFile(path: path) }
         }
 
         func append(_ record: Record) {
-            guard isRecording else { return }
-            let line = Array((record.jsonLine(at: SystemWallClock().unixMilliseconds()) + "\n").utf8)
-            _ = line.withUnsafeBytes { try? recordFile?.write($0) }
+            recordFile?.append(line: record.jsonLine(at: SystemWallClock().unixMilliseconds()))
         }
     }
 
