@@ -39,8 +39,8 @@ ALTER TABLE installations ALTER COLUMN provider SET NOT NULL;
 -- §4.7 admission with the admitted installation's provider: admit_delivery's body as migration
 -- 0004 left it, unchanged but for o_provider, which step 1's read fills from the locked row (set
 -- only with 'admitted', like o_handle). A copy rather than a call of admit_delivery: the call
--- cost about 30 µs of PostgreSQL CPU per admission more (decision 0820), the copy nothing
--- measurable. AdmissionWithProviderEquivalenceTests runs both on random states.
+-- cost about 35 µs of PostgreSQL CPU per admission more, the copy less than the noise between runs
+-- (decision 0820). AdmissionWithProviderEquivalenceTests runs both on random states.
 CREATE FUNCTION admit_delivery_with_provider(
     p_delegation_id uuid, p_relay_pubkey bytea, p_app_profile text, p_endpoint_epoch bigint,
     p_generation bigint, p_auth_event_id bytea, p_replay_expires_at bigint, p_request_id uuid,
