@@ -16,8 +16,9 @@ package struct BatchAdmissionRequest: Sendable {
 }
 
 extension DeliveryLedger {
-    /// docs/protocol.md §4.8 admission: the migration's `admit_delivery_batch` function is the whole
-    /// READ COMMITTED transaction for every item (docs/decisions/0220), bounded by its `SET LOCAL`
+    /// docs/protocol.md §4.8 admission: migration 0009's `admit_delivery_batch_with_provider`
+    /// function (migration 0006's `admit_delivery_batch` plus each admitted installation's provider)
+    /// is the whole READ COMMITTED transaction for every item (docs/decisions/0220), bounded by its `SET LOCAL`
     /// statement timeout (docs/decisions/0341). Returns one decision per item, in request order.
     /// Throws only for storage failures (→ 503, nothing admitted).
     package func admitBatch(_ request: BatchAdmissionRequest) throws -> [AdmissionDecision] {
@@ -30,10 +31,11 @@ extension DeliveryLedger {
                 try connection.withTransaction(isolation: .readCommitted) { transaction in
                     let result = try transaction.query(
                         """
-                        SELECT o_item, o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at
-                        FROM admit_delivery_batch($1, $2, $3::bigint, $4::uuid[], $5::text[], $6::bigint[],
-                                                  $7::bigint[], $8::uuid[], $9::bigint[], $10::bigint, $11::bigint,
-                                                  $12::bigint, $13::bigint, $14::bigint)
+                        SELECT o_item, o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at, o_provider
+                        FROM admit_delivery_batch_with_provider($1, $2, $3::bigint, $4::uuid[], $5::text[],
+                                                                $6::bigint[], $7::bigint[], $8::uuid[], $9::bigint[],
+                                                                $10::bigint, $11::bigint, $12::bigint, $13::bigint,
+                                                                $14::bigint)
                         """,
                         [
                             .bytes(request.authorization.relayPublicKey.bytes), .bytes(request.authorization.eventID),
@@ -67,23 +69,34 @@ extension DeliveryLedger {
         }
     }
 
-    /// `admit_delivery_batch`'s rows: one per item, in request order.
+    /// `admit_delivery_batch_with_provider`'s rows: one per item, in request order. A decoding
+    /// failure throws inside the admission's transaction, so nothing it wrote commits.
     private static func decisions(_ result: PostgresResult, count: Int) throws(PostgresError) -> [AdmissionDecision] {
         guard result.rowCount == count else {
-            throw PostgresError(code: .decoding, message: "admit_delivery_batch returned another number of items")
+            throw PostgresError(
+                code: .decoding, message: "admit_delivery_batch_with_provider returned another number of items")
         }
         var decisions: [AdmissionDecision] = []
         decisions.reserveCapacity(count)
         for row in 0..<count {
             guard try result.int64(row: row, column: 0) == Int64(row + 1),
                 let outcome = try result.string(row: row, column: 1)
-            else { throw PostgresError(code: .decoding, message: "admit_delivery_batch returned items out of order") }
+            else {
+                throw PostgresError(
+                    code: .decoding, message: "admit_delivery_batch_with_provider returned items out of order")
+            }
             switch outcome {
             case "admitted":
                 guard let handle = try result.string(row: row, column: 2),
-                    let sealedToken = try result.bytes(row: row, column: 3)
-                else { throw PostgresError(code: .decoding, message: "admit_delivery_batch admitted without a row") }
-                decisions.append(.admitted(AdmittedDelivery(installationHandle: handle, sealedToken: sealedToken)))
+                    let sealedToken = try result.bytes(row: row, column: 3),
+                    let provider = try result.string(row: row, column: 5)
+                else {
+                    throw PostgresError(
+                        code: .decoding, message: "admit_delivery_batch_with_provider admitted without a row")
+                }
+                decisions.append(
+                    .admitted(
+                        AdmittedDelivery(installationHandle: handle, sealedToken: sealedToken, provider: provider)))
             case "dead":
                 decisions.append(.deadEndpoint(invalidAtSeconds: try result.int64(row: row, column: 4)))
             case "late":

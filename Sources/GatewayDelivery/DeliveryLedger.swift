@@ -70,6 +70,10 @@ package struct AdmittedDelivery: Sendable, Equatable {
     let installationHandle: String
     /// The token custody envelope as stored (`<key id>.<base64url>` text bytes).
     let sealedToken: [UInt8]
+    /// The provider the installation stored at enrollment (docs/protocol.md "Platforms and
+    /// providers"), read under the admission's row lock; a delivery whose profile now names
+    /// another provider is a configuration fault.
+    let provider: String
 }
 
 /// The delivery rows of the shared database (docs/decisions/0030-schema.md): admission in one
@@ -82,7 +86,7 @@ package struct DeliveryLedger: Sendable {
     /// How long a burned NIP-98 event id is kept after its `created_at` (docs/decisions/0080).
     static let replayRetentionSeconds: Int64 = 120
 
-    /// docs/protocol.md §4.7 admission: the migration's `admit_delivery` function is the whole READ
+    /// docs/protocol.md §4.7 admission: the migration's `admit_delivery_with_provider` function is the whole READ
     /// COMMITTED transaction. Its row locks (installation, then delegation) serialize it against
     /// revocations and rotations, which lock in the same order; its commit is the instant the send
     /// begins (docs/decisions/0191). It is called with the protocol's FunctionCall message, so
@@ -139,17 +143,21 @@ package struct DeliveryLedger: Sendable {
         }
     }
 
-    /// `admit_delivery`'s OUT parameters o_outcome, o_handle, o_encrypted_endpoint, o_dead_invalid_at.
+    /// `admit_delivery_with_provider`'s OUT parameters o_outcome, o_handle, o_encrypted_endpoint,
+    /// o_dead_invalid_at, o_provider. A decoding failure throws inside the admission's transaction,
+    /// so nothing it wrote commits.
     private static func decision(_ record: PostgresRecord?) throws(PostgresError) -> AdmissionDecision {
-        guard let record, record.fields.count == 4, let outcome = try record.string(0) else {
-            throw PostgresError(code: .decoding, message: "admit_delivery returned no outcome")
+        guard let record, record.fields.count == 5, let outcome = try record.string(0) else {
+            throw PostgresError(code: .decoding, message: "admit_delivery_with_provider returned no outcome")
         }
         switch outcome {
         case "admitted":
-            guard let handle = try record.string(1), let sealedToken = try record.bytes(2) else {
-                throw PostgresError(code: .decoding, message: "admit_delivery admitted without a row")
+            guard let handle = try record.string(1), let sealedToken = try record.bytes(2),
+                let provider = try record.string(4)
+            else {
+                throw PostgresError(code: .decoding, message: "admit_delivery_with_provider admitted without a row")
             }
-            return .admitted(AdmittedDelivery(installationHandle: handle, sealedToken: sealedToken))
+            return .admitted(AdmittedDelivery(installationHandle: handle, sealedToken: sealedToken, provider: provider))
         case "dead":
             return .deadEndpoint(invalidAtSeconds: try record.int64(3))
         case "late":
@@ -159,13 +167,14 @@ package struct DeliveryLedger: Sendable {
         }
     }
 
-    /// The admission function of migrations 0002 and 0004.
+    /// The admission function of migration 0009: migration 0004's `admit_delivery`, which the
+    /// previous release calls, plus the installation's provider.
     static let admitDelivery = PostgresFunction(
         signature:
-            "admit_delivery(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint, bigint, bigint, "
-            + "bigint, bigint)")
+            "admit_delivery_with_provider(uuid, bytea, text, bigint, bigint, bytea, bigint, uuid, bigint, bigint, "
+            + "bigint, bigint, bigint, bigint)")
 
-    /// The SQLSTATE `admit_delivery` raises to roll back a write that a later step refused.
+    /// The SQLSTATE the admission functions raise to roll back a write that a later step refused.
     static let refusedAfterWrite = "PGW01"
 
     /// Throws inside an admission transaction to roll it back when the 408 is due before the COMMIT

@@ -7,6 +7,9 @@ import PushPostgres
 package struct InstallationRecord: Equatable {
     package let handle: CanonicalUUID
     package let platform: AppProfile.Platform
+    /// The push service stored at enrollment (docs/protocol.md "Platforms and providers"): fixed
+    /// for the installation's life, whatever its profile says later.
+    package let provider: String
     /// The proof key (docs/protocol.md §3): the App Attest key of an iOS installation, the attested
     /// Keystore key of an Android one.
     package let keyID: [UInt8]
@@ -41,6 +44,9 @@ package struct AttestedEnrollmentKey {
 package struct NewInstallation {
     package let handle: CanonicalUUID
     package let platform: AppProfile.Platform
+    /// The profile's provider, stored for the installation's life; nil leaves it to migration
+    /// 0009's trigger, which stores the platform's default (`apns` for ios, `fcm` for android).
+    package let provider: String?
     package let key: AttestedEnrollmentKey
     package let appProfile: String
     /// The token custody envelope text (§7).
@@ -50,11 +56,12 @@ package struct NewInstallation {
 
     /// A fresh handle for `key`, with the endpoint token sealed for custody and fingerprinted (§7).
     package init(
-        platform: AppProfile.Platform, key: AttestedEnrollmentKey, appProfile: String, endpoint: [UInt8],
-        expiresAt: Int64, keys: GatewayKeys
+        platform: AppProfile.Platform, provider: String? = nil, key: AttestedEnrollmentKey, appProfile: String,
+        endpoint: [UInt8], expiresAt: Int64, keys: GatewayKeys
     ) throws {
         handle = try CanonicalUUID.version4()
         self.platform = platform
+        self.provider = provider
         self.key = key
         self.appProfile = appProfile
         encryptedEndpoint = try keys.tokens.seal(endpoint)
@@ -76,7 +83,7 @@ package struct InstallationStore {
 
     enum SQL {
         static let installationColumns = """
-            handle::text, platform, proof_key_id, proof_public_key, proof_counter, app_profile, \
+            handle::text, platform, provider, proof_key_id, proof_public_key, proof_counter, app_profile, \
             endpoint_fingerprint, endpoint_epoch, revoked_at IS NOT NULL, floor(extract(epoch FROM expires_at))::bigint
             """
         /// §4.1: consuming a challenge; the primary key makes a second use fail with 23505.
@@ -99,12 +106,13 @@ package struct InstallationStore {
             """
         /// Migration 0007 (docs/decisions/0450): the App Attest columns are written for both platforms
         /// while replicas of the previous release may read them; an iOS row's proof columns follow
-        /// them by the migration's trigger, an Android row's are written here, without a counter.
+        /// them by the migration's trigger, an Android row's are written here, without a counter. A
+        /// NULL provider is filled with the platform's default by migration 0009's trigger.
         static let insertInstallation = """
-            INSERT INTO installations (handle, platform, app_attest_key_id, app_attest_public_key, assertion_counter, \
-            proof_key_id, proof_public_key, proof_counter, app_profile, attestation_receipt, encrypted_endpoint, \
-            endpoint_fingerprint, endpoint_epoch, expires_at) \
-            VALUES ($1::uuid, $9, $2, $3, 0, $2, $3, CASE WHEN $9 = 'ios' THEN 0 END, $4, $5, $6, $7, 1, \
+            INSERT INTO installations (handle, platform, provider, app_attest_key_id, app_attest_public_key, \
+            assertion_counter, proof_key_id, proof_public_key, proof_counter, app_profile, attestation_receipt, \
+            encrypted_endpoint, endpoint_fingerprint, endpoint_epoch, expires_at) \
+            VALUES ($1::uuid, $9, $10, $2, $3, 0, $2, $3, CASE WHEN $9 = 'ios' THEN 0 END, $4, $5, $6, $7, 1, \
             to_timestamp($8::bigint))
             """
         /// §5 assertion step 4: compare-and-advance (iOS only); the row is already locked, the
@@ -194,6 +202,7 @@ package struct InstallationStore {
                 installation.key.receipt.isEmpty ? .null : .bytes(installation.key.receipt),
                 .bytes(Array(installation.encryptedEndpoint.utf8)), .bytes(installation.endpointFingerprint),
                 .int64(installation.expiresAt), .text(installation.platform.rawValue),
+                installation.provider.map { .text($0) } ?? .null,
             ])
     }
 
@@ -250,23 +259,25 @@ package struct InstallationStore {
     private static func records(_ result: PostgresResult) throws(PostgresError) -> [InstallationRecord] {
         var records: [InstallationRecord] = []
         for row in 0..<result.rowCount {
-            let counter = try result.int64(row: row, column: 4)
+            let counter = try result.int64(row: row, column: 5)
             let proofCounter = counter.flatMap(UInt32.init(exactly:))
             guard let handle = try result.string(row: row, column: 0).flatMap(CanonicalUUID.init),
                 let platform = try result.string(row: row, column: 1).flatMap(AppProfile.Platform.init(rawValue:)),
-                let keyID = try result.bytes(row: row, column: 2),
-                let point = try result.bytes(row: row, column: 3),
+                let provider = try result.string(row: row, column: 2),
+                let keyID = try result.bytes(row: row, column: 3),
+                let point = try result.bytes(row: row, column: 4),
                 let publicKey = try? P256PublicKey(uncompressedPoint: point),
                 (proofCounter == nil) == (platform == .android), counter == nil || proofCounter != nil,
-                let profile = try result.string(row: row, column: 5),
-                let fingerprint = try result.bytes(row: row, column: 6),
-                let epoch = try result.int64(row: row, column: 7),
-                let revoked = try result.bool(row: row, column: 8),
-                let expiresAt = try result.int64(row: row, column: 9)
+                let profile = try result.string(row: row, column: 6),
+                let fingerprint = try result.bytes(row: row, column: 7),
+                let epoch = try result.int64(row: row, column: 8),
+                let revoked = try result.bool(row: row, column: 9),
+                let expiresAt = try result.int64(row: row, column: 10)
             else { throw PostgresError(code: .decoding, message: "an installations row does not decode") }
             records.append(
                 InstallationRecord(
-                    handle: handle, platform: platform, keyID: keyID, publicKey: publicKey, proofCounter: proofCounter,
+                    handle: handle, platform: platform, provider: provider, keyID: keyID, publicKey: publicKey,
+                    proofCounter: proofCounter,
                     appProfile: profile, endpointFingerprint: fingerprint, endpointEpoch: epoch, isRevoked: revoked,
                     expiresAt: expiresAt))
         }

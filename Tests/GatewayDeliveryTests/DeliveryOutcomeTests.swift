@@ -96,7 +96,8 @@ struct DeliveryOutcomeTests {
         let harness = try PipelineHarness(decide: { _, _ in
             .admitted(
                 AdmittedDelivery(
-                    installationHandle: PipelineHarness.installationHandle, sealedToken: Array("t9.AAAA".utf8)))
+                    installationHandle: PipelineHarness.installationHandle, sealedToken: Array("t9.AAAA".utf8),
+                    provider: "apns"))
         })
         let delivery = try harness.delivery()
         let answer = harness.deliver(delivery)

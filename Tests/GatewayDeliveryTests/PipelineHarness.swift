@@ -55,7 +55,7 @@ struct PipelineHarness {
         relay = try #require(SchnorrSigningKey(secretKey: [UInt8](repeating: 0x42, count: 32))).publicKey
         let admitted = AdmittedDelivery(
             installationHandle: Self.installationHandle,
-            sealedToken: Array(try keys.tokens.seal(Self.deviceToken).utf8))
+            sealedToken: Array(try keys.tokens.seal(Self.deviceToken).utf8), provider: "apns")
         let clock = clock
         admissions = InMemoryAdmissions(
             decide: { item in decide?(item, admitted) ?? .admitted(admitted) },

@@ -246,15 +246,26 @@ struct BatchAdmissionEquivalenceTests {
         $$;
         """#
 
-    /// Runs the differential of `after` (a migration's body under its own name, or the live
-    /// `admit_delivery_batch`) against `before` and returns its counts by column name.
+    /// Runs the differential of `after` (a migration's body under its own name, or a live
+    /// function) against `before` and returns its counts by column name.
     static func differentialCounts(
         before: (file: String, name: String), after: (file: String, name: String)?, burnWhenAdmitted: Bool
     ) throws -> [String: Int64] {
+        var setup = [try Self.body(of: before.file, renamedTo: before.name)]
+        if let after { setup.append(try Self.body(of: after.file, renamedTo: after.name)) }
         let migrated = try MigratedTestDatabase()
         let admin = try PostgresConnection(configuration: migrated.database.configuration(statementTimeout: .zero))
-        try admin.executeScript(try Self.body(of: before.file, renamedTo: before.name))
-        if let after { try admin.executeScript(try Self.body(of: after.file, renamedTo: after.name)) }
+        return try differentialCounts(
+            before: before.name, after: after?.name ?? "admit_delivery_batch", burnWhenAdmitted: burnWhenAdmitted,
+            setup: setup, on: admin)
+    }
+
+    /// Runs the differential of the function `after` against `before`, both batch-shaped and
+    /// created by the `setup` scripts (or by the migrations), as `admin` of a migrated database.
+    static func differentialCounts(
+        before: String, after: String, burnWhenAdmitted: Bool, setup: [String], on admin: PostgresConnection
+    ) throws -> [String: Int64] {
+        for script in setup { try admin.executeScript(script) }
         try admin.executeScript(Self.differential)
         let counts = try admin.query(
             """
@@ -262,7 +273,7 @@ struct BatchAdmissionEquivalenceTests {
                                                        $5::double precision)
             """,
             [
-                .text(before.name), .text(after?.name ?? "admit_delivery_batch"), .bool(burnWhenAdmitted),
+                .text(before), .text(after), .bool(burnWhenAdmitted),
                 .int64(Self.scenarios), .text(String(Self.seed)),
             ])
         let names = [

@@ -20,6 +20,12 @@ struct MigrateUpgradeToSixTests {
         "admit_delivery(uuid,bytea,text,bigint,bigint,bytea,bigint,uuid,bigint,bigint,bigint,bigint,bigint,bigint)",
         "admit_delivery_batch(bytea,bytea,bigint,uuid[],text[],bigint[],bigint[],uuid[],bigint[],bigint,bigint,bigint,"
             + "bigint,bigint)",
+        // Migration 0009's admissions with the provider and its trigger function (docs/decisions/0820).
+        "admit_delivery_batch_with_provider(bytea,bytea,bigint,uuid[],text[],bigint[],bigint[],uuid[],bigint[],bigint,"
+            + "bigint,bigint,bigint,bigint)",
+        "admit_delivery_with_provider(uuid,bytea,text,bigint,bigint,bytea,bigint,uuid,bigint,bigint,bigint,bigint,"
+            + "bigint,bigint)",
+        "installations_default_provider()",
         // Migration 0007's trigger function (docs/decisions/0450).
         "installations_ios_proof_key()",
     ]

@@ -34,6 +34,13 @@ struct PinnedSearchPathTests {
                 uuid[], bigint[], bigint, bigint, bigint, bigint, bigint)
                 RETURNS TABLE (o_item integer, o_outcome text, o_handle uuid, o_encrypted_endpoint bytea,
                                o_dead_invalid_at bigint) \(raises)
+            CREATE FUNCTION \(role).admit_delivery_with_provider(uuid, bytea, text, bigint, bigint, bytea, bigint,
+                uuid, bigint, bigint, bigint, bigint, bigint, bigint, OUT o_outcome text, OUT o_handle uuid,
+                OUT o_encrypted_endpoint bytea, OUT o_dead_invalid_at bigint, OUT o_provider text) \(raises)
+            CREATE FUNCTION \(role).admit_delivery_batch_with_provider(bytea, bytea, bigint, uuid[], text[], bigint[],
+                bigint[], uuid[], bigint[], bigint, bigint, bigint, bigint, bigint)
+                RETURNS TABLE (o_item integer, o_outcome text, o_handle uuid, o_encrypted_endpoint bytea,
+                               o_dead_invalid_at bigint, o_provider text) \(raises)
             CREATE FUNCTION \(role).admission_reserve_and_charge(bytea, uuid, bigint, bytea, timestamptz, interval,
                 bigint, bytea, bigint) RETURNS boolean \(raises)
             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(role) TO \(role);
@@ -116,8 +123,35 @@ struct PinnedSearchPathTests {
                 .int64(now), .int64((now + 20) * 1000),
             ])
         #expect(try batch.string(row: 0, column: 0) == "admitted")
-        #expect(try DeliveryFixtures.count(admin, table: "public.delivery_reservations") == 2)
-        #expect(try DeliveryFixtures.count(admin, table: "public.nip98_replays") == 2)
+        // Migration 0009's admissions: the single one a copy of admit_delivery, the batch one calling
+        // admit_delivery_batch, which its pinned search path finds in the gateway's schema.
+        let singleWithProvider = try runtime.query(
+            """
+            SELECT o_outcome, o_provider FROM public.admit_delivery_with_provider($1::uuid, $2, $3::text, 1, 1, $4,
+                $5::bigint, $6::uuid, $7::bigint, $8::bigint, 10, 10, $9::bigint, 0)
+            """,
+            [
+                .text(delegation.0), .bytes(delegation.1), .text(MigrateUpgradeTests.profile),
+                .bytes(try SecureRandom.bytes(32)), .int64(now + 120), .text(try CanonicalUUID.version4().text),
+                .int64(now + 60), .int64(now), .int64((now + 20) * 1000),
+            ])
+        #expect(try singleWithProvider.string(row: 0, column: 0) == "admitted")
+        #expect(try singleWithProvider.string(row: 0, column: 1) == "apns")
+        let batchWithProvider = try runtime.query(
+            """
+            SELECT o_outcome, o_provider FROM public.admit_delivery_batch_with_provider($1, $2, $3::bigint,
+                ARRAY[$4::uuid], ARRAY[$5::text], '{1}', '{1}', ARRAY[$6::uuid], ARRAY[$7::bigint], $8::bigint, 10, 10,
+                $9::bigint, 0)
+            """,
+            [
+                .bytes(delegation.1), .bytes(try SecureRandom.bytes(32)), .int64(now + 120), .text(delegation.0),
+                .text(MigrateUpgradeTests.profile), .text(try CanonicalUUID.version4().text), .int64(now + 60),
+                .int64(now), .int64((now + 20) * 1000),
+            ])
+        #expect(try batchWithProvider.string(row: 0, column: 0) == "admitted")
+        #expect(try batchWithProvider.string(row: 0, column: 1) == "apns")
+        #expect(try DeliveryFixtures.count(admin, table: "public.delivery_reservations") == 4)
+        #expect(try DeliveryFixtures.count(admin, table: "public.nip98_replays") == 4)
         #expect(try Self.lookAlikeRows(admin, role: migrated.role.name) == 0)
     }
 

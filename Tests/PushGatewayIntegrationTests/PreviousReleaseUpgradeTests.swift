@@ -204,6 +204,13 @@ struct PreviousReleaseUpgradeTests {
             // Attest counter it advanced (one assertion per delegation).
             #expect(try Self.platformAndCounter(admin, first) == ("ios", 2))
             #expect(try Self.platformAndCounter(admin, second) == ("ios", 1))
+            // Migration 0009: the row enrolled before it was backfilled, the one the old binary
+            // inserted after it without a provider was given its platform's (docs/decisions/0820).
+            for device in [first, second] {
+                let provider = try admin.query(
+                    "SELECT provider FROM installations WHERE handle = $1::uuid", [.text(device.handle ?? "")])
+                #expect(try provider.string(row: 0, column: 0) == "apns")
+            }
 
             // This release's serve, beside the old one, serves those rows: it delivers both grants,
             // and takes the next assertion of the installation enrolled before the upgrade.
