@@ -21,6 +21,12 @@ public final class EventLoopGroup: Sendable {
         self.loops = loops
     }
 
+    /// A group of loops made elsewhere (manual loops in tests); the group shuts them down.
+    public init(loops: [EventLoop]) {
+        precondition(!loops.isEmpty, "an event loop group needs at least one loop")
+        self.loops = loops
+    }
+
     /// The next loop in turn.
     public func next() -> EventLoop {
         loops[nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
