@@ -199,7 +199,10 @@ public final class HTTPServer: Sendable {
         while true {
             runResumptions()
             guard let work = queue.dequeue() else { break }
-            guard case .request(let item) = work, let completion = item.run(at: .now()) else { continue }
+            // The request's deadline is an instant of its loop's clock (a manual loop's virtual time in tests).
+            guard case .request(let item) = work, let completion = item.run(at: item.owner?.loop.now() ?? .now()) else {
+                continue
+            }
             item.owner?.post(completion)
         }
         // The queue closes when the event loop exits; work still handed back runs all the same.

@@ -17,6 +17,9 @@ final class ManualLoopServer {
     let accessLog = AccessLogRecorder()
     let log = LogLineRecorder()
     let gate = CompletionLatch()
+    /// Opened when a `/worker` handler starts; counts every start.
+    let workerStarted = CompletionLatch()
+    let workerStarts = WorkerStarts()
     let configuration: HTTPServerConfiguration
 
     init(loopCount: Int = 1, _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
@@ -28,10 +31,13 @@ final class ManualLoopServer {
         let clock = self.clock
         loops = try (0..<loopCount).map { _ in try EventLoop(manual: clock) }
         let gate = self.gate
+        let (started, starts) = (workerStarted, workerStarts)
         let router = Router([
             Route("GET", "/inline", runsOnEventLoop: true) { _ in .json(status: 200, "{\"inline\":true}") },
             Route("POST", "/inline-body", runsOnEventLoop: true) { request in .json(status: 200, request.body) },
             Route("POST", "/worker") { _ in
+                starts.count.add(1, ordering: .relaxed)
+                started.open()
                 gate.wait()
                 return .json(status: 200, "{\"worker\":true}")
             },
@@ -73,6 +79,12 @@ final class ManualLoopServer {
         runPending()
         server.waitUntilDrained()
     }
+}
+
+/// How many `/worker` handlers have started.
+final class WorkerStarts: Sendable {
+    let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
 }
 
 /// What a socketpair's peer end has received so far.
