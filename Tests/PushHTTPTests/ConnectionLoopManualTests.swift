@@ -373,6 +373,71 @@ struct ConnectionLoopManualTests {
         #expect(manual.accessLog.all.map(\.status) == [408, 408, 200])
     }
 
+    @Test(
+        "a handler still running at the request timeout: the client gets 408 at the deadline and its late response is dropped"
+    )
+    func handlerPastTimeout() throws {
+        let manual = try ManualLoopServer { $0.requestTimeout = .seconds(10) }
+        let client = manual.connect()
+        client.send("POST /worker HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}")
+        manual.runPending()
+        manual.workerStarted.wait()
+        manual.advance(by: .seconds(10) - manual.sweep)
+        #expect(PairView(client).text.isEmpty)
+        manual.advance(by: manual.sweep * 2)
+        let view = PairView(client)
+        #expect(view.status == 408 && view.ended)
+        #expect(view.text.contains("{\"error\":\"request_timeout\"}"))
+        manual.gate.open()
+        // The late response reaches the loop's inbox (the event waited for) and is dropped there.
+        #expect(manual.loops[0].runPending(waitingUpTo: .seconds(30)))
+        #expect(manual.accessLog.all.map(\.status) == [408])
+    }
+
+    @Test("a deferred response completed after the request's 408 is dropped")
+    func lateDeferredResponseDropped() throws {
+        let manual = try ManualLoopServer { $0.requestTimeout = .seconds(10) }
+        let client = manual.connect()
+        client.send("POST /deferred HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n{}")
+        manual.runPending()
+        manual.owed.held.wait()
+        manual.advance(by: .seconds(10) + manual.sweep)
+        let view = PairView(client)
+        #expect(view.status == 408 && view.ended)
+        manual.owed.complete(.json(status: 200, "{\"late\":true}"))
+        #expect(manual.loops[0].runPending(waitingUpTo: .seconds(30)))
+        #expect(manual.accessLog.all.map(\.status) == [408])
+    }
+
+    @Test(
+        "over the connection cap, with no connection idle between requests and no incomplete request old enough to give up, a new connection gets a fast 503 and is closed"
+    )
+    func connectionCap() throws {
+        let manual = try ManualLoopServer {
+            $0.maxConnections = 1
+            $0.incompleteRequestGiveUpAge = .seconds(60)
+        }
+        let first = manual.connect()
+        first.send("GET /inline HTTP/1.1\r\nHost: t\r\n\r\n")
+        manual.runPending()
+        #expect(PairView(first).status == 200)
+        // Mid-request and under the give-up age: not closed for the newcomer (docs/protocol.md §1).
+        first.send("GET /inline HTTP/1.1\r\n")
+        manual.advance(by: .seconds(5))
+        let refused = PairView(manual.connect(from: "192.0.2.2"))
+        #expect(refused.status == 503 && refused.ended)
+        #expect(refused.text.lowercased().contains("connection: close"))
+        first.send("Host: t\r\n\r\n")
+        manual.runPending()
+        #expect(PairView(first).status == 200)
+        first.closePeer()
+        manual.runPending()
+        let next = manual.connect(from: "192.0.2.2")
+        next.send("GET /inline HTTP/1.1\r\nHost: t\r\n\r\n")
+        manual.runPending()
+        #expect(PairView(next).status == 200)
+    }
+
     @Test("a worker's response reaches the manual loop through its inbox and is written")
     func workerResponse() throws {
         let manual = try ManualLoopServer()

@@ -9,7 +9,8 @@ import Testing
 /// virtual time, with socketpairs for connections (docs/decisions/0811): no real time passes
 /// between a step and its effect, so timeouts are asserted to the sweep, without sleeping.
 /// Routes: `GET /inline` (runs on the event loop) and `POST /inline-body` (the same, echoing a body);
-/// `POST /worker` runs on a worker and blocks until `gate` opens.
+/// `POST /worker` runs on a worker and blocks until `gate` opens; `POST /deferred` holds its
+/// responder in `owed` for the test to complete.
 final class ManualLoopServer {
     let clock = ManualClock()
     let loops: [EventLoop]
@@ -20,6 +21,7 @@ final class ManualLoopServer {
     /// Opened when a `/worker` handler starts; counts every start.
     let workerStarted = CompletionLatch()
     let workerStarts = WorkerStarts()
+    let owed = OwedResponder()
     let configuration: HTTPServerConfiguration
 
     init(loopCount: Int = 1, _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
@@ -31,7 +33,7 @@ final class ManualLoopServer {
         let clock = self.clock
         loops = try (0..<loopCount).map { _ in try EventLoop(manual: clock) }
         let gate = self.gate
-        let (started, starts) = (workerStarted, workerStarts)
+        let (started, starts, owed) = (workerStarted, workerStarts, self.owed)
         let router = Router([
             Route("GET", "/inline", runsOnEventLoop: true) { _ in .json(status: 200, "{\"inline\":true}") },
             Route("POST", "/inline-body", runsOnEventLoop: true) { request in .json(status: 200, request.body) },
@@ -41,6 +43,7 @@ final class ManualLoopServer {
                 gate.wait()
                 return .json(status: 200, "{\"worker\":true}")
             },
+            Route("POST", "/deferred") { _, responder in owed.hold(responder) },
         ])
         let recorder = accessLog
         server = try HTTPServer(
@@ -78,6 +81,23 @@ final class ManualLoopServer {
         server.beginDrain(timeout: .zero)
         runPending()
         server.waitUntilDrained()
+    }
+}
+
+/// The responder of the last `/deferred` request; `held` opens once the handler ran.
+final class OwedResponder: Sendable {
+    let held = CompletionLatch()
+    private let responder = Mutex<Responder?>(nil)
+
+    func hold(_ responder: Responder) {
+        self.responder.withLock { $0 = responder }
+        held.open()
+    }
+
+    /// Waits (for the worker) until a responder is held and answers it.
+    func complete(_ response: Response) {
+        held.wait()
+        responder.withLock { $0 }?.complete(response)
     }
 }
 
