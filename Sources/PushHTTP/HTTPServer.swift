@@ -84,7 +84,8 @@ public final class HTTPServer: Sendable {
 
     /// Starts the event loops and the worker threads. Ignores SIGPIPE process-wide.
     public func start() throws(SystemError) {
-        try start { () throws(SystemError) in try EventLoopGroup(count: configuration.eventLoopCount) }
+        try start { () throws(SystemError) in try EventLoopGroup(count: configuration.eventLoopCount, name: "http-loop")
+        }
     }
 
     /// Starts on `loops` (manual loops in tests) instead of loops of its own; the server shuts them
@@ -99,7 +100,7 @@ public final class HTTPServer: Sendable {
             guard case .created = state else { return .success(()) }
             do throws(SystemError) {
                 for _ in 0..<configuration.workerCount {
-                    _ = try PosixThread.spawn { [self] in runWorker() }
+                    _ = try PosixThread.spawn(name: "http-worker") { [self] in runWorker() }
                 }
                 let group = try makeLoops()
                 let connections = group.loops.enumerated().map { index, loop in

@@ -10,11 +10,12 @@ public final class HTTP2Client: Sendable {
     private let driver: LoopBound<HTTP2ClientDriver>
     private let accepting = Atomic<Bool>(true)
 
-    public init(configuration: HTTP2ClientConfiguration) throws(SystemError) {
+    /// Starts the client's event loop, its thread named `threadName` (an APNs or FCM client names its own).
+    public init(configuration: HTTP2ClientConfiguration, threadName: String = "http2-client") throws(SystemError) {
         // TLS writes with write(2); a peer that vanished must give EPIPE, not kill the process.
         ProcessSignals.ignoreBrokenPipe()
         self.configuration = configuration
-        loop = try EventLoop()
+        loop = try EventLoop(name: threadName)
         driver = LoopBound(HTTP2ClientDriver(configuration: configuration, loop: loop), on: loop)
     }
 

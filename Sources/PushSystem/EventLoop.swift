@@ -42,13 +42,13 @@ public final class EventLoop: @unchecked Sendable {
     private var beforeWait: [() -> Void] = []
     private var ended = false
 
-    /// Starts the loop's thread.
-    public init() throws(SystemError) {
+    /// Starts the loop's thread, named `name` (`PosixThread.spawn`).
+    public init(name: String = "event-loop") throws(SystemError) {
         clock = .monotonic
         epoll = try Epoll()
         notifier = try EventNotifier()
         try epoll.add(notifier.rawDescriptor, id: Self.inboxID, events: .readable)
-        let started = try PosixThread.spawn { [self] in run() }
+        let started = try PosixThread.spawn(name: name) { [self] in run() }
         thread.withLock { $0 = started }
     }
 

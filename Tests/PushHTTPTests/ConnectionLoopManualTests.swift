@@ -1,3 +1,4 @@
+import Foundation
 import PushSystem
 import PushTestSupport
 import Testing
@@ -449,5 +450,23 @@ struct ConnectionLoopManualTests {
         // The worker is a real thread: wait (event-driven) for its hand-back.
         manual.loops[0].runPending(waitingUpTo: .seconds(30))
         #expect(PairView(client).status == 200)
+    }
+}
+
+@Suite("HTTPServer's threads are named")
+struct HTTPServerThreadNameTests {
+    @Test("a running server's event loops are named http-loop and its workers http-worker")
+    func threadNames() throws {
+        let live = try LiveServer { $0.eventLoopCount = 2 }
+        let client = try live.client()
+        try client.send(getHello)
+        #expect(try client.readResponse().status == 200)
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let names = tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }
+        #expect(names.contains("http-loop"))
+        #expect(names.contains("http-worker"))
     }
 }
