@@ -28,6 +28,12 @@ struct ThreadNamesServeTests {
             .with("PUSH_GATEWAY_LOG_LEVEL", "error")
         let gateway = try ServeProcess(environment: environment.variables)
         defer { _ = gateway.stop() }
+        // The listeners accept as soon as they are bound; an answer from the private listener's
+        // readiness route (run on a worker) proves its loop and a worker have started and named
+        // themselves. A thread not yet named still shows its starter's (listed) name.
+        let client = try HTTPTestClient(port: gateway.privatePort, timeout: .seconds(30))
+        try client.send("GET /_readiness HTTP/1.1\r\nHost: t\r\n\r\n")
+        _ = try client.readResponse()
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(gateway.pid)/task")
         let names = tasks.compactMap { task in
             (try? String(contentsOfFile: "/proc/\(gateway.pid)/task/\(task)/comm", encoding: .utf8))?
