@@ -76,7 +76,7 @@ private func mockServer(
             script: script, answerPings: answerPings))
 }
 
-@Suite("HTTP/2 client driver on a manual event loop: PING, request timeout, backoff on virtual time")
+@Suite("HTTP/2 client driver on a manual event loop: PING, request timeout, backoff on virtual time, GOAWAY")
 struct HTTP2DriverManualTests {
     @Test("an idle connection gets a PING once the ping interval has passed and is reused afterwards")
     func keepAlive() throws {
@@ -152,5 +152,16 @@ struct HTTP2DriverManualTests {
         manual.advance(by: .milliseconds(1))
         #expect(try manual.send()?.get().status == 200)
         #expect(server.connectionCount == 1)
+    }
+
+    @Test("after the server's GOAWAY the next request opens a new connection and succeeds")
+    func goAwayMovesToANewConnection() throws {
+        let server = try mockServer(script: APNsMockScript(goAwayAfterStreams: 1, goAwayConnections: 1))
+        defer { server.stop() }
+        let manual = try ManualHTTP2Client(
+            configuration: HTTP2ClientConfiguration(), port: server.port, certificates: APNsTestCertificates.shared())
+        #expect(try manual.send()?.get().status == 200)
+        #expect(try manual.send()?.get().status == 200)
+        #expect(server.connectionCount == 2)
     }
 }
