@@ -1,12 +1,13 @@
 #ifndef CPUSHSYSTEM_SHIM_H
 #define CPUSHSYSTEM_SHIM_H
-// Linux interfaces the Swift Glibc module does not cover: epoll and eventfd. Only PushSystem
+// Linux interfaces the Swift Glibc module does not cover: epoll, eventfd and thread names. Only PushSystem
 // imports this module. Constants are re-exported as functions or plain values because some of
 // them are macros Swift cannot import.
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,5 +51,9 @@ static inline int CPushSystem_usable_cpu_count(void) {
     int count = 0;
     for (long index = 0; index < bytes / (long)sizeof(unsigned long); index++) count += __builtin_popcountl(mask[index]);
     return count;
+}
+// Names the calling thread (Linux keeps 15 bytes); prctl is variadic.
+static inline int CPushSystem_name_current_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 #endif

@@ -44,26 +44,14 @@ public final class MarmotSubscriber: Sendable {
     private final class Running: Sendable {
         let loop: EventLoop
         let workers: WorkerPool
-        let clients: Clients
+        /// The relay clients, filled and read on the loop thread only.
+        let clients: LoopBound<[NostrRelayClient]>
 
-        init(loop: EventLoop, workers: WorkerPool, clients: Clients) {
+        init(loop: EventLoop, workers: WorkerPool, clients: LoopBound<[NostrRelayClient]>) {
             self.loop = loop
             self.workers = workers
             self.clients = clients
         }
-    }
-
-    // @unchecked Sendable: the array is filled and read on the loop thread only.
-    private final class Clients: @unchecked Sendable {
-        var all: [NostrRelayClient] = []
-    }
-
-    // @unchecked Sendable: reserved and released on the loop thread only (the worker's completion
-    // is delivered there).
-    private final class QueueSlots: @unchecked Sendable {
-        var shares: MarmotQueueShares
-
-        init(_ shares: MarmotQueueShares) { self.shares = shares }
     }
 
     /// `makeIngress` builds the ingress around the subscriber's retry scheduler (the loop's timers).
@@ -85,9 +73,11 @@ public final class MarmotSubscriber: Sendable {
         let loop = try EventLoop()
         let workers: WorkerPool
         let ingress: MarmotIngress
-        let slots = QueueSlots(MarmotQueueShares(capacity: Self.queueCapacity, relayCount: settings.relays.count))
+        let shares = MarmotQueueShares(capacity: Self.queueCapacity, relayCount: settings.relays.count)
+        // Reserved and released on the loop thread only (the worker's completion is delivered there).
+        let slots = LoopBound(shares, on: loop)
         do {
-            workers = try WorkerPool(threadCount: 1, queueCapacity: slots.shares.totalCapacity)
+            workers = try WorkerPool(threadCount: 1, queueCapacity: shares.totalCapacity)
             ingress = try makeIngress { delay, body in
                 loop.execute { loop.schedule(after: delay) { body() } }
             }
@@ -95,7 +85,7 @@ public final class MarmotSubscriber: Sendable {
             loop.shutdown()
             throw error
         }
-        let clients = Clients()
+        let clients = LoopBound<[NostrRelayClient]>([], on: loop)
         running.withLock { $0 = Running(loop: loop, workers: workers, clients: clients) }
         let publicKey = settings.serverKey.publicKey
         logger.info(
@@ -116,7 +106,7 @@ public final class MarmotSubscriber: Sendable {
                     proxy: settings.proxy, unixTime: unixTime,
                     callbacks: callbacks(
                         index: index, url: url, loop: loop, workers: workers, slots: slots, ingress: ingress))
-                clients.all.append(client)
+                clients.value.append(client)
                 client.start()
             }
         }
@@ -133,7 +123,7 @@ public final class MarmotSubscriber: Sendable {
             return
         }
         current.loop.execute { [metrics] in
-            for (index, client) in current.clients.all.enumerated() {
+            for (index, client) in current.clients.value.enumerated() {
                 client.stop()
                 metrics.setRelayState(index, nil)
             }
@@ -143,17 +133,18 @@ public final class MarmotSubscriber: Sendable {
     }
 
     private func callbacks(
-        index: Int, url: WebSocketURL, loop: EventLoop, workers: WorkerPool, slots: QueueSlots, ingress: MarmotIngress
+        index: Int, url: WebSocketURL, loop: EventLoop, workers: WorkerPool, slots: LoopBound<MarmotQueueShares>,
+        ingress: MarmotIngress
     ) -> NostrRelayClient.Callbacks {
         let host = url.logName
         return NostrRelayClient.Callbacks(
             giftWrap: { wrap in
-                guard slots.shares.reserve(relay: index) else { return ingress.countOverflow() }
+                guard slots.value.reserve(relay: index) else { return ingress.countOverflow() }
                 let queued = workers.submit({ ingress.process(wrap, relay: index) }, deliveringOn: loop) { _ in
-                    slots.shares.release(relay: index)
+                    slots.value.release(relay: index)
                 }
                 if !queued {
-                    slots.shares.release(relay: index)
+                    slots.value.release(relay: index)
                     ingress.countOverflow()
                 }
             },

@@ -8,8 +8,9 @@ import PushWebSocket
 /// (pure) driven by a `WebSocketClientConnection` and the loop's timers. It carries out the
 /// session's actions and hands live gift wraps to `onGiftWrap`; reconnecting, backoff, AUTH, idle
 /// pings and the kind 10050 list are the session's decisions.
-// @unchecked Sendable: created and used on the loop thread only.
-final class NostrRelayClient: @unchecked Sendable {
+/// Created and used on the loop thread only; other threads' closures reach it in a `LoopBound`
+/// (docs/decisions/0810).
+final class NostrRelayClient {
     /// What the client reports to its owner, on the loop thread.
     struct Callbacks {
         var giftWrap: (NostrEvent) -> Void
@@ -77,7 +78,8 @@ final class NostrRelayClient: @unchecked Sendable {
             } else {
                 connection.abort()
                 // The session asked for it: the connection is gone now.
-                loop.execute { [self] in handle(.disconnected) }
+                let client = LoopBound(self, on: loop)
+                loop.execute { client.value.handle(.disconnected) }
             }
         case .giftWrap(let event): callbacks.giftWrap(event)
         case .malformedGiftWrap: callbacks.malformedGiftWrap()

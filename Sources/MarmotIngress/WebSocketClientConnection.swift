@@ -9,9 +9,9 @@ import PushWebSocket
 /// turn it handles at most one message and reads at most ``readBytesPerTurn`` before the loop
 /// serves its other connections, so that one relay's traffic delays another's triggers by no more
 /// than the work of one message (docs/protocol.md §13).
-// @unchecked Sendable: created on the loop thread and only touched there (DNS results come back
-// through `loop.execute`).
-final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
+/// Created on the loop thread and only touched there: DNS results and queued read turns come back
+/// through `loop.execute` in a `LoopBound` (docs/decisions/0810).
+final class WebSocketClientConnection: ClientDialWatcher {
     enum Event {
         case opened
         case message(String)
@@ -61,8 +61,9 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
     /// Starts resolving and connecting.
     func connect() {
         guard dial.isSecure == url.secure else { return end("no TLS context for wss") }
-        TCPConnector.resolve(host: dial.connectHost, port: dial.connectPort, on: loop) { [self] result in
-            resolved(result)
+        let connection = LoopBound(self, on: loop)
+        TCPConnector.resolve(host: dial.connectHost, port: dial.connectPort, on: loop) { result in
+            connection.value.resolved(result)
         }
     }
 
@@ -169,13 +170,16 @@ final class WebSocketClientConnection: ClientDialWatcher, @unchecked Sendable {
             guard readOnce() > 0, !isClosed else { return }
         }
         readTurnQueued = true
-        loop.execute { [self] in
-            readTurnQueued = false
-            guard case .open = stage else { return }
-            readTurn()
-            flush()
-            updateInterest()
-        }
+        let connection = LoopBound(self, on: loop)
+        loop.execute { connection.value.queuedReadTurn() }
+    }
+
+    private func queuedReadTurn() {
+        readTurnQueued = false
+        guard case .open = stage else { return }
+        readTurn()
+        flush()
+        updateInterest()
     }
 
     /// One read; returns the byte count (0 when nothing was read).

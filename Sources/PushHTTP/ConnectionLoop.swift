@@ -15,16 +15,75 @@ struct ArrivingConnection: Sendable {
     var hops = 0
 }
 
+/// One of an `HTTPServer`'s event loops as other threads see it: its loop, the gauges other loops
+/// and metrics read, and the `ConnectionLoopCore` that only the loop's thread may touch
+/// (`LoopBound`, docs/decisions/0810). Every method here queues work on the loop.
+final class ConnectionLoop: Sendable {
+    let server: HTTPServer
+    let loop: EventLoop
+    let gauges = ConnectionLoopGauges()
+    private let core: LoopBound<ConnectionLoopCore>
+
+    init(server: HTTPServer, loop: EventLoop, isAcceptor: Bool) {
+        self.server = server
+        self.loop = loop
+        core = LoopBound(
+            ConnectionLoopCore(server: server, loop: loop, isAcceptor: isAcceptor, gauges: gauges), on: loop)
+    }
+
+    /// Gives the core its siblings (every loop of the server, this one included, in order) and
+    /// starts it. Loops are started last to first, so the acceptor's first handover to a sibling
+    /// is queued after that sibling's start.
+    func start(siblings: [ConnectionLoop]) {
+        loop.execute { [core, self] in core.value.start(handle: self, siblings: siblings) }
+    }
+
+    /// Hands a worker's or a deferred route's response to this loop; any thread. Once the loop has
+    /// ended the task is refused: its connection is gone anyway.
+    func post(_ completion: WorkCompletion) {
+        loop.execute { [core] in core.value.deliver(completion) }
+    }
+
+    /// Asks the loop to drain; false if it has already ended.
+    @discardableResult
+    func requestDrain() -> Bool {
+        loop.execute { [core] in core.value.drainRequested() }
+    }
+
+    /// Passes a connection to this loop; false (and it is not taken) if the loop has ended.
+    func receive(_ arriving: ArrivingConnection) -> Bool {
+        loop.execute { [core] in core.value.receive(arriving) }
+    }
+
+    /// Serves `socket`, already connected to `peer`, as if the acceptor had just accepted it: the
+    /// same admission, handover and give-up (for tests that hand the server one end of a socketpair).
+    func acceptConnected(_ socket: consuming FileDescriptor, peer: String) {
+        let descriptor = socket.release()
+        let accepted = loop.execute { [core] in
+            core.value.acceptConnected(FileDescriptor(owning: descriptor), peer: peer)
+        }
+        if !accepted { FileDescriptor(owning: descriptor).close() }
+    }
+}
+
+/// What a loop publishes for other threads: its connection count (metrics, tests) and
+/// `GiveUpIndex.hints`, which other loops read to find the loop holding the connection that
+/// docs/protocol.md §1 gives up at the connection cap. Written on the loop thread only.
+final class ConnectionLoopGauges: Sendable {
+    let openCount = Atomic<Int>(0)
+    let idleHint = Atomic<UInt64>(.max)
+    let incompleteHint = Atomic<UInt64>(.max)
+}
+
 /// What one of an `HTTPServer`'s event loops runs on its PushSystem `EventLoop`: the connections
 /// that loop owns. The first loop also accepts, and hands each admitted connection to the loops in
 /// turn (docs/decisions/0470). Workers and deferred routes hand responses back with the owning
 /// loop's `execute` (docs/decisions/0420). What happens to a connection is decided by its
 /// `HTTPConnectionStateMachine`; this only carries out the actions (socket calls, epoll interest,
-/// parsing, routing, the access log).
-// @unchecked Sendable: created, and given its siblings, before its loop runs anything for it; from
-// then on only the loop's thread touches it, except the atomics `openCount`, `idleHint` and
-// `incompleteHint`.
-final class ConnectionLoop: @unchecked Sendable {
+/// parsing, routing, the access log). Only its loop's thread touches it (its `ConnectionLoop`
+/// holds it in a `LoopBound`); it reads time from its loop, so a manual loop's virtual time drives
+/// its timeouts (docs/decisions/0811).
+final class ConnectionLoopCore {
     private static let readSize = 64 * 1024
     private static let acceptsPerWakeup = 64
     private static let readInterest: EpollEvents = [.readable, .readHangup]
@@ -37,26 +96,24 @@ final class ConnectionLoop: @unchecked Sendable {
     ]
     private typealias Action = HTTPConnectionStateMachine.Action
 
-    let server: HTTPServer
+    private let server: HTTPServer
     private let configuration: HTTPServerConfiguration
-    let loop: EventLoop
+    private let loop: EventLoop
+    private let gauges: ConnectionLoopGauges
     /// Whether this loop watches the listener.
     private let isAcceptor: Bool
-    /// Every loop of the server, this one included, in order; set before the loops start.
-    var siblings: [ConnectionLoop] = []
+    /// This loop's own `ConnectionLoop` (the owner workers answer to) and every loop of the server,
+    /// this one included, in order; from `start` until the loop finishes (which breaks the cycle
+    /// through the `LoopBound`).
+    private var owner: ConnectionLoop?
+    private var siblings: [ConnectionLoop] = []
     private var nextSiblingIndex = 0
-    /// Connections this loop owns (for metrics and tests); written on the loop thread only.
-    let openCount = Atomic<Int>(0)
-    /// `giveUpIndex.hints`: other loops read them to find the loop holding the connection that
-    /// docs/protocol.md §1 gives up at the connection cap.
-    private let idleHint = Atomic<UInt64>(.max)
-    private let incompleteHint = Atomic<UInt64>(.max)
     private var listenerRegistration: EventLoop.Registration?
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let sweepInterval: Duration
     private var connections: [UInt64: Connection] = [:]
     private var nextConnectionID: UInt64 = 1
-    private var now = MonotonicInstant.now()
+    private var now: MonotonicInstant
     private var nextSweep: MonotonicInstant
     private var draining = false
     /// The loop was told to end (drained, or the listener could not be watched).
@@ -67,12 +124,13 @@ final class ConnectionLoop: @unchecked Sendable {
     private var giveUpIndex: GiveUpIndex
     private let parserTemplate: HTTPRequestParser
 
-    init(server: HTTPServer, loop: EventLoop, isAcceptor: Bool) {
+    init(server: HTTPServer, loop: EventLoop, isAcceptor: Bool, gauges: ConnectionLoopGauges) {
         self.server = server
         self.loop = loop
         self.isAcceptor = isAcceptor
+        self.gauges = gauges
         configuration = server.configuration
-        readBuffer = .allocate(byteCount: ConnectionLoop.readSize, alignment: 16)
+        readBuffer = .allocate(byteCount: ConnectionLoopCore.readSize, alignment: 16)
         // Timeouts are checked by a periodic sweep; a tenth of the shortest timeout keeps them
         // accurate to ~10 % without a timer per connection.
         let shortest = [
@@ -80,6 +138,7 @@ final class ConnectionLoop: @unchecked Sendable {
             configuration.lingerTimeout,
         ].min()!
         sweepInterval = min(max(shortest / 10, .milliseconds(5)), .milliseconds(250))
+        now = loop.now()
         nextSweep = now.advanced(by: sweepInterval)
         timeouts = HTTPConnectionStateMachine.Timeouts(configuration)
         giveUpIndex = GiveUpIndex(giveUpAge: timeouts.giveUpAge)
@@ -91,13 +150,15 @@ final class ConnectionLoop: @unchecked Sendable {
 
     deinit { readBuffer.deallocate() }
 
-    /// Starts the sweep timer and, on the acceptor, watching the listener; on the loop thread.
-    func start() {
-        now = .now()
+    /// Starts the sweep timer and, on the acceptor, watching the listener.
+    func start(handle: ConnectionLoop, siblings: [ConnectionLoop]) {
+        owner = handle
+        self.siblings = siblings
+        now = loop.now()
         if isAcceptor, let listening = server.listener.rawDescriptor {
             do {
                 listenerRegistration = try loop.register(listening, for: .readable) { [self] _ in
-                    now = .now()
+                    now = loop.now()
                     acceptConnections()
                 }
             } catch {
@@ -109,18 +170,12 @@ final class ConnectionLoop: @unchecked Sendable {
         scheduleSweep()
     }
 
-    /// Hands a worker's or a deferred route's response to this loop; any thread. Once the loop has
-    /// ended the task is refused: its connection is gone anyway.
-    func post(_ completion: WorkCompletion) {
-        loop.execute { [self] in deliver(completion) }
-    }
-
-    /// A worker's response for `completion.connectionID`; on the loop thread.
-    private func deliver(_ completion: WorkCompletion) {
+    /// A worker's response for `completion.connectionID`.
+    func deliver(_ completion: WorkCompletion) {
         // Connection ids are never reused: a closed connection's response is dropped here, a
         // timed-out request's by its machine (docs/protocol.md §1).
         guard let connection = connections[completion.connectionID] else { return }
-        now = .now()
+        now = loop.now()
         perform(
             connection.machine.responseReady(serial: completion.serial, at: now), connection,
             response: completion.response)
@@ -128,17 +183,17 @@ final class ConnectionLoop: @unchecked Sendable {
         finishIfDrained()
     }
 
-    /// The server asked for a drain; on the loop thread.
+    /// The server asked for a drain.
     func drainRequested() {
         guard !draining else { return }
-        now = .now()
+        now = loop.now()
         beginDrain()
         finishIfDrained()
     }
 
     private func scheduleSweep() {
         loop.schedule(at: nextSweep) { [self] in
-            now = .now()
+            now = loop.now()
             sweep()
             finishIfDrained()
             if !finished { scheduleSweep() }
@@ -153,6 +208,7 @@ final class ConnectionLoop: @unchecked Sendable {
     /// reports the drain complete.
     private func finish() {
         finished = true
+        owner = nil
         siblings = []
         server.loopEnded()
         loop.shutdown()
@@ -161,7 +217,7 @@ final class ConnectionLoop: @unchecked Sendable {
     // MARK: accepting
 
     private func acceptConnections() {
-        for _ in 0..<ConnectionLoop.acceptsPerWakeup {
+        for _ in 0..<ConnectionLoopCore.acceptsPerWakeup {
             var peer = ""
             let accepted: FileDescriptor?
             do {
@@ -174,24 +230,35 @@ final class ConnectionLoop: @unchecked Sendable {
                 return
             }
             guard let socket = accepted else { return }
-            // docs/protocol.md §1: the per-peer cap, then the connection cap.
-            let peerGroup = PeerGroup(numericHost: peer)
-            let decision = server.admission.admit(peer: peerGroup, isExempt: exemption(peer))
-            guard decision != .overPeerLimit else {
-                rejectOverCapacity(socket)
-                continue
-            }
-            try? socket.setNoDelay()
-            let arriving = ArrivingConnection(
-                descriptor: socket.release(),
-                identity: ConnectionIdentity(id: nextConnectionID, peer: peer, peerGroup: peerGroup), acceptedAt: now,
-                isAdmitted: decision == .accept)
-            nextConnectionID += 1
-            if arriving.isAdmitted {
-                send(arriving, to: nextSibling())
-            } else {
-                makeRoom(for: arriving)
-            }
+            admitAccepted(socket, peer: peer)
+        }
+    }
+
+    /// A connection accepted elsewhere (a test's socketpair) enters as if accepted here.
+    func acceptConnected(_ socket: consuming FileDescriptor, peer: String) {
+        now = loop.now()
+        admitAccepted(socket, peer: peer)
+        finishIfDrained()
+    }
+
+    private func admitAccepted(_ socket: consuming FileDescriptor, peer: String) {
+        // docs/protocol.md §1: the per-peer cap, then the connection cap.
+        let peerGroup = PeerGroup(numericHost: peer)
+        let decision = server.admission.admit(peer: peerGroup, isExempt: exemption(peer))
+        guard decision != .overPeerLimit else {
+            rejectOverCapacity(socket)
+            return
+        }
+        try? socket.setNoDelay()
+        let arriving = ArrivingConnection(
+            descriptor: socket.release(),
+            identity: ConnectionIdentity(id: nextConnectionID, peer: peer, peerGroup: peerGroup), acceptedAt: now,
+            isAdmitted: decision == .accept)
+        nextConnectionID += 1
+        if arriving.isAdmitted {
+            send(arriving, to: nextSibling())
+        } else {
+            makeRoom(for: arriving)
         }
     }
 
@@ -207,8 +274,8 @@ final class ConnectionLoop: @unchecked Sendable {
 
     /// Passes `arriving` to `target`'s thread (or handles it here when that is this loop).
     private func send(_ arriving: ArrivingConnection, to target: ConnectionLoop) {
-        guard target !== self else { return receive(arriving) }
-        guard target.loop.execute({ target.receive(arriving) }) else {
+        guard target.loop !== loop else { return receive(arriving) }
+        guard target.receive(arriving) else {
             // That loop has drained and ended: nobody can serve the connection.
             if arriving.isAdmitted { server.admission.release(peer: arriving.identity.peerGroup) }
             FileDescriptor(owning: arriving.descriptor).close()
@@ -216,9 +283,9 @@ final class ConnectionLoop: @unchecked Sendable {
         }
     }
 
-    /// A connection the acceptor handed over; on the loop thread.
-    private func receive(_ arriving: ArrivingConnection) {
-        now = .now()
+    /// A connection the acceptor handed over.
+    func receive(_ arriving: ArrivingConnection) {
+        now = loop.now()
         if arriving.isAdmitted {
             adopt(arriving)
         } else {
@@ -231,11 +298,11 @@ final class ConnectionLoop: @unchecked Sendable {
     private func adopt(_ arriving: ArrivingConnection) {
         let id = arriving.identity.id
         let connection = Connection(
-            adopting: arriving, parser: parserTemplate, timeouts: timeouts, interest: ConnectionLoop.readInterest)
+            adopting: arriving, parser: parserTemplate, timeouts: timeouts, interest: ConnectionLoopCore.readInterest)
         do {
-            connection.registration = try loop.register(arriving.descriptor, for: ConnectionLoop.readInterest) {
+            connection.registration = try loop.register(arriving.descriptor, for: ConnectionLoopCore.readInterest) {
                 [self] events in
-                now = .now()
+                now = loop.now()
                 handle(id, events)
                 finishIfDrained()
             }
@@ -244,7 +311,7 @@ final class ConnectionLoop: @unchecked Sendable {
             return
         }
         connections[id] = connection
-        openCount.add(1, ordering: .relaxed)
+        gauges.openCount.add(1, ordering: .relaxed)
         server.openConnections.add(1, ordering: .relaxed)
         // docs/protocol.md §1: the first request begins at the accept.
         indexIncompleteRequest(connection)
@@ -292,11 +359,11 @@ final class ConnectionLoop: @unchecked Sendable {
     /// the best such.
     private func sibling(promisingBetterThan local: GiveUpCandidate?) -> ConnectionLoop? {
         var best: (loop: ConnectionLoop, candidate: GiveUpCandidate)? = nil
-        for sibling in siblings where sibling !== self {
+        for sibling in siblings where sibling.loop !== loop {
             guard
                 let hinted = GiveUpIndex.hinted(
-                    idle: sibling.idleHint.load(ordering: .relaxed),
-                    incomplete: sibling.incompleteHint.load(ordering: .relaxed), at: now,
+                    idle: sibling.gauges.idleHint.load(ordering: .relaxed),
+                    incomplete: sibling.gauges.incompleteHint.load(ordering: .relaxed), at: now,
                     age: timeouts.giveUpAge)
             else { continue }
             if let bar = best?.candidate ?? local, hinted >= bar { continue }
@@ -307,8 +374,8 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func publishHints() {
         let hints = giveUpIndex.hints
-        idleHint.store(hints.idle, ordering: .relaxed)
-        incompleteHint.store(hints.incomplete, ordering: .relaxed)
+        gauges.idleHint.store(hints.idle, ordering: .relaxed)
+        gauges.incompleteHint.store(hints.incomplete, ordering: .relaxed)
     }
 
     /// A connection's candidacy for the give-up, as its machine sees it — except that an idle
@@ -347,7 +414,7 @@ final class ConnectionLoop: @unchecked Sendable {
         // Bytes the client already sent are read first: closing with unread data would reset the
         // connection and could destroy the 503 before the client reads it.
         _ = try? socket.receive(into: readBuffer)
-        _ = ConnectionLoop.overCapacityResponse.withUnsafeBytes { try? socket.send($0) }
+        _ = ConnectionLoopCore.overCapacityResponse.withUnsafeBytes { try? socket.send($0) }
         socket.shutdownWrite()
         server.accessLog(
             AccessLogEntry(route: Router.unknownLabel, method: "unknown", status: 503, durationMilliseconds: 0))
@@ -386,7 +453,7 @@ final class ConnectionLoop: @unchecked Sendable {
         case .stopReading:
             setInterest(connection, [])
         case .resumeReading:
-            setInterest(connection, ConnectionLoop.readInterest)
+            setInterest(connection, ConnectionLoopCore.readInterest)
             if let standing = connection.machine.giveUpStanding, case .idleBetweenRequests = standing {
                 giveUpIndex.note(
                     connection.identity.id, standing, openConnections: connections.count, standing: machineStanding)
@@ -398,7 +465,7 @@ final class ConnectionLoop: @unchecked Sendable {
             connection.socket.shutdownWrite()
             connection.input = []
             connection.inputStart = 0
-            setInterest(connection, ConnectionLoop.readInterest)
+            setInterest(connection, ConnectionLoopCore.readInterest)
         case .discardInput:
             discardInput(connection)
         case .close:
@@ -485,9 +552,9 @@ final class ConnectionLoop: @unchecked Sendable {
     /// The interim `100 Continue`: clients such as libcurl otherwise wait a second before sending a
     /// body. Sent only once the head passed every check, so a 413 still arrives before any body byte.
     private func sendContinue(_ connection: Connection) {
-        let sent = ConnectionLoop.continueResponse.withUnsafeBytes { try? connection.socket.send($0) }
+        let sent = ConnectionLoopCore.continueResponse.withUnsafeBytes { try? connection.socket.send($0) }
         // Nothing else has been written on this request, so the 25 bytes fit unless the socket is dead.
-        guard case .value(ConnectionLoop.continueResponse.count) = sent else {
+        guard case .value(ConnectionLoopCore.continueResponse.count) = sent else {
             perform(connection.machine.peerClosed(), connection)
             return
         }
@@ -495,7 +562,7 @@ final class ConnectionLoop: @unchecked Sendable {
 
     private func dispatch(_ connection: Connection, head: RequestHead, body: [UInt8]) {
         connection.isHTTP10 = head.version == .http10
-        connection.methodLabel = ConnectionLoop.standardMethods.contains(head.method) ? head.method : "other"
+        connection.methodLabel = ConnectionLoopCore.standardMethods.contains(head.method) ? head.method : "other"
         let action = connection.machine.requestParsed(keepAlive: head.keepAlive)
         guard case .dispatch(let serial, let deadline) = action else {
             perform(action, connection)
@@ -517,7 +584,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 return
             }
             let item = WorkItem(
-                connectionID: connection.identity.id, serial: serial, request: request, owner: self,
+                connectionID: connection.identity.id, serial: serial, request: request, owner: owner,
                 deferredHandler: route.deferredHandler, handler: route.handler)
             if !server.queue.tryEnqueue(.request(item)) {
                 perform(
@@ -538,7 +605,7 @@ final class ConnectionLoop: @unchecked Sendable {
                 route: connection.routeLabel, method: connection.methodLabel, status: response.status,
                 // The loop's cached `now` is from before this iteration's handlers ran (an
                 // event-loop route would always measure 0), so read the clock itself.
-                durationMilliseconds: connection.machine.requestStart.duration(to: .now()).milliseconds))
+                durationMilliseconds: connection.machine.requestStart.duration(to: loop.now()).milliseconds))
         connection.routeLabel = Router.unknownLabel
         connection.methodLabel = "unknown"
         flush(connection)
@@ -594,7 +661,7 @@ final class ConnectionLoop: @unchecked Sendable {
             if let listenerRegistration { loop.deregister(listenerRegistration) }
             listenerRegistration = nil
             server.listener.close()
-            for sibling in siblings where sibling !== self { sibling.loop.execute { sibling.drainRequested() } }
+            for sibling in siblings where sibling.loop !== loop { sibling.requestDrain() }
         }
         let override = server.drainTimeoutOverride.load(ordering: .acquiring)
         let timeout = override >= 0 ? Duration.nanoseconds(override) : configuration.drainTimeout
@@ -622,7 +689,7 @@ final class ConnectionLoop: @unchecked Sendable {
         connection.registration = nil
         connections[connection.identity.id] = nil
         server.admission.release(peer: connection.identity.peerGroup)
-        openCount.subtract(1, ordering: .relaxed)
+        gauges.openCount.subtract(1, ordering: .relaxed)
         server.openConnections.subtract(1, ordering: .relaxed)
     }
 }

@@ -75,29 +75,39 @@ public final class HTTPServer: Sendable {
     public var openConnectionCountByLoop: [Int] {
         lifecycle.withLock { state in
             guard case .running(_, let connections) = state else { return [] }
-            return connections.map { $0.openCount.load(ordering: .relaxed) }
+            return connections.map { $0.gauges.openCount.load(ordering: .relaxed) }
         }
     }
 
     /// True from `beginDrain()` on; readiness probes report not ready.
     public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }
 
-    /// Starts the event loop and the worker threads. Ignores SIGPIPE process-wide.
+    /// Starts the event loops and the worker threads. Ignores SIGPIPE process-wide.
     public func start() throws(SystemError) {
+        try start { () throws(SystemError) in try EventLoopGroup(count: configuration.eventLoopCount, name: "http-loop")
+        }
+    }
+
+    /// Starts on `loops` (manual loops in tests) instead of loops of its own; the server shuts them
+    /// down when it has drained.
+    func start(on loops: [EventLoop]) throws(SystemError) {
+        try start { EventLoopGroup(loops: loops) }
+    }
+
+    private func start(makeLoops: () throws(SystemError) -> EventLoopGroup) throws(SystemError) {
         ProcessSignals.ignoreBrokenPipe()
         let result: Result<Void, SystemError> = lifecycle.withLock { state in
             guard case .created = state else { return .success(()) }
             do throws(SystemError) {
                 for _ in 0..<configuration.workerCount {
-                    _ = try PosixThread.spawn { [self] in runWorker() }
+                    _ = try PosixThread.spawn(name: "http-worker") { [self] in runWorker() }
                 }
-                let group = try EventLoopGroup(count: configuration.eventLoopCount)
+                let group = try makeLoops()
                 let connections = group.loops.enumerated().map { index, loop in
                     ConnectionLoop(server: self, loop: loop, isAcceptor: index == 0)
                 }
-                for loop in connections { loop.siblings = connections }
                 runningLoops.store(connections.count, ordering: .releasing)
-                for loop in connections { loop.loop.execute { loop.start() } }
+                for loop in connections.reversed() { loop.start(siblings: connections) }
                 state = .running(group, connections)
                 return .success(())
             } catch {
@@ -129,8 +139,8 @@ public final class HTTPServer: Sendable {
         guard let running else { return loopFinished() }
         // The acceptor passes the drain on to the other loops once it has taken in what the kernel
         // holds; if it has already ended (its listener failed), they hear of it directly.
-        guard let acceptor = running.first, !acceptor.loop.execute({ acceptor.drainRequested() }) else { return }
-        for loop in running.dropFirst() { loop.loop.execute { loop.drainRequested() } }
+        guard let acceptor = running.first, !acceptor.requestDrain() else { return }
+        for loop in running.dropFirst() { loop.requestDrain() }
     }
 
     /// Blocks until a drain has completed: every connection closed and the listener closed.
@@ -144,6 +154,17 @@ public final class HTTPServer: Sendable {
         guard drained.wait(until: MonotonicInstant.now().advanced(by: timeout)) else { return false }
         joinLoop()
         return true
+    }
+
+    /// Serves `socket`, already connected to `peer`, as if the listener had accepted it (tests hand
+    /// over one end of a socketpair); closed at once unless running.
+    func serve(connected socket: consuming FileDescriptor, peer: String) {
+        let acceptor: ConnectionLoop? = lifecycle.withLock { state in
+            guard case .running(_, let connections) = state else { return nil }
+            return connections.first
+        }
+        guard let acceptor else { return socket.close() }
+        acceptor.acceptConnected(socket, peer: peer)
     }
 
     /// Called on a loop's thread when it ends.
@@ -179,7 +200,10 @@ public final class HTTPServer: Sendable {
         while true {
             runResumptions()
             guard let work = queue.dequeue() else { break }
-            guard case .request(let item) = work, let completion = item.run(at: .now()) else { continue }
+            // The request's deadline is an instant of its loop's clock (a manual loop's virtual time in tests).
+            guard case .request(let item) = work, let completion = item.run(at: item.owner?.loop.now() ?? .now()) else {
+                continue
+            }
             item.owner?.post(completion)
         }
         // The queue closes when the event loop exits; work still handed back runs all the same.

@@ -7,15 +7,24 @@ import Synchronization
 public final class HTTP2Client: Sendable {
     public let configuration: HTTP2ClientConfiguration
     private let loop: EventLoop
-    private let driver: HTTP2ClientDriver
+    private let driver: LoopBound<HTTP2ClientDriver>
     private let accepting = Atomic<Bool>(true)
 
-    public init(configuration: HTTP2ClientConfiguration) throws(SystemError) {
+    /// Starts the client's event loop, its thread named `threadName` (an APNs or FCM client names its own).
+    public init(configuration: HTTP2ClientConfiguration, threadName: String = "http2-client") throws(SystemError) {
         // TLS writes with write(2); a peer that vanished must give EPIPE, not kill the process.
         ProcessSignals.ignoreBrokenPipe()
         self.configuration = configuration
-        loop = try EventLoop()
-        driver = HTTP2ClientDriver(configuration: configuration, loop: loop)
+        loop = try EventLoop(name: threadName)
+        driver = LoopBound(HTTP2ClientDriver(configuration: configuration, loop: loop), on: loop)
+    }
+
+    /// A client on `loop` (a manual loop in tests); `shutdown` ends the loop.
+    init(configuration: HTTP2ClientConfiguration, loop: EventLoop) {
+        ProcessSignals.ignoreBrokenPipe()
+        self.configuration = configuration
+        self.loop = loop
+        driver = LoopBound(HTTP2ClientDriver(configuration: configuration, loop: loop), on: loop)
     }
 
     /// Queues a request; `completion` runs on the event-loop thread with the response or the
@@ -31,7 +40,7 @@ public final class HTTP2Client: Sendable {
         }
         let pending = HTTP2PendingRequest(target: target, request: request, completion: completion)
         let driver = self.driver
-        if !loop.execute({ driver.submit(pending) }) { completion(.failure(HTTP2Error(.shutdown))) }
+        if !loop.execute({ driver.value.submit(pending) }) { completion(.failure(HTTP2Error(.shutdown))) }
     }
 
     /// Stops accepting requests, answers every pending one with `.shutdown`, closes connections
@@ -39,7 +48,7 @@ public final class HTTP2Client: Sendable {
     public func shutdown() {
         guard accepting.exchange(false, ordering: .acquiringAndReleasing) else { return }
         let driver = self.driver
-        loop.execute { driver.shutdown() }
+        loop.execute { driver.value.shutdown() }
         loop.shutdown()
     }
 }

@@ -2,10 +2,10 @@ import PushSystem
 
 /// What `HTTP2Client` runs on its `EventLoop`: reports each connection's readiness and each
 /// request to its pool's `HTTP2ClientConnectionStateMachine` and carries out the actions it
-/// returns. It makes no decisions of its own; the loop supplies the waiting, waking and timers.
-// @unchecked Sendable: created before the loop runs anything for it; from then on only the loop's
-// thread touches it.
-final class HTTP2ClientDriver: @unchecked Sendable {
+/// returns. It makes no decisions of its own; the loop supplies the waiting, waking, timers and
+/// time (a manual loop's virtual time in tests, docs/decisions/0811). Only the loop's thread
+/// touches it: other threads reach it through a `LoopBound` (docs/decisions/0810).
+final class HTTP2ClientDriver {
     private final class Pool {
         let index: Int
         let target: HTTP2Target
@@ -48,7 +48,7 @@ final class HTTP2ClientDriver: @unchecked Sendable {
         lastRequestID += 1
         let id = HTTP2RequestID(rawValue: lastRequestID)
         pending[id] = request
-        perform(pool.machine.submit(id, now: .now()), in: pool)
+        perform(pool.machine.submit(id, now: loop.now()), in: pool)
         settleBeforeWait()
     }
 
@@ -80,7 +80,7 @@ final class HTTP2ClientDriver: @unchecked Sendable {
 
     private func tickFired() {
         tick = nil
-        let now = MonotonicInstant.now()
+        let now = loop.now()
         for pool in poolsByIndex { perform(pool.machine.tick(now: now), in: pool) }
         settleBeforeWait()
     }
@@ -172,8 +172,10 @@ final class HTTP2ClientDriver: @unchecked Sendable {
         let connection = HTTP2ClientConnection(id: id, target: target, proxy: configuration.proxy)
         pool.connections[id] = connection
         let key = target.poolKey
-        TCPConnector.resolve(host: connection.connectHost, port: connection.connectPort, on: loop) { [self] result in
-            resolved(key, id, result)
+        // The answer comes back on this loop (or at once, for an address literal).
+        let driver = LoopBound(self, on: loop)
+        TCPConnector.resolve(host: connection.connectHost, port: connection.connectPort, on: loop) { result in
+            driver.value.resolved(key, id, result)
         }
     }
 
@@ -182,7 +184,7 @@ final class HTTP2ClientDriver: @unchecked Sendable {
         while true {
             let reports = connection.takeReports()
             guard !reports.isEmpty else { break }
-            let now = MonotonicInstant.now()
+            let now = loop.now()
             let id = connection.id
             for report in reports {
                 switch report {

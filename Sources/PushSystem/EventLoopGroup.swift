@@ -6,18 +6,24 @@ public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
     private let nextIndex = Atomic<Int>(0)
 
-    /// Starts `count` loops (default: one per CPU the process may use).
-    public init(count: Int = EventLoopGroup.usableCPUCount()) throws(SystemError) {
+    /// Starts `count` loops (default: one per CPU the process may use), their threads named `name`.
+    public init(count: Int = EventLoopGroup.usableCPUCount(), name: String = "event-loop") throws(SystemError) {
         precondition(count > 0, "an event loop group needs at least one loop")
         var loops: [EventLoop] = []
         for _ in 0..<count {
             do {
-                loops.append(try EventLoop())
+                loops.append(try EventLoop(name: name))
             } catch {
                 for loop in loops { loop.shutdown() }
                 throw error
             }
         }
+        self.loops = loops
+    }
+
+    /// A group of loops made elsewhere (manual loops in tests); the group shuts them down.
+    public init(loops: [EventLoop]) {
+        precondition(!loops.isEmpty, "an event loop group needs at least one loop")
         self.loops = loops
     }
 

@@ -1,3 +1,4 @@
+internal import CPushSystem
 import Glibc
 import Synchronization
 
@@ -8,22 +9,37 @@ public final class PosixThread: Sendable {
     private let joined = Atomic<Bool>(false)
 
     private final class Body {
+        let name: String
         let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        init(name: String, _ run: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.run = run
+        }
     }
+
+    /// Linux keeps 15 bytes of a thread's name (`/proc/PID/task/TID/comm`).
+    public static let maximumNameLength = 15
+
+    /// The default name: a thread its starter did not name is told apart from the main thread.
+    public static let unnamed = "push-thread"
 
     private init(handle: pthread_t) {
         self.handle = handle
     }
 
-    /// Starts a thread running `body`.
-    public static func spawn(_ body: @escaping @Sendable () -> Void) throws(SystemError) -> PosixThread {
+    /// Starts a thread running `body`, named `name` (cut to `maximumNameLength` bytes) so that
+    /// `ps -L`, `top -H`, a profile and `/proc/PID/task/*/comm` say which thread it is.
+    public static func spawn(
+        name: String = PosixThread.unnamed, _ body: @escaping @Sendable () -> Void
+    ) throws(SystemError) -> PosixThread {
         var handle = pthread_t()
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let context = Unmanaged.passRetained(Body(name: name, body)).toOpaque()
         let result = pthread_create(
             &handle, nil,
             { context in
-                Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+                let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+                PosixThread.nameCurrentThread(body.name)
+                body.run()
                 return nil
             }, context)
         guard result == 0 else {
@@ -31,6 +47,13 @@ public final class PosixThread: Sendable {
             throw SystemError(function: "pthread_create", errorNumber: result)
         }
         return PosixThread(handle: handle)
+    }
+
+    private static func nameCurrentThread(_ name: String) {
+        var cut = Substring(name)
+        // Whole characters only: a name is never cut inside a UTF-8 sequence.
+        while cut.utf8.count > maximumNameLength { cut = cut.dropLast() }
+        _ = CPushSystem_name_current_thread(String(cut))
     }
 
     /// Waits for the thread to finish. Only the first call waits.

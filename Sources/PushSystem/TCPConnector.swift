@@ -19,7 +19,7 @@ public enum TCPConnector {
     ) {
         if let addresses = numericAddresses(host: host, port: port) { return completion(.success(addresses)) }
         do {
-            _ = try PosixThread.spawn {
+            _ = try PosixThread.spawn(name: "resolver") {
                 let result: Result<[SocketAddress], SystemError>
                 do throws(SystemError) {
                     result = .success(try resolve(host: host, port: port))

@@ -5,15 +5,15 @@ public final class WorkerPool: Sendable {
     private let queue: BoundedBlockingQueue<@Sendable () -> Void>
     private let threads: [PosixThread]
 
-    /// Starts `threadCount` workers sharing a queue of `queueCapacity` jobs.
-    public init(threadCount: Int, queueCapacity: Int) throws(SystemError) {
+    /// Starts `threadCount` workers, named `name`, sharing a queue of `queueCapacity` jobs.
+    public init(threadCount: Int, queueCapacity: Int, name: String = "worker") throws(SystemError) {
         precondition(threadCount > 0, "a worker pool needs at least one thread")
         let queue = BoundedBlockingQueue<@Sendable () -> Void>(capacity: queueCapacity)
         var threads: [PosixThread] = []
         for _ in 0..<threadCount {
             do {
                 threads.append(
-                    try PosixThread.spawn {
+                    try PosixThread.spawn(name: name) {
                         while let job = queue.dequeue() { job() }
                     })
             } catch {

@@ -354,7 +354,7 @@ struct HostileRelayTests {
         let loop = try EventLoop()
         defer { loop.shutdown() }
         let events = Shared<[String]>([])
-        let connection = Shared<WebSocketClientConnection?>(nil)
+        let connection = LoopBound<WebSocketClientConnection?>(nil, on: loop)
         loop.execute {
             let opened = WebSocketClientConnection(
                 url: WebSocketURL(relay.url())!, loop: loop, tlsContext: nil, proxy: nil
@@ -365,7 +365,7 @@ struct HostileRelayTests {
                 case .message, .pong: break
                 }
             }
-            connection.update { $0 = opened }
+            connection.value = opened
             opened.connect()
         }
         #expect(eventually(within: 10, every: 0.01) { events.value == ["opened"] })
@@ -379,6 +379,6 @@ struct HostileRelayTests {
             eventually(within: 20, every: 0.01) {
                 events.value == ["opened", "the relay does not read (over 1 MiB unsent)"]
             }, "\(events.value)")
-        loop.execute { connection.update { $0 = nil } }
+        loop.execute { connection.value = nil }
     }
 }
