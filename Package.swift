@@ -83,7 +83,7 @@ let package = Package(
             name: "GatewayConfiguration",
             dependencies: [
                 "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
-                "PushKeyAttestation",
+                "PushKeyAttestation", "PushDelivery", "PushMetrics",
                 "PushWebSocket", "MarmotIngress",
             ]
         ),
@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "GatewayAPI",
             dependencies: [
-                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushFCM",
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors",
                 "PushHTTP", "PushJSON", "PushMetrics", "PushNostr",
             ]
         ),
@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "GatewayMetrics",
             dependencies: [
-                "GatewayAPI", "GatewayConfiguration", "MarmotIngress", "PushDelivery", "PushFCM", "PushHTTP",
+                "GatewayAPI", "GatewayConfiguration", "MarmotIngress", "PushDelivery", "PushHTTP",
                 "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushSystem",
             ]
         ),
@@ -111,7 +111,7 @@ let package = Package(
             name: "GatewayDelivery",
             dependencies: [
                 "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayMetrics", "PushDelivery",
-                "PushErrors", "PushFCM", "PushJSON", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
+                "PushErrors", "PushJSON", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
             ]
         ),
         // The installation lifecycle core (docs/protocol.md §4–§5a): the store, device proofs, Android
@@ -264,7 +264,8 @@ let package = Package(
             name: "GatewayDeliveryTests",
             dependencies: [
                 "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayDelivery", "GatewayMetrics",
-                "PushDelivery", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem", "PushTestSupport",
+                "PushDelivery", "PushMetrics", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
+                "PushTestSupport",
             ]),
         .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
@@ -289,7 +290,7 @@ let package = Package(
                 "GatewayLifecycle",
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
                 "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot", "FCMMock",
-                "PushFCM",
+                "PushFCM", "PushAPNs",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(
