@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushErrors", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushErrors", "PushSystem"]),
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
-        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(
+            name: "PushMarmot",
+            dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushMetrics", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
         .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushErrors", "PushSystem"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushErrors", "PushSystem"]),
@@ -74,7 +76,7 @@ let package = Package(
             name: "MarmotIngress",
             dependencies: [
                 "PushMarmot", "PushWebSocket", "PushNostr", "PushCrypto", "PushSystem", "PushDelivery", "PushPostgres",
-                "PushRateLimiting", "PushMetrics",
+                "PushRateLimiting",
             ]
         ),
         // The gateway's own modules, lowest first (docs/architecture.md): each reads only those above it.
@@ -83,7 +85,7 @@ let package = Package(
             name: "GatewayConfiguration",
             dependencies: [
                 "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
-                "PushKeyAttestation", "PushDelivery", "PushMetrics",
+                "PushKeyAttestation", "PushDelivery", "PushMarmot", "PushMetrics",
                 "PushWebSocket", "MarmotIngress",
             ]
         ),
@@ -102,8 +104,8 @@ let package = Package(
         .target(
             name: "GatewayMetrics",
             dependencies: [
-                "GatewayAPI", "GatewayConfiguration", "MarmotIngress", "PushDelivery", "PushHTTP",
-                "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushSystem",
+                "GatewayAPI", "GatewayConfiguration", "PushDelivery", "PushHTTP", "PushKeyAttestation",
+                "PushMarmot", "PushMetrics", "PushPostgres", "PushSystem",
             ]
         ),
         // The delivery core (docs/protocol.md §4.7, §4.8) without HTTP: pipeline, ledger, results.

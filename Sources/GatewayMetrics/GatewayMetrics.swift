@@ -1,8 +1,8 @@
 import GatewayAPI
 import GatewayConfiguration
-import MarmotIngress
 import PushDelivery
 import PushHTTP
+import PushMarmot
 import PushMetrics
 import PushPostgres
 import PushSystem

@@ -6,6 +6,7 @@ import MarmotIngress
 import PushCrypto
 import PushGateway
 import PushHTTP2
+import PushMarmot
 import PushSystem
 import PushTestSupport
 import Testing
