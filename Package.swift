@@ -48,7 +48,9 @@ let package = Package(
         .target(name: "PushNostr", dependencies: ["CSecp256k1", "PushCrypto", "PushErrors", "PushJSON"]),
         .target(name: "PushPostgres", dependencies: ["CLibPQ", "PushErrors", "PushSystem"]),
         // Marmot Push v1 (docs/protocol.md §13): token and trigger decoding and the relay session, pure.
-        .target(name: "PushMarmot", dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushSystem"]),
+        .target(
+            name: "PushMarmot",
+            dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushMetrics", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
         .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushErrors", "PushSystem"]),
         .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushErrors", "PushSystem"]),
@@ -79,7 +81,7 @@ let package = Package(
             name: "MarmotIngress",
             dependencies: [
                 "PushMarmot", "PushWebSocket", "PushNostr", "PushCrypto", "PushSystem", "PushDelivery", "PushPostgres",
-                "PushRateLimiting", "PushMetrics",
+                "PushRateLimiting",
             ]
         ),
         // The gateway's own modules, lowest first (docs/architecture.md): each reads only those above it.
@@ -88,7 +90,7 @@ let package = Package(
             name: "GatewayConfiguration",
             dependencies: [
                 "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
-                "PushKeyAttestation",
+                "PushKeyAttestation", "PushDelivery", "PushMarmot", "PushMetrics",
                 "PushWebSocket", "MarmotIngress",
             ]
         ),
@@ -99,7 +101,7 @@ let package = Package(
         .target(
             name: "GatewayAPI",
             dependencies: [
-                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors", "PushFCM",
+                "GatewayConfiguration", "GatewayCredentials", "PushAttest", "PushCrypto", "PushErrors",
                 "PushHTTP", "PushJSON", "PushMetrics", "PushNostr",
             ]
         ),
@@ -107,8 +109,8 @@ let package = Package(
         .target(
             name: "GatewayMetrics",
             dependencies: [
-                "GatewayAPI", "GatewayConfiguration", "MarmotIngress", "PushDelivery", "PushFCM", "PushHTTP",
-                "PushKeyAttestation", "PushMetrics", "PushPostgres", "PushSystem",
+                "GatewayAPI", "GatewayConfiguration", "PushDelivery", "PushHTTP", "PushKeyAttestation",
+                "PushMarmot", "PushMetrics", "PushPostgres", "PushSystem",
             ]
         ),
         // The delivery core (docs/protocol.md §4.7, §4.8) without HTTP: pipeline, ledger, results.
@@ -116,7 +118,7 @@ let package = Package(
             name: "GatewayDelivery",
             dependencies: [
                 "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayMetrics", "PushDelivery",
-                "PushErrors", "PushFCM", "PushJSON", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
+                "PushErrors", "PushJSON", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
             ]
         ),
         // The installation lifecycle core (docs/protocol.md §4–§5a): the store, device proofs, Android
@@ -276,7 +278,8 @@ let package = Package(
             name: "GatewayDeliveryTests",
             dependencies: [
                 "GatewayAPI", "GatewayConfiguration", "GatewayCredentials", "GatewayDelivery", "GatewayMetrics",
-                "PushDelivery", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem", "PushTestSupport",
+                "PushDelivery", "PushMetrics", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
+                "PushTestSupport",
             ]),
         .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
@@ -301,7 +304,7 @@ let package = Package(
                 "GatewayLifecycle",
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
                 "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot", "FCMMock",
-                "PushFCM",
+                "PushFCM", "PushAPNs",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(

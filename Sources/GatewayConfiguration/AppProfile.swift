@@ -1,3 +1,5 @@
+import PushDelivery
+
 /// One enabled app profile (docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
 /// how its device proof is checked and how its push service is reached. An `ios` profile has the
 /// App Attest and APNs members; an `android` profile has `android` and `fcm` instead, and its App
@@ -65,6 +67,13 @@ public struct AppProfile: Sendable {
     /// `<P>` in the profile's variable names.
     public let variableKey: String
     public let platform: Platform
+    /// `…_PROVIDER`: the push service its installations are woken through (docs/protocol.md
+    /// "Platforms and providers"); a registered `PushProviderModule` serves it.
+    public var provider: PushService
+    /// The profile's `…_<PROVIDER>_*` variables as plain values, keyed by the suffix after
+    /// `PUSH_GATEWAY_PROFILE_<P>_` (`FCM_PROJECT_ID`): what a provider module reads its settings
+    /// from (docs/decisions/0770).
+    public var providerValues: [String: String] = [:]
     /// `TEAMID.bundle.id`; its SHA-256 is the App Attest `rpIdHash` (docs/protocol.md §5). Empty for android.
     public let appID: String
     /// The 10-character team id prefix of `appID`. Empty for android.
@@ -125,10 +134,10 @@ public struct AppProfile: Sendable {
 
 extension AppProfile {
     /// An Android profile: no App Attest, no APNs.
-    init(id: String, variableKey: String, android: Android, fcm: FCM) {
+    init(id: String, variableKey: String, provider: PushService, android: Android, fcm: FCM?) {
         self.init(
-            id: id, variableKey: variableKey, platform: .android, appID: "", teamID: "", apnsTopic: "",
-            apnsEnvironment: .production, appAttestEnvironment: .production, apnsAuthentication: nil,
-            android: android, fcm: fcm)
+            id: id, variableKey: variableKey, platform: .android, provider: provider, appID: "", teamID: "",
+            apnsTopic: "", apnsEnvironment: .production, appAttestEnvironment: .production,
+            apnsAuthentication: nil, android: android, fcm: fcm)
     }
 }

@@ -5,7 +5,7 @@ extension GatewayConfiguration {
     /// `PUSH_GATEWAY_APNS_PROXY`, as `http://host:port`; unset for direct connections. Setting both
     /// is an error even when they agree, so an operator never wonders which one is read.
     /// `HTTPS_PROXY` is deliberately not read.
-    static func apnsProxy(_ reader: inout EnvironmentReader) -> EgressProxy? {
+    static func egressProxy(_ reader: inout EnvironmentReader) -> EgressProxy? {
         let preferred = "PUSH_GATEWAY_EGRESS_PROXY"
         let older = "PUSH_GATEWAY_APNS_PROXY"
         let preferredText = reader.optional(preferred)

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDelivery
 import PushFCM
 import PushKeyAttestation
 
@@ -51,6 +52,15 @@ extension GatewayConfiguration {
         "ANDROID_VERIFIED_BOOT_KEYS", withdrawnSelfSignedBootSuffix, "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE",
     ]
 
+    /// The providers whose variables this module still parses itself (docs/decisions/0770), ios's
+    /// default first, android's second, and each one's per-profile variable suffixes: on a profile
+    /// of another provider they are a configuration error (docs/protocol.md §12).
+    static let builtInProviders = [PushService(rawValue: "apns"), PushService(rawValue: "fcm")]
+    static let builtInProviderSuffixes = [
+        iosProfileVariableSuffixes.filter { $0.hasPrefix("APNS_") },
+        androidProfileVariableSuffixes.filter { $0.hasPrefix("FCM_") },
+    ]
+
     /// Withdrawn: a state-only allowance let any relocked build in; its replacement pins the keys
     /// (docs/protocol.md §5a step 5, §12). Known, so that setting it gets an error naming the new variable.
     static let withdrawnSelfSignedBootSuffix = "ANDROID_ALLOW_SELF_SIGNED_BOOT"
@@ -75,7 +85,9 @@ extension GatewayConfiguration {
     }
 
     /// An Android profile's variables (docs/protocol.md §12, §5a, §8a).
-    static func androidProfile(_ reader: inout EnvironmentReader, id: String, key: String) -> AppProfile? {
+    static func androidProfile(
+        _ reader: inout EnvironmentReader, id: String, key: String, provider: PushService
+    ) -> AppProfile? {
         func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
         let packageName = variable("ANDROID_PACKAGE")
         let package = reader.required(packageName).flatMap { text in
@@ -97,10 +109,11 @@ extension GatewayConfiguration {
                 withdrawnName,
                 "is withdrawn: list the accepted verified boot keys (64 hex digits each) in \(bootKeysName) instead")
         }
-        let fcm = fcmSettings(&reader, variable: variable)
-        guard let package, let digests, let level, let bootKeys, let fcm else { return nil }
+        let usesFCM = provider == builtInProviders[1]
+        let fcm = usesFCM ? fcmSettings(&reader, variable: variable) : nil
+        guard let package, let digests, let level, let bootKeys, fcm != nil || !usesFCM else { return nil }
         return AppProfile(
-            id: id, variableKey: key,
+            id: id, variableKey: key, provider: provider,
             android: AppProfile.Android(
                 packageName: package, signingCertificateDigests: digests, minimumSecurityLevel: level,
                 verifiedBootKeys: bootKeys),

@@ -16,7 +16,7 @@ extension GatewayConfiguration {
 
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
     package static let profileVariableSuffixes =
-        iosProfileVariableSuffixes + androidProfileVariableSuffixes + ["PLATFORM"]
+        iosProfileVariableSuffixes + androidProfileVariableSuffixes + ["PLATFORM", "PROVIDER"]
 
     /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no
     /// database). Throws every problem found, not just the first.
@@ -43,7 +43,7 @@ extension GatewayConfiguration {
         let logLevel = Self.logLevel(&reader)
         let migrationsDirectory = reader.optional("PUSH_GATEWAY_MIGRATIONS_DIR")
         let testing = Self.testingOverrides(&reader)
-        let apnsProxy = Self.apnsProxy(&reader)
+        let egressProxy = Self.egressProxy(&reader)
         let android = Self.androidSettings(&reader)
         let marmot = Self.marmot(&reader, profiles: profiles)
         let eventLoopCount = Self.eventLoopCount(&reader)
@@ -56,7 +56,7 @@ extension GatewayConfiguration {
             healthListen: healthListen, trustedProxies: trustedProxies, grantKeys: keys.grant, tokenKeys: keys.token,
             challengeKeys: keys.challenge, fingerprintKey: keys.fingerprint, limits: limits, profiles: profiles,
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, testing: testing)
-        self.apnsProxy = apnsProxy
+        self.egressProxy = egressProxy
         self.android = android
         self.marmot = marmot
         self.eventLoopCount = eventLoopCount ?? 1

@@ -1,6 +1,7 @@
 import MarmotIngress
 import PushCrypto
 import PushHTTP2
+import PushMarmot
 import PushNostr
 import PushPostgres
 import PushSystem

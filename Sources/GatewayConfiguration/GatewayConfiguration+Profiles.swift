@@ -1,3 +1,5 @@
+import PushDelivery
+
 extension GatewayConfiguration {
     /// `PUSH_GATEWAY_PROFILES` and every enabled profile's `PUSH_GATEWAY_PROFILE_<P>_*` variables.
     static func profiles(_ reader: inout EnvironmentReader) -> [AppProfile]? {
@@ -5,6 +7,7 @@ extension GatewayConfiguration {
         guard let text = reader.required(name), let items = reader.commaList(name, text) else { return nil }
         var profiles: [AppProfile] = []
         var keys: [String: Int] = [:]
+        var providers: [String: PushService] = [:]
         var valid = true
         for (index, id) in items.enumerated() {
             guard AppProfile.isValidID(id) else {
@@ -23,11 +26,12 @@ extension GatewayConfiguration {
             keys[key] = index
             if let profile = self.profile(&reader, id: String(id), key: key) {
                 profiles.append(profile)
+                providers[key] = profile.provider
             } else {
                 valid = false
             }
         }
-        unknownProfileVariables(&reader, keys: Array(keys.keys))
+        unknownProfileVariables(&reader, keys: Array(keys.keys), providers: providers)
         return valid ? profiles : nil
     }
 
@@ -36,7 +40,66 @@ extension GatewayConfiguration {
         let platformName = variable("PLATFORM")
         guard let platform: AppProfile.Platform = reader.choice(platformName, default: .ios) else { return nil }
         refuseOtherPlatformVariables(&reader, key: key, platform: platform)
-        guard platform == .ios else { return androidProfile(&reader, id: id, key: key) }
+        guard let provider = provider(&reader, key: key, platform: platform) else { return nil }
+        var profile =
+            platform == .ios
+            ? iosProfile(&reader, id: id, key: key, provider: provider)
+            : androidProfile(&reader, id: id, key: key, provider: provider)
+        profile?.providerValues = providerValues(reader, key: key, provider: provider)
+        return profile
+    }
+
+    /// `…_PROVIDER` (docs/protocol.md §12): a lowercase name, `apns` for ios and `fcm` for android
+    /// when unset. Which names exist is the registered modules' to say (`PushProviderModules`); the
+    /// variables of the built-in providers other than this one are refused here.
+    private static func provider(
+        _ reader: inout EnvironmentReader, key: String, platform: AppProfile.Platform
+    ) -> PushService? {
+        let name = "PUSH_GATEWAY_PROFILE_\(key)_PROVIDER"
+        var provider = platform == .ios ? builtInProviders[0] : builtInProviders[1]
+        if reader.environment[name] != nil {
+            guard let text = reader.required(name) else { return nil }
+            guard (1...32).contains(text.utf8.count),
+                text.utf8.allSatisfy({
+                    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                })
+            else {
+                reader.fail(name, "must be a provider name (1..32 of a-z 0-9)")
+                return nil
+            }
+            provider = PushService(rawValue: text)
+        }
+        for (index, builtIn) in builtInProviders.enumerated() where builtIn != provider {
+            for suffix in builtInProviderSuffixes[index] {
+                let foreign = "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)"
+                if reader.environment[foreign] != nil {
+                    reader.fail(foreign, "is not a setting of a \(provider.rawValue) profile (\(name))")
+                }
+            }
+        }
+        return provider
+    }
+
+    /// The profile's `…_<PROVIDER>_*` variables as plain values, by suffix.
+    private static func providerValues(
+        _ reader: EnvironmentReader, key: String, provider: PushService
+    ) -> [String: String] {
+        let prefix = "PUSH_GATEWAY_PROFILE_\(key)_"
+        let providerPrefix = provider.rawValue.uppercased() + "_"
+        var values: [String: String] = [:]
+        for (name, value) in reader.environment where name.hasPrefix(prefix + providerPrefix) {
+            values[String(name.dropFirst(prefix.count))] = value
+        }
+        return values
+    }
+
+    /// An ios profile: App Attest's variables and, for the `apns` provider, APNs' (docs/protocol.md §12).
+    private static func iosProfile(
+        _ reader: inout EnvironmentReader, id: String, key: String, provider: PushService
+    ) -> AppProfile? {
+        func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
+        let usesAPNs = provider == builtInProviders[0]
         let appIDName = variable("APP_ID")
         let topicName = variable("APNS_TOPIC")
         var teamID: Substring?
@@ -51,20 +114,27 @@ extension GatewayConfiguration {
                 reader.fail(appIDName, "must be TEAMID.bundle.id with a 10-character upper-case team id")
             }
         }
+        let appAttestEnvironment: AppProfile.AppAttestEnvironment? = reader.choice(
+            variable("APP_ATTEST_ENVIRONMENT"), default: .production)
+        guard usesAPNs else {
+            guard let appID, let teamID, let appAttestEnvironment else { return nil }
+            return AppProfile(
+                id: id, variableKey: key, platform: .ios, provider: provider, appID: appID, teamID: String(teamID),
+                apnsTopic: "", apnsEnvironment: .production, appAttestEnvironment: appAttestEnvironment,
+                apnsAuthentication: nil)
+        }
         let topic = reader.required(topicName)
         if let topic, let bundleID, !topic.utf8.elementsEqual(bundleID.utf8) {
             reader.fail(topicName, "must equal the bundle id of \(appIDName) (the app id without its team prefix)")
         }
         let apnsEnvironment: AppProfile.APNsEnvironment? = reader.choice(variable("APNS_ENVIRONMENT"), default: nil)
-        let appAttestEnvironment: AppProfile.AppAttestEnvironment? = reader.choice(
-            variable("APP_ATTEST_ENVIRONMENT"), default: .production)
         let authentication = apnsAuthentication(&reader, variable: variable)
         guard let appID, let teamID, let bundleID, let topic, topic.utf8.elementsEqual(bundleID.utf8),
             let apnsEnvironment, let appAttestEnvironment, let authentication
         else { return nil }
         return AppProfile(
-            id: id, variableKey: key, platform: platform, appID: appID, teamID: String(teamID), apnsTopic: topic,
-            apnsEnvironment: apnsEnvironment, appAttestEnvironment: appAttestEnvironment,
+            id: id, variableKey: key, platform: .ios, provider: provider, appID: appID, teamID: String(teamID),
+            apnsTopic: topic, apnsEnvironment: apnsEnvironment, appAttestEnvironment: appAttestEnvironment,
             apnsAuthentication: authentication)
     }
 
@@ -128,15 +198,24 @@ extension GatewayConfiguration {
     /// most likely a typo that would silently leave a setting at its default, so it is an error.
     /// A remainder ending in a known suffix may belong to a profile whose `<P>` extends this one
     /// (`A` and `A_B`), and is left alone.
-    private static func unknownProfileVariables(_ reader: inout EnvironmentReader, keys: [String]) {
+    /// A profile's own provider's `<PROVIDER>_*` variables are its module's to check, unless the
+    /// provider is one whose variables this module parses.
+    private static func unknownProfileVariables(
+        _ reader: inout EnvironmentReader, keys: [String], providers: [String: PushService]
+    ) {
         for name in reader.environment.keys.sorted() where name.hasPrefix("PUSH_GATEWAY_PROFILE_") {
             for key in keys {
                 let prefix = "PUSH_GATEWAY_PROFILE_\(key)_"
                 guard name.hasPrefix(prefix) else { continue }
                 let remainder = name.dropFirst(prefix.count)
-                let known = profileVariableSuffixes.contains { suffix in
-                    remainder == suffix || remainder.hasSuffix("_" + suffix)
+                // The built-in providers' variables are named in `profileVariableSuffixes`.
+                let providerPrefix = providers[key].flatMap {
+                    builtInProviders.contains($0) ? nil : $0.rawValue.uppercased() + "_"
                 }
+                let known =
+                    profileVariableSuffixes.contains { suffix in
+                        remainder == suffix || remainder.hasSuffix("_" + suffix)
+                    } || providerPrefix.map { remainder.hasPrefix($0) } ?? false
                 if !known {
                     reader.fail(name, "is not a profile variable (check its spelling)")
                     break
@@ -165,7 +244,7 @@ extension GatewayConfiguration {
         let allowsUntrusted = reader.allowFlag(allowName, onlyWith: rootName)
         return TestingOverrides(
             apnsProductionServer: production, apnsSandboxServer: sandbox, apnsExtraTrustAnchorPEM: ca?.pem,
-            apnsExtraTrustAnchorFile: ca?.path, apnsRequestTimeout: timeout, appAttestRootPEM: root?.pem,
+            apnsExtraTrustAnchorFile: ca?.path, pushRequestTimeout: timeout, appAttestRootPEM: root?.pem,
             allowsUntrustedAppAttestRoot: allowsUntrusted, insecureSettings: insecure)
     }
 

@@ -36,8 +36,9 @@ public struct GatewayConfiguration: Sendable {
     /// `PUSH_GATEWAY_MIGRATIONS_DIR` when set (docs/protocol.md §12 `migrate`).
     public let migrationsDirectory: String?
 
-    /// `PUSH_GATEWAY_APNS_PROXY`: the HTTP CONNECT proxy in front of Apple, nil for direct connections.
-    public internal(set) var apnsProxy: EgressProxy?
+    /// `PUSH_GATEWAY_EGRESS_PROXY` (or `PUSH_GATEWAY_APNS_PROXY`): the HTTP CONNECT proxy in front of
+    /// every push service, nil for direct connections.
+    public internal(set) var egressProxy: EgressProxy?
     /// The gateway-wide Android settings (docs/protocol.md §5a, §12).
     public internal(set) var android = AndroidSettings.defaults
     /// The Marmot Push v1 mode (docs/protocol.md §13); nil when it is off.
@@ -112,9 +113,9 @@ public struct GatewayConfiguration: Sendable {
         public let apnsExtraTrustAnchorPEM: [UInt8]?
         /// The file that PEM came from, which the TLS layer loads.
         public let apnsExtraTrustAnchorFile: String?
-        /// A shorter APNs request timeout than docs/protocol.md §8's 15 s (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`,
-        /// test only, docs/decisions/0151).
-        public let apnsRequestTimeout: Duration?
+        /// A shorter push request timeout than docs/protocol.md §8's 15 s, for every provider
+        /// (`PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS`, test only, docs/decisions/0151).
+        public let pushRequestTimeout: Duration?
         /// PEM of another App Attest root; the App Attest module decides whether it is Apple's.
         public let appAttestRootPEM: [UInt8]?
         /// `PUSH_GATEWAY_ALLOW_UNTRUSTED_APP_ATTEST_ROOT=true`.

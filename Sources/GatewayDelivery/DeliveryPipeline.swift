@@ -66,7 +66,7 @@ package struct DeliveryPipeline: Sendable {
     let providers: [String: any PushProvider]
     let logger: Logger
     let metrics: GatewayMetrics
-    let faultLog: APNsFaultLog
+    let faultLog: PushFaultLog
     let clock: any DeliveryClock
     let scheduler: any DeliveryScheduler
 
@@ -78,7 +78,7 @@ package struct DeliveryPipeline: Sendable {
     package init(
         relayLimiter: KeyedRateLimiter<[UInt8]>, keys: GatewayKeys, profiles: [AppProfile],
         admissions: any DeliveryAdmissions, providers: [String: any PushProvider], logger: Logger,
-        metrics: GatewayMetrics, faultLog: APNsFaultLog, clock: any DeliveryClock, scheduler: any DeliveryScheduler
+        metrics: GatewayMetrics, faultLog: PushFaultLog, clock: any DeliveryClock, scheduler: any DeliveryScheduler
     ) {
         self.relayLimiter = relayLimiter
         self.keys = keys
@@ -294,7 +294,7 @@ package struct DeliveryPipeline: Sendable {
             // The token keyring no longer holds the key that sealed this token: an operator error.
             logger.error(
                 "stored token does not open with the token keyring", ["outcome": .string("configuration_fault")])
-            return reported(.notSent(.configurationFault(.custodyUnopenable), service: profile.pushService))
+            return reported(.notSent(.configurationFault(.custodyUnopenable), service: profile.provider))
         }
         let wake = PushWake(
             deviceToken: token, profileID: profile.id, style: .reconnect, expiresAt: admission.item.delivery.expiresAt,
@@ -305,15 +305,15 @@ package struct DeliveryPipeline: Sendable {
         let started = clock.now()
         let counted: @Sendable (PushReport) -> Void = { report in
             // docs/protocol.md §9: each attempt's own duration, a batch item's too (docs/decisions/0280).
-            metrics.stageDurations.observe(
-                .apnsRequest,
+            metrics.observeProviderRequest(
+                report.service,
                 seconds: Double((report.sendDuration ?? started.duration(to: clock.now())).nanosecondsClamped) / 1e9)
             metrics.recordPush(report, profile: profile.id)
             faultLog.record(report, profile: profile.id)
             reported(report)
         }
         guard let provider = providers[profile.id] else {
-            return counted(.notSent(.configurationFault(.missingCredentials), service: profile.pushService))
+            return counted(.notSent(.configurationFault(.missingCredentials), service: profile.provider))
         }
         provider.submit(wake, completion: counted)
     }
@@ -439,23 +439,13 @@ private final class PendingBatch: Sendable {
     }
 }
 
-extension AppProfile {
-    /// The push service of the profile's platform (docs/protocol.md §8, §8a).
-    var pushService: PushService {
-        switch platform {
-        case .ios: .apns
-        case .android: .fcm
-        }
-    }
-}
-
 extension DeliveryPipeline {
     /// The pipeline as the configuration sets it up: the configured profiles and endpoint quota, and
     /// per relay `PUSH_GATEWAY_RELAY_RATE_PER_SECOND` tokens a second with a burst of twice that
     /// (docs/protocol.md §4.7).
     package init(
         configuration: GatewayConfiguration, keys: GatewayKeys, admissions: any DeliveryAdmissions,
-        providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics, faultLog: APNsFaultLog,
+        providers: [String: any PushProvider], logger: Logger, metrics: GatewayMetrics, faultLog: PushFaultLog,
         clock: any DeliveryClock, scheduler: any DeliveryScheduler
     ) {
         let rate = configuration.relayRatePerSecond

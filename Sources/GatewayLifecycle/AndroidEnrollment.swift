@@ -163,7 +163,7 @@ package struct AndroidEnrollment: Sendable {
                 url: url,
                 client: HTTPGetClient(
                     maximumResponseBytes: KeyAttestationStatusList.maximumByteCount,
-                    proxy: configuration.apnsProxy.map(Self.proxyURL),
+                    proxy: configuration.egressProxy.map(Self.proxyURL),
                     trustAnchorFile: configuration.android.fcmExtraTrustAnchorFile),
                 source: statusList, clock: clock)
             fetcher.start(logger: logger)

@@ -1,9 +1,8 @@
 import GatewayAPI
 import GatewayConfiguration
-import MarmotIngress
 import PushDelivery
-import PushFCM
 import PushHTTP
+import PushMarmot
 import PushMetrics
 import PushPostgres
 import PushSystem
@@ -24,15 +23,10 @@ public final class GatewayMetrics: Sendable {
     let httpRequestDurations: HistogramFamily
     /// Delivery requests (each batch item counts as one) by how they ended (§4.7).
     public let deliveryAdmissions: LabeledCounter<DeliveryAdmissionResult>
-    /// APNs requests by outcome (§4.7, §8).
-    public let apnsOutcomes: LabeledCounter<PushRequestOutcome>
-    /// APNs answers by profile and Apple's reason.
-    let apnsResponses: CounterFamily
-    /// FCM requests by outcome (§4.7, §8a); series only when an android profile is enabled.
-    let fcmOutcomes: CounterFamily
-    /// FCM answers by android profile and FCM's `errorCode` (docs/decisions/0413).
-    let fcmResponses: CounterFamily
-    /// Durations of request-handling stages (NIP-98, admission transaction, APNs, App Attest).
+    /// Each registered provider's own families (docs/protocol.md §9, docs/decisions/0770).
+    private let providerMetrics: [PushService: any PushProviderMetrics]
+    /// Durations of request-handling stages (NIP-98, admission transaction, App Attest) and, as
+    /// `<provider>_request`, of each provider's requests (``observeProviderRequest(_:seconds:)``).
     public let stageDurations: LabeledHistogram<RequestStage>
     let challengeRateLimited: CounterFamily
     let lifecycleRateLimited: CounterFamily
@@ -45,21 +39,6 @@ public final class GatewayMetrics: Sendable {
     /// The Marmot mode's families (docs/protocol.md §13), exported whether or not it is enabled.
     public let marmot: MarmotMetrics
     private let listenerSources = ListenerSources()
-    private let fcmTokenRefreshSources = FCMTokenRefreshSources()
-
-    /// How to read each android profile's token renewals at scrape time (the FCM provider keeps them).
-    private final class FCMTokenRefreshSources: Sendable {
-        let byProfile = Mutex<[String: @Sendable () -> [TokenRefreshResult: Int]]>([:])
-
-        /// Every result of every registered profile, 0 until its first renewal.
-        func sample() -> [(labelValues: [String], value: Double)] {
-            byProfile.withLock { $0 }.sorted { $0.key < $1.key }.flatMap { profile, read in
-                let counts = read()
-                return TokenRefreshResult.allCases.map { ([profile, $0.rawValue], Double(counts[$0] ?? 0)) }
-            }
-        }
-    }
-
     /// How to read each listener's queue and connections at scrape time.
     private final class ListenerSources: Sendable {
         struct Source: Sendable {
@@ -81,15 +60,15 @@ public final class GatewayMetrics: Sendable {
     /// - Parameters:
     ///   - version: the build's version (`push_gateway_build_info`).
     ///   - insecureSettingsInUse: whether any test/development variable of §12 is set.
-    ///   - profileIDs: the enabled iOS profiles (labels of the APNs response series).
-    ///   - androidProfileIDs: the enabled android profiles (labels of the FCM response series).
+    ///   - providers: each registered provider module and the enabled profiles it serves (the
+    ///     labels of its response series).
     ///   - certificateExpiries: each certificate-auth profile's `notAfter` in Unix seconds.
     ///   - poolMaximum: the database pool's size.
     ///   - poolStatistics: the database pool's counts, read at each scrape.
     ///   - readinessState: the state the last readiness probe answered, nil before the first.
     public init(
         version: String = GatewayVersion.current, readinessState: @escaping @Sendable () -> String? = { nil },
-        insecureSettingsInUse: Bool, profileIDs: [String] = [], androidProfileIDs: [String] = [],
+        insecureSettingsInUse: Bool, providers: [(module: any PushProviderModule, profileIDs: [String])] = [],
         certificateExpiries: [(profile: String, notAfter: Int64)] = [], poolMaximum: Int = 0,
         poolStatistics: @escaping @Sendable () -> PostgresPool.Statistics
     ) {
@@ -103,19 +82,11 @@ public final class GatewayMetrics: Sendable {
         deliveryAdmissions = LabeledCounter(
             name: "push_gateway_delivery_admissions_total",
             help: "Delivery requests answered (each batch item counts as one), by result.", labelName: "result")
-        apnsOutcomes = LabeledCounter(
-            name: "push_gateway_apns_requests_total", help: "APNs requests, by outcome.", labelName: "outcome")
-        apnsResponses = CounterFamily(
-            name: "push_gateway_apns_responses_total", help: "APNs answers, by profile and Apple's reason.",
-            labelNames: ["profile", "reason"],
-            series: profileIDs.flatMap { profile in APNsReasonLabel.allValues.map { [profile, $0] } })
-        fcmOutcomes = CounterFamily(
-            name: FCMMetricNames.requests, help: "FCM requests, by outcome.", labelNames: ["outcome"],
-            series: androidProfileIDs.isEmpty ? [] : PushRequestOutcome.allCases.map { [$0.rawValue] })
-        fcmResponses = CounterFamily(
-            name: FCMMetricNames.responses, help: "FCM answers, by profile and FCM's error code.",
-            labelNames: ["profile", "error_code"],
-            series: androidProfileIDs.flatMap { profile in FCMErrorCode.allCases.map { [profile, $0.rawValue] } })
+        var providerMetrics: [PushService: any PushProviderMetrics] = [:]
+        for (module, profileIDs) in providers where providerMetrics[module.service] == nil {
+            providerMetrics[module.service] = module.makeMetrics(profileIDs: profileIDs)
+        }
+        self.providerMetrics = providerMetrics
         stageDurations = LabeledHistogram(
             name: "push_gateway_stage_duration_seconds", help: "Duration of request-handling stages in seconds.",
             labelName: "stage", bounds: Self.requestDurationBounds)
@@ -160,17 +131,10 @@ public final class GatewayMetrics: Sendable {
         registry.register(lifecycleRateLimited)
         registry.register(androidAttestations.family)
         registry.register(deliveryAdmissions.family)
-        registry.register(apnsOutcomes.family)
-        registry.register(apnsResponses)
-        registry.register(fcmOutcomes)
-        registry.register(fcmResponses)
-        let refreshSources = fcmTokenRefreshSources
-        registry.register(
-            SampledGaugeFamily(
-                name: FCMMetricNames.tokenRefreshes,
-                help: "OAuth token-endpoint requests for FCM, by android profile and result.", type: "counter",
-                labelNames: ["profile", "result"]
-            ) { refreshSources.sample() })
+        for (module, _) in providers {
+            providerMetrics[module.service]?.families.forEach { registry.register($0) }
+        }
+        stageDurations.family.register(providers.map { [Self.requestStage($0.module.service)] })
         registry.register(stageDurations.family)
         registry.register(
             SampledGaugeFamily(
@@ -202,12 +166,19 @@ public final class GatewayMetrics: Sendable {
             ) { age().map { [([], Double($0))] } ?? [] })
     }
 
-    /// `push_gateway_fcm_token_refreshes_total` for `profileID`, read from its FCM provider at each
-    /// scrape.
-    package func registerFCMTokenRefreshes(profileID: String, read: @escaping @Sendable () -> [TokenRefreshResult: Int])
-    {
-        fcmTokenRefreshSources.byProfile.withLock { $0[profileID] = read }
+    /// The families of `service`'s provider, nil when no module of it is registered.
+    public func provider(_ service: PushService) -> (any PushProviderMetrics)? {
+        providerMetrics[service]
     }
+
+    /// Records one request of `service`'s provider in the stage histogram: `<provider>_request`,
+    /// so `apns_request` keeps its name and every provider gets its own (docs/decisions/0770).
+    public func observeProviderRequest(_ service: PushService, seconds: Double) {
+        stageDurations.family.observe(seconds, labelValues: [Self.requestStage(service)])
+    }
+
+    /// The `stage` label of one provider's requests.
+    public static func requestStage(_ service: PushService) -> String { "\(service.rawValue)_request" }
 
     private func registerListenerGauges() {
         let sources = listenerSources
@@ -299,25 +270,16 @@ public final class GatewayMetrics: Sendable {
         deliveryAdmissions.increment(result)
     }
 
-    /// Counts what one wake sent to its push service and what the service answered.
+    /// Counts what one wake sent to its push service and what the service answered, in the
+    /// families of the report's provider.
     public func recordPush(_ report: PushReport, profile: String) {
-        switch report.service {
-        case .apns:
-            if let outcome = report.requestOutcome { apnsOutcomes.increment(outcome, by: UInt64(report.requests)) }
-            if let status = report.status {
-                apnsResponses.add(
-                    1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: report.reason)])
-            }
-        case .fcm:
-            if let outcome = report.requestOutcome {
-                fcmOutcomes.add(UInt64(report.requests), labelValues: [outcome.rawValue])
-            }
-            if report.status != nil {
-                // FCM's `errorCode`: `none` for an answer without one, `other` outside the closed set.
-                let errorCode = report.reason.map { FCMErrorCode(rawValue: $0) ?? .other } ?? FCMErrorCode.none
-                fcmResponses.add(1, labelValues: [profile, errorCode.rawValue])
-            }
-        }
+        providerMetrics[report.service]?.record(report, profile: profile)
+    }
+
+    /// `provider`, with every report it completes counted in its provider's families: how the
+    /// Marmot ingress's wakes reach the same series as the deliveries' (docs/protocol.md §9).
+    public func metered(_ provider: any PushProvider) -> any PushProvider {
+        MeteredPushProvider(wrapped: provider, metrics: self)
     }
 
     /// The whole exposition, in text format 0.0.4.
@@ -357,4 +319,22 @@ public struct RequestRecorder: Sendable {
         responses.add(1, seriesIndex: series.response(HTTPStatusClass(status: status)))
         durations.observe(durationSeconds, seriesIndex: series.duration)
     }
+}
+
+/// A provider whose reports are counted before they go on to the caller.
+private struct MeteredPushProvider: PushProvider {
+    let wrapped: any PushProvider
+    let metrics: GatewayMetrics
+
+    var service: PushService { wrapped.service }
+
+    func submit(_ wake: PushWake, completion: @escaping @Sendable (PushReport) -> Void) {
+        let metrics = metrics
+        wrapped.submit(wake) { report in
+            metrics.recordPush(report, profile: wake.profileID)
+            completion(report)
+        }
+    }
+
+    func shutdown() { wrapped.shutdown() }
 }

@@ -55,8 +55,6 @@ public enum RequestStage: String, MetricLabel {
     case nip98Authentication = "nip98_auth"
     /// The delivery admission transaction (§4.7 steps 1–6), from BEGIN to COMMIT.
     case admissionTransaction = "admission_transaction"
-    /// One APNs request, from submitting the stream to the complete response (§8).
-    case apnsRequest = "apns_request"
     /// App Attest attestation or assertion verification (§5).
     case appAttestVerification = "app_attest_verification"
     /// The transaction of an App Attest route (§4.2–§4.6).
@@ -82,30 +80,6 @@ public enum ReaperTable: String, MetricLabel {
     case delegations
     case installations
     case marmotTriggerDigests = "marmot_trigger_digests"
-}
-
-/// Apple's `reason` as a label: one of the reasons Apple documents ("Handling notification
-/// responses from APNs"), `none` for a 200, `other` for anything else Apple might send.
-public enum APNsReasonLabel {
-    public static let documented = [
-        "BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
-        "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
-        "MissingTopic", "PayloadEmpty", "TopicDisallowed", "BadCertificate", "BadCertificateEnvironment",
-        "ExpiredProviderToken", "Forbidden", "InvalidProviderToken", "MissingProviderToken", "UnrelatedKeyIdInToken",
-        "BadEnvironmentKeyIdInToken", "BadPath", "MethodNotAllowed", "ExpiredToken", "Unregistered",
-        "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests", "InternalServerError",
-        "ServiceUnavailable", "Shutdown",
-    ]
-    private static let documentedSet = Set(documented)
-
-    /// Every label value, in exposition order.
-    public static let allValues = ["none"] + documented + ["other"]
-
-    /// The label of one answer: `none` for a 200 without a reason.
-    public static func label(status: Int, reason: String?) -> String {
-        guard let reason else { return status == 200 ? "none" : "other" }
-        return documentedSet.contains(reason) ? reason : "other"
-    }
 }
 
 /// `push_gateway_android_attestations_total{result}` (docs/protocol.md §9): `ok` or the closed §5a

@@ -7,7 +7,7 @@ import PushSystem
 import Synchronization
 
 /// The push provider and profile that wake one platform's tokens (docs/protocol.md §13 step 7).
-public typealias MarmotProviderMap = [PushService: (provider: any PushProvider, profileID: String)]
+public typealias MarmotProviderMap = [MarmotPlatform: (provider: any PushProvider, profileID: String)]
 
 /// The limits and timings of the ingress (docs/protocol.md §12 defaults).
 public struct MarmotIngressSettings: Sendable {
@@ -40,7 +40,7 @@ public typealias MarmotRetryScheduler = @Sendable (Duration, @escaping @Sendable
 /// Thread-safe; `process` blocks on PostgreSQL, so it runs on a worker, never an event loop.
 public final class MarmotIngress: Sendable {
     private let serverKey: SchnorrSigningKey
-    private let providers: [PushService: Provider]
+    private let providers: [MarmotPlatform: Provider]
     private let settings: MarmotIngressSettings
     private let digests: any MarmotDigestClaims
     private let metrics: MarmotMetrics
@@ -159,8 +159,7 @@ public final class MarmotIngress: Sendable {
                 metrics.countToken(platform, .duplicateToken)
                 continue
             }
-            let service: PushService = token.platform == .apns ? .apns : .fcm
-            guard let target = providers[service] else {
+            guard let target = providers[token.platform] else {
                 metrics.countToken(platform, .unconfigured)
                 continue
             }

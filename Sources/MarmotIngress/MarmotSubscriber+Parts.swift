@@ -1,4 +1,5 @@
 import PushCrypto
+import PushMarmot
 import PushNostr
 import PushPostgres
 import PushSystem

@@ -1,7 +1,16 @@
-/// The push services a profile can wake devices through (docs/protocol.md §8 APNs, §8a FCM).
-public enum PushService: String, Sendable, CaseIterable {
-    case apns
-    case fcm
+/// A push service a profile wakes devices through: the profile's provider of docs/protocol.md
+/// ("Platforms and providers", §12 `…_PROVIDER`). An open value, not a closed set: each provider
+/// module declares its own (`PushService.apns` in PushAPNs, `.fcm` in PushFCM), and the core only
+/// ever compares them (docs/decisions/0770).
+public struct PushService: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    /// The lowercase name an operator writes in `PUSH_GATEWAY_PROFILE_<P>_PROVIDER`.
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
 }
 
 /// What a wake asks of the device. The relay or trigger chooses none of the bytes either way.

@@ -6,15 +6,18 @@ import PushGateway
 import PushSystem
 import Synchronization
 
-/// `push-gateway send-test-push --profile P --endpoint TOKEN` (docs/decisions/0363): the operator's
-/// smoke test of a profile's APNs credentials. Reads the same environment as `serve`, sends the
-/// constant wake-up of docs/protocol.md §8 to one raw device token through the same APNs client,
-/// credentials and egress proxy, and prints Apple's status and reason. Touches no database; `serve`
-/// never runs it. Exit 0 when APNs accepted the push, 1 for any other answer or a configuration
-/// error, 2 for usage errors. The token is never printed.
+/// `push-gateway send-test-push --profile P --endpoint E` (docs/decisions/0363, 0771): the operator's
+/// smoke test of a profile's push credentials, for every provider. Reads the same environment as
+/// `serve`, sends the constant wake-up of docs/protocol.md §8/§8a to one raw endpoint through the
+/// profile's provider module, credentials and egress proxy, and prints the service's status and
+/// reason. The endpoint's syntax and the profile's description come from the provider module.
+/// Touches no database; `serve` never runs it. Exit 0 when the service accepted the push, 1 for any
+/// other answer or a configuration error, 2 for usage errors. The endpoint is never printed.
 enum SendTestPushCommand: InProcessCommand {
     static let usage = """
-        usage: push-gateway send-test-push --profile ID --endpoint HEX-DEVICE-TOKEN
+        usage: push-gateway send-test-push --profile ID --endpoint ENDPOINT
+          ENDPOINT is in the profile's provider format: an APNs device token in hex, an FCM
+          registration token.
 
         """
 
@@ -23,7 +26,8 @@ enum SendTestPushCommand: InProcessCommand {
 
     struct Options: Equatable {
         var profile: String
-        var deviceToken: [UInt8]
+        /// As given; the profile's provider decides whether it is an endpoint.
+        var endpoint: String
     }
 
     /// The flags, or the usage problem.
@@ -51,21 +55,18 @@ enum SendTestPushCommand: InProcessCommand {
         guard let profile, let token else {
             return .usage(.usageError("push-gateway send-test-push: --profile and --endpoint are required\n" + usage))
         }
-        // APNs device tokens are hex; Apple's are 32 bytes today and documented as variable length.
-        guard (2...200).contains(token.utf8.count), let bytes = Hex.decode(token) else {
-            return .usage(
-                .usageError(
-                    "push-gateway send-test-push: --endpoint must be the device token in hex (1 to 100 bytes)\n"))
-        }
-        return .options(Options(profile: profile, deviceToken: bytes))
+        return .options(Options(profile: profile, endpoint: token))
     }
 
     static func execute(arguments: [String], environment: [String: String]) -> CommandResult {
         execute(arguments: arguments, environment: environment, now: KeygenCommand.currentTime())
     }
 
-    /// The command with the clock (Unix seconds) given, for tests.
-    static func execute(arguments: [String], environment: [String: String], now: Int64) -> CommandResult {
+    /// The command with the clock (Unix seconds) and the provider modules given, for tests.
+    static func execute(
+        arguments: [String], environment: [String: String], now: Int64,
+        modules: PushProviderModules = .standard
+    ) -> CommandResult {
         let options: Options
         switch parse(arguments) {
         case .options(let parsed): options = parsed
@@ -77,7 +78,7 @@ enum SendTestPushCommand: InProcessCommand {
         } catch {
             return .failure(CheckConfigCommand.errorLines(error.problems, command: "send-test-push"))
         }
-        let problems = StartupChecks.problems(configuration, now: now)
+        let problems = StartupChecks.problems(configuration, now: now, modules: modules)
         guard problems.isEmpty else {
             return .failure(CheckConfigCommand.errorLines(problems, command: "send-test-push"))
         }
@@ -87,10 +88,16 @@ enum SendTestPushCommand: InProcessCommand {
                 "push-gateway send-test-push: profile \(options.profile) is not in PUSH_GATEWAY_PROFILES (\(enabled))\n"
             )
         }
+        guard let module = modules.module(for: profile.provider) else {
+            preconditionFailure("StartupChecks refuses a profile whose provider no module serves")
+        }
+        guard let endpoint = module.endpoint(options.endpoint) else {
+            return .usageError("push-gateway send-test-push: --endpoint must be \(module.endpointSyntax)\n")
+        }
         let providers: [String: any PushProvider]
         let requestID: CanonicalUUID
         do {
-            providers = try PushProviders.make(configuration: configuration)
+            providers = try PushProviders.make(configuration: configuration, modules: modules)
             requestID = try CanonicalUUID.version4()
         } catch {
             return .failure("push-gateway send-test-push: \(error)\n")
@@ -98,28 +105,28 @@ enum SendTestPushCommand: InProcessCommand {
         defer { for provider in providers.values { provider.shutdown() } }
         let report = send(
             PushWake(
-                deviceToken: options.deviceToken, profileID: profile.id, style: .reconnect,
+                deviceToken: endpoint, profileID: profile.id, style: .reconnect,
                 expiresAt: now + lifetimeSeconds, requestID: requestID.text),
-            through: providers[profile.id])
-        var result = CommandResult.success(describe(profile, configuration: configuration) + describe(report))
+            through: providers[profile.id], service: module.service)
+        var result = CommandResult.success(
+            describe(profile, module: module, configuration: configuration)
+                + describe(report, serviceName: module.displayName))
         if report.outcome != .accepted { result.exitCode = 1 }
         return result
     }
 
-    private static func describe(_ profile: AppProfile, configuration: GatewayConfiguration) -> String {
-        let authentication =
-            switch profile.apnsAuthentication {
-            case .token: "token"
-            case .certificate: "certificate"
-            case nil: "no APNs"
-            }
-        let route = configuration.apnsProxy.map { " through the proxy \($0.host):\($0.port)" } ?? ""
-        return "profile \(profile.id): apns \(profile.apnsEnvironment.rawValue), \(authentication) auth\(route)\n"
+    private static func describe(
+        _ profile: AppProfile, module: any PushProviderModule, configuration: GatewayConfiguration
+    ) -> String {
+        let route = configuration.egressProxy.map { " through the proxy \($0.host):\($0.port)" } ?? ""
+        return "profile \(profile.id): \(module.describe(profile))\(route)\n"
     }
 
     /// Sends one wake and waits for its report: the push service answers within its §8 deadlines.
-    private static func send(_ wake: PushWake, through provider: (any PushProvider)?) -> PushReport {
-        guard let provider else { return .notSent(.configurationFault(.missingCredentials), service: .apns) }
+    private static func send(
+        _ wake: PushWake, through provider: (any PushProvider)?, service: PushService
+    ) -> PushReport {
+        guard let provider else { return .notSent(.configurationFault(.missingCredentials), service: service) }
         let answer = Mutex<PushReport?>(nil)
         let answered = CompletionLatch()
         provider.submit(wake) { report in
@@ -130,8 +137,8 @@ enum SendTestPushCommand: InProcessCommand {
         return answer.withLock { $0! }
     }
 
-    /// Apple's status and reason, and what they mean for the operator.
-    static func describe(_ report: PushReport) -> String {
+    /// The service's status and reason, and what they mean for the operator.
+    static func describe(_ report: PushReport, serviceName: String) -> String {
         guard let outcome = report.requestOutcome else {
             return "no request sent: the profile's credentials did not load\n"
         }
@@ -140,15 +147,16 @@ enum SendTestPushCommand: InProcessCommand {
             case .accepted: "the credentials, topic and environment work for this token"
             case .invalidEndpoint: "the token is no longer valid for this topic (app removed or token rotated)"
             case .configurationFault:
-                "the key, certificate, topic or APNs environment does not fit (a sandbox token sent to production?)"
-            case .rejected: "APNs refused the request itself"
-            case .transient: "APNs is busy or failing; try again"
-            case .transportFailure: "APNs was not reached: DNS, network, egress proxy or TLS"
-            case .timeout: "APNs did not answer in time"
+                "the credentials, topic, project or environment do not fit (a sandbox token sent to production?)"
+            case .rejected: "\(serviceName) refused the request itself"
+            case .transient: "\(serviceName) is busy or failing; try again"
+            case .transportFailure: "\(serviceName) was not reached: DNS, network, egress proxy or TLS"
+            case .timeout: "\(serviceName) did not answer in time"
             }
-        guard let status = report.status else { return "no answer from APNs: \(outcome.rawValue) (\(meaning))\n" }
+        guard let status = report.status else {
+            return "no answer from \(serviceName): \(outcome.rawValue) (\(meaning))\n"
+        }
         let reason = report.reason.map { " \($0)" } ?? ""
-        return "APNs answered \(status)\(reason): \(outcome.rawValue) (\(meaning))\n"
+        return "\(serviceName) answered \(status)\(reason): \(outcome.rawValue) (\(meaning))\n"
     }
-
 }

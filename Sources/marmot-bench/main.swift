@@ -73,7 +73,8 @@ settings.unwrapRatePerMinute = 1_000_000
 settings.tokenRatePerMinute = 1_000_000
 settings.tokenRatePerHour = 1_000_000
 let ingress = try! MarmotIngress(
-    serverKey: server, relayCount: 1, providers: [.apns: (AcceptingProvider(.apns), "bench")], settings: settings,
+    serverKey: server, relayCount: 1, providers: [.apns: (AcceptingProvider(PushService(rawValue: "apns")), "bench")],
+    settings: settings,
     digests: MemoryDigestClaims(), metrics: MarmotMetrics(), logger: Logger(level: .error), unixTime: { 1_800_000_000 },
     scheduleRetry: { _, body in body() })
 

@@ -216,11 +216,11 @@ struct ConfigurationTests {
     func egressProxyNames() throws {
         for name in ["PUSH_GATEWAY_EGRESS_PROXY", "PUSH_GATEWAY_APNS_PROXY"] {
             let configuration = try TestEnvironment().with(name, "http://127.0.0.1:3128").configuration()
-            #expect(configuration?.apnsProxy?.host == "127.0.0.1")
-            #expect(configuration?.apnsProxy?.port == 3128)
+            #expect(configuration?.egressProxy?.host == "127.0.0.1")
+            #expect(configuration?.egressProxy?.port == 3128)
             expectErrors(try TestEnvironment().with(name, "https://127.0.0.1:3128"), named: [name])
         }
-        #expect(try TestEnvironment().configuration()?.apnsProxy == nil)
+        #expect(try TestEnvironment().configuration()?.egressProxy == nil)
         let both = try TestEnvironment().with("PUSH_GATEWAY_EGRESS_PROXY", "http://127.0.0.1:3128")
             .with("PUSH_GATEWAY_APNS_PROXY", "http://127.0.0.1:3128")
         expectErrors(both, named: ["PUSH_GATEWAY_EGRESS_PROXY"])

@@ -1,5 +1,7 @@
+import GatewayConfiguration
 import GatewayCredentials
 import PushDelivery
+import PushMetrics
 import PushNostr
 import PushSystem
 import Synchronization
@@ -319,4 +321,37 @@ final class LogLines: Sendable {
     func lines(saying message: String) -> [String] {
         lines.withLock { $0.filter { $0.contains(#""msg":"\#(message)""#) } }
     }
+}
+
+/// The provider module of `ScriptedPushProvider`'s service for the pipeline's metrics and fault log:
+/// its requests counted by outcome, its answers labelled by their reason.
+struct ScriptedProviderModule: PushProviderModule {
+    var service: PushService { .apns }
+    var platform: AppProfile.Platform { .ios }
+    var displayName: String { "Scripted" }
+    var endpointSyntax: String { "any text" }
+
+    func endpoint(_ text: String) -> [UInt8]? { Array(text.utf8) }
+
+    func reasonLabel(_ report: PushReport) -> String? { report.status.map { _ in report.reason ?? "none" } }
+
+    func makeMetrics(profileIDs: [String]) -> any PushProviderMetrics { ScriptedProviderMetrics() }
+
+    func makeProvider(
+        profiles: [AppProfile], configuration: GatewayConfiguration
+    ) throws(PushProviderStartError) -> any PushProvider {
+        ScriptedPushProvider()
+    }
+
+    func describe(_ profile: AppProfile) -> String { "scripted" }
+}
+
+/// Every report the pipeline counted, in order (the pipeline's `recordPush`).
+final class ScriptedProviderMetrics: PushProviderMetrics {
+    private let reports = Mutex<[PushReport]>([])
+
+    var families: [any MetricFamily] { [] }
+    var recorded: [PushReport] { reports.withLock { $0 } }
+
+    func record(_ report: PushReport, profile: String) { reports.withLock { $0.append(report) } }
 }

@@ -77,7 +77,7 @@ struct DeliveryTimeTests {
         harness.clock.advance(by: .seconds(3))
         harness.provider.answer(delivery.requestID, with: .accepted)
         #expect(answer.value == .accepted)
-        #expect(harness.stageSample(.apnsRequest, "sum") == "3")
-        #expect(harness.stageSample(.apnsRequest, "count") == "1")
+        #expect(harness.stageSample("apns_request", "sum") == "3")
+        #expect(harness.stageSample("apns_request", "count") == "1")
     }
 }

@@ -63,13 +63,14 @@ struct PipelineHarness {
         scheduler = VirtualScheduler(clock: clock)
         provider = ScriptedPushProvider(script, holdsReports: holdsReports)
         metrics = GatewayMetrics(
-            insecureSettingsInUse: false, profileIDs: [Self.profileID],
+            insecureSettingsInUse: false, providers: [(ScriptedProviderModule(), [Self.profileID])],
             poolStatistics: { PostgresPool.Statistics(open: 0, idle: 0) })
         let logger = logs.logger
         pipeline = DeliveryPipeline(
             configuration: configuration, keys: keys, admissions: admissions,
             providers: providers ? [Self.profileID: provider] : [:], logger: logger, metrics: metrics,
-            faultLog: APNsFaultLog(logger: logger), clock: clock, scheduler: scheduler)
+            faultLog: PushFaultLog(logger: logger, providers: PushProviderModules([ScriptedProviderModule()])),
+            clock: clock, scheduler: scheduler)
     }
 
     /// A delivery of a fresh request id under a grant this gateway sealed for `relay`.
@@ -114,9 +115,14 @@ struct PipelineHarness {
 
     /// The `push_gateway_stage_duration_seconds` sample of `stage` named `suffix` (`sum`, `count`).
     func stageSample(_ stage: RequestStage, _ suffix: String) -> String? {
+        stageSample(stage.rawValue, suffix)
+    }
+
+    /// The sample of the stage labelled `stage` (a provider's `<service>_request`).
+    func stageSample(_ stage: String, _ suffix: String) -> String? {
         var text = ""
         metrics.stageDurations.family.render(into: &text)
-        let prefix = #"push_gateway_stage_duration_seconds_\#(suffix){stage="\#(stage.rawValue)"} "#
+        let prefix = #"push_gateway_stage_duration_seconds_\#(suffix){stage="\#(stage)"} "#
         return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
     }
 }

@@ -15,7 +15,6 @@ struct GatewayMetricFamiliesTests {
         let metrics = GatewayMetrics(insecureSettingsInUse: true) { PostgresPool.Statistics(open: 3, idle: 1) }
         metrics.deliveryAdmissions.increment(.invalidGrant)
         metrics.deliveryAdmissions.increment(.invalidGrant)
-        metrics.apnsOutcomes.increment(.accepted)
         metrics.stageDurations.observe(.admissionTransaction, seconds: 0.003)
         metrics.reaperDeletedRows.increment(.installations, by: 5)
         let recorder = metrics.registerRoutes(listener: .publicListener, labels: ["/registered"])
@@ -26,9 +25,6 @@ struct GatewayMetricFamiliesTests {
             let expected: Double = result == .invalidGrant ? 2 : 0
             #expect(
                 scraped.samples["push_gateway_delivery_admissions_total{result=\"\(result.rawValue)\"}"] == expected)
-        }
-        for outcome in PushRequestOutcome.allCases {
-            #expect(scraped.samples["push_gateway_apns_requests_total{outcome=\"\(outcome.rawValue)\"}"] != nil)
         }
         for stage in RequestStage.allCases {
             #expect(scraped.samples["push_gateway_stage_duration_seconds_count{stage=\"\(stage.rawValue)\"}"] != nil)
@@ -87,11 +83,11 @@ struct GatewayMetricFamiliesTests {
     func timedStageRecordsThrows() {
         let histogram = LabeledHistogram<RequestStage>(
             name: "h_seconds", help: "h", labelName: "stage", bounds: GatewayMetrics.requestDurationBounds)
-        #expect(histogram.time(.apnsRequest) { 7 } == 7)
+        #expect(histogram.time(.lifecycleTransaction) { 7 } == 7)
         #expect(throws: TestSupportError.self) {
-            try histogram.time(.apnsRequest) { throw TestSupportError("refused") }
+            try histogram.time(.lifecycleTransaction) { throw TestSupportError("refused") }
         }
-        #expect(histogram.count(.apnsRequest) == 2)
+        #expect(histogram.count(.lifecycleTransaction) == 2)
         #expect(histogram.count(.nip98Authentication) == 0)
     }
 }

@@ -31,10 +31,10 @@ enum DocsWording {
     }
 
     /// The platforms, push services and modes the build has, as the words a page names them by:
-    /// `AppProfile.Platform`'s and `PushService`'s raw values, and `marmot` while the configuration
-    /// reads the Marmot variables.
+    /// `AppProfile.Platform`'s raw values, the registered providers' services, and `marmot` while
+    /// the configuration reads the Marmot variables.
     static func capabilities() -> [String] {
-        AppProfile.Platform.allCases.map(\.rawValue) + PushService.allCases.map(\.rawValue)
+        AppProfile.Platform.allCases.map(\.rawValue) + PushProviderModules.standard.all.map(\.service.rawValue)
             + (GatewayConfiguration.marmotVariables.isEmpty ? [] : ["marmot"])
     }
 

@@ -25,7 +25,8 @@ struct BatchDeliveryStageTests {
             BatchTestItem(scenarios[2]),
         ]
         let stages = gateway.server.application.metrics.stageDurations
-        let before = Dictionary(uniqueKeysWithValues: RequestStage.allCases.map { ($0, stages.count($0)) })
+        let labels = RequestStage.allCases.map(\.rawValue) + ["apns_request"]
+        let before = Dictionary(uniqueKeysWithValues: labels.map { ($0, stages.family.count(labelValues: [$0]) ?? 0) })
 
         let response = try gateway.client.deliverBatch(items, signer: relay)
 
@@ -37,11 +38,13 @@ struct BatchDeliveryStageTests {
             ])
         #expect(gateway.sender.callCount == 3)
         let moved = Dictionary(
-            uniqueKeysWithValues: RequestStage.allCases.map { ($0, stages.count($0) - before[$0, default: 0]) })
+            uniqueKeysWithValues: labels.map {
+                ($0, (stages.family.count(labelValues: [$0]) ?? 0) - before[$0, default: 0])
+            })
         #expect(
             moved == [
-                .nip98Authentication: 1, .admissionTransaction: 1, .apnsRequest: 3, .appAttestVerification: 0,
-                .lifecycleTransaction: 0,
+                "nip98_auth": 1, "admission_transaction": 1, "apns_request": 3, "app_attest_verification": 0,
+                "lifecycle_transaction": 0,
             ])
     }
 

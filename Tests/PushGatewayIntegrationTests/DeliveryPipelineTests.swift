@@ -1,5 +1,7 @@
+import PushAPNs
 import PushCrypto
 import PushDelivery
+import PushFCM
 import PushNostr
 import PushSystem
 import PushTestSupport
@@ -91,7 +93,9 @@ struct DeliveryPipelineTests {
         for row in Self.rows {
             let scenario = try gateway.enroll()
             let requestID = try CanonicalUUID.version4()
-            let sentBefore = metrics.apnsOutcomes.count(.accepted) + metrics.apnsOutcomes.count(.rejected)
+            let sentBefore =
+                (metrics.provider(.apns) as! APNsProviderMetrics).requests.count(.accepted)
+                + (metrics.provider(.apns) as! APNsProviderMetrics).requests.count(.rejected)
             let result = try Self.deliver(scenario, requestID: requestID, through: pipeline)
             #expect(result == row.result, "\(row.outcome)")
             let response = DeliveryResponses.response(for: result)
@@ -105,7 +109,9 @@ struct DeliveryPipelineTests {
                 [.text(scenario.handle)])
             #expect(try dead.bool(row: 0, column: 0) == row.marksDead, "\(row.outcome)")
             if row.outcome == .accepted || row.outcome == .permanentRequestFault {
-                #expect(metrics.apnsOutcomes.count(.accepted) + metrics.apnsOutcomes.count(.rejected) == sentBefore + 1)
+                #expect(
+                    (metrics.provider(.apns) as! APNsProviderMetrics).requests.count(.accepted)
+                        + (metrics.provider(.apns) as! APNsProviderMetrics).requests.count(.rejected) == sentBefore + 1)
             }
         }
         #expect(provider.callCount == Self.rows.count)
@@ -146,7 +152,10 @@ struct DeliveryPipelineTests {
         let provider = ScriptedProvider(
             [.accepted, .endpointDead(invalidAtSeconds: nil), .retry(retryAfterSeconds: nil)], service: .fcm)
         let metrics = GatewayMetrics(
-            insecureSettingsInUse: false, profileIDs: [], androidProfileIDs: [DeliveryTestGateway.profileID],
+            insecureSettingsInUse: false,
+            providers: PushProviderModules.standard.all.map {
+                ($0, $0.service == .fcm ? [DeliveryTestGateway.profileID] : [])
+            },
             poolStatistics: { PostgresPool.Statistics(open: 0, idle: 0) })
         let pipeline = try Self.androidPipeline(gateway, provider: provider, metrics: metrics)
         var results: [DeliveryResult] = []
@@ -172,7 +181,7 @@ struct DeliveryPipelineTests {
         ] {
             #expect(text.contains(line + "\n"), "\(line)")
         }
-        #expect(metrics.apnsOutcomes.count(.accepted) == 0)
+        #expect((metrics.provider(.apns) as! APNsProviderMetrics).requests.count(.accepted) == 0)
     }
 
     /// The gateway's pipeline with its one profile made an android one, sending through `provider`.
@@ -183,7 +192,8 @@ struct DeliveryPipelineTests {
         let ios = try #require(gateway.configuration.profile(id: DeliveryTestGateway.profileID))
         // Configuration refuses android profiles in this build, so the profile is made here.
         let android = AppProfile(
-            id: ios.id, variableKey: ios.variableKey, platform: .android, appID: ios.appID, teamID: ios.teamID,
+            id: ios.id, variableKey: ios.variableKey, platform: .android, provider: .fcm, appID: ios.appID,
+            teamID: ios.teamID,
             apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
             appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
         return DeliveryPipeline(

@@ -20,11 +20,7 @@ final class FCMDeliveryGateway {
 
     init(fcmScript: FCMMockScript = FCMMockScript()) throws {
         let certificates = try APNsTestCertificates.shared()
-        let fcm = try FCMMockServer(
-            certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
-            servicePublicKey: ConfigurationTestEnvironment.serviceAccountPublicKey,
-            clientEmail: ConfigurationTestEnvironment.serviceAccountEmail(),
-            projectID: ConfigurationTestEnvironment.fcmProjectID, script: fcmScript)
+        let fcm = try Self.mock(fcmScript)
         let apns = try APNsMockServer.loopback(script: APNsMockScript())
         self.fcm = fcm
         self.apns = apns
@@ -46,6 +42,16 @@ final class FCMDeliveryGateway {
         android.lifecycle.server.drain()
         fcm.stop()
         apns.stop()
+    }
+
+    /// fcm-mock over TLS with the test CA, knowing the test service account of the android profile.
+    static func mock(_ script: FCMMockScript) throws -> FCMMockServer {
+        let certificates = try APNsTestCertificates.shared()
+        return try FCMMockServer(
+            certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
+            servicePublicKey: ConfigurationTestEnvironment.serviceAccountPublicKey,
+            clientEmail: ConfigurationTestEnvironment.serviceAccountEmail(),
+            projectID: ConfigurationTestEnvironment.fcmProjectID, script: script)
     }
 
     var lifecycle: LifecycleGateway { android.lifecycle }

@@ -137,8 +137,8 @@ struct HelmChartTests {
             apnsKeyFile: "apns-example-ios-production.p8")
         environment["PUSH_GATEWAY_PROFILES"] = "example-ios-production"
         let configuration = try GatewayConfiguration(environment: environment)
-        #expect(configuration.apnsProxy?.host == "egress-proxy.infra")
-        #expect(configuration.apnsProxy?.port == 3128)
+        #expect(configuration.egressProxy?.host == "egress-proxy.infra")
+        #expect(configuration.egressProxy?.port == 3128)
     }
 
     @Test(

@@ -1,5 +1,6 @@
 import Foundation
 import MarmotIngress
+import PushAPNs
 import PushDelivery
 import PushHTTP
 import PushMarmot
@@ -114,6 +115,7 @@ struct MetricsLiveTests {
                 .union(gateway.server.application.routes(on: .privateListener).map(\.label))
                 .union(HTTPStatusClass.allCases.map(\.rawValue)).union(DeliveryAdmissionResult.allCases.map(\.rawValue))
                 .union(PushRequestOutcome.allCases.map(\.rawValue)).union(RequestStage.allCases.map(\.rawValue))
+                .union(PushProviderModules.standard.all.map { GatewayMetrics.requestStage($0.service) })
                 .union(ReaperRunResult.allCases.map(\.rawValue)).union(ReaperTable.allCases.map(\.rawValue))
                 .union(AndroidAttestationResult.allCases.map(\.rawValue))
                 .union(["in_use", "idle", "+Inf", GatewayVersion.current]).union(APNsReasonLabel.allValues)

@@ -1,3 +1,4 @@
+import PushFCM
 import PushNostr
 import PushTestSupport
 import Testing
@@ -91,7 +92,8 @@ struct NeutralDeliveryPathTests {
         // Configuration refuses android profiles in this build, so the profile is made here.
         let ios = try #require(gateway.configuration.profile(id: DeliveryTestGateway.profileID))
         let android = AppProfile(
-            id: ios.id, variableKey: ios.variableKey, platform: .android, appID: ios.appID, teamID: ios.teamID,
+            id: ios.id, variableKey: ios.variableKey, platform: .android, provider: .fcm, appID: ios.appID,
+            teamID: ios.teamID,
             apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
             appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
         let delivery = try DeliveryRequest(body: Self.singleBody(scenario, requestID: CanonicalUUID.version4()))

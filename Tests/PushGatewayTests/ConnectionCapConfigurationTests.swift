@@ -53,13 +53,13 @@ struct ConnectionCapConfigurationTests {
     }
 
     @Test("a shorter APNs request timeout is a test-only setting: unset by default, insecure when set")
-    func apnsRequestTimeout() throws {
+    func pushRequestTimeout() throws {
         let defaults = try #require(try ConfigurationTestEnvironment().configuration())
-        #expect(defaults.apnsRequestTimeout == nil)
+        #expect(defaults.pushRequestTimeout == nil)
         #expect(defaults.insecureSettings.isEmpty)
         let short = try #require(
             try ConfigurationTestEnvironment().with("PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS", "250").configuration())
-        #expect(short.apnsRequestTimeout == .milliseconds(250))
+        #expect(short.pushRequestTimeout == .milliseconds(250))
         #expect(short.insecureSettings == ["PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS"])
         for bad in ["99", "15001", "1.5"] {
             let errors = try ConfigurationTestEnvironment().with("PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS", bad).errors()

@@ -6,6 +6,7 @@ import MarmotIngress
 import PushCrypto
 import PushGateway
 import PushHTTP2
+import PushMarmot
 import PushSystem
 import PushTestSupport
 import Testing
@@ -23,19 +24,19 @@ final class MarmotServeHarness {
     let fcm: FCMMockServer
     let application: GatewayApplication
 
-    init() throws {
+    init(apnsScript: APNsMockScript = APNsMockScript(), fcmScript: FCMMockScript = FCMMockScript()) throws {
         let certificates = try APNsTestCertificates.shared()
         relay = try NostrRelayProcess()
         database = try MigratedTestDatabase()
         apns = try APNsMockServer(
             configuration: APNsMockServer.Configuration(
                 host: "127.0.0.1", certificateFile: certificates.serverCertificateFile,
-                keyFile: certificates.serverKeyFile, script: APNsMockScript()))
+                keyFile: certificates.serverKeyFile, script: apnsScript))
         let projectID = ConfigurationTestEnvironment.fcmProjectID
         fcm = try FCMMockServer(
             certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile,
             servicePublicKey: ConfigurationTestEnvironment.serviceAccountPublicKey,
-            clientEmail: "gateway@\(projectID).iam.gserviceaccount.com", projectID: projectID)
+            clientEmail: "gateway@\(projectID).iam.gserviceaccount.com", projectID: projectID, script: fcmScript)
         let environment = try ConfigurationTestEnvironment()
             .withAndroidProfile(authority: SyntheticKeyAttestationAuthority())
             .with("DATABASE_URL", database.runtimeURL)
@@ -64,6 +65,20 @@ final class MarmotServeHarness {
 
     var metrics: MarmotMetrics { application.metrics.marmot }
     var fcmSends: [FCMMockServer.Record] { fcm.records.filter { $0.kind == .send } }
+
+    /// One sample of the gateway's exposition (nil when the series is absent).
+    func sample(_ series: String) -> Double? {
+        application.metrics.render().split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            .flatMap { Double($0.dropFirst(series.count + 1)) }
+    }
+
+    /// Publishes one trigger holding the APNs and the FCM fixture token.
+    func publishBothTokens() throws {
+        let content = Base64.encode(
+            [MarmotFixture.apnsChunk(), MarmotTestEncoder.paddingChunk(), MarmotFixture.fcmChunk()].flatMap { $0 })
+        let wraps = try PythonMarmotSender.wraps(content: content, count: 1)
+        #expect(try PythonMarmotSender.publish([wraps[0]], to: relay) == [true])
+    }
 }
 
 @Suite("Marmot Push v1 started by serve, waking through apns-mock and fcm-mock", .serialized)
@@ -114,5 +129,48 @@ struct MarmotServeTests {
         #expect(harness.apns.records.count == 1)
         #expect(harness.fcmSends.count == 1)
         #expect(harness.metrics.triggers.count(.dispatched) == 1)
+    }
+
+    @Test(
+        "Marmot wakes move the provider families: accepted APNs and FCM requests and answers are counted as a delivery's are"
+    )
+    func wakesMoveProviderFamilies() throws {
+        let harness = try MarmotServeHarness()
+        #expect(eventually(within: 20) { harness.metrics.relayCount(.subscribed) == 1 })
+        try harness.publishBothTokens()
+        #expect(eventually(within: 20) { harness.metrics.tokenCount(.fcm, .accepted) == 1 })
+        #expect(eventually(within: 10) { harness.metrics.tokenCount(.apns, .accepted) == 1 })
+        #expect(harness.sample(#"push_gateway_apns_requests_total{outcome="accepted"}"#) == 1)
+        #expect(harness.sample(#"push_gateway_fcm_requests_total{outcome="accepted"}"#) == 1)
+        #expect(
+            harness.sample(#"push_gateway_apns_responses_total{profile="buzz-ios-production",reason="none"}"#) == 1)
+        #expect(harness.sample(#"push_gateway_fcm_responses_total{profile="buzz-android",error_code="none"}"#) == 1)
+        // No delivery was admitted: only the Marmot ingress moved them.
+        #expect(harness.sample(#"push_gateway_delivery_admissions_total{result="accepted"}"#) == 0)
+    }
+
+    @Test(
+        "a Marmot wake refused as a configuration fault by APNs and by FCM moves each provider's configuration_fault series, which the alert keys on"
+    )
+    func marmotConfigurationFaultsAreCounted() throws {
+        let harness = try MarmotServeHarness(
+            apnsScript: APNsMockScript(perToken: [
+                Hex.encode(MarmotFixture.apnsToken): [APNsMockReply(status: 400, reason: "BadDeviceToken")]
+            ]),
+            fcmScript: FCMMockScript(
+                sends: [FCMMockReply(status: 403, errorCode: "SENDER_ID_MISMATCH", rpcStatus: "PERMISSION_DENIED")]))
+        #expect(eventually(within: 20) { harness.metrics.relayCount(.subscribed) == 1 })
+        try harness.publishBothTokens()
+        #expect(eventually(within: 20) { harness.metrics.tokenCount(.fcm, .configurationFault) == 1 })
+        #expect(eventually(within: 10) { harness.metrics.tokenCount(.apns, .configurationFault) == 1 })
+        #expect(harness.sample(#"push_gateway_apns_requests_total{outcome="configuration_fault"}"#) == 1)
+        #expect(harness.sample(#"push_gateway_fcm_requests_total{outcome="configuration_fault"}"#) == 1)
+        #expect(
+            harness.sample(
+                #"push_gateway_apns_responses_total{profile="buzz-ios-production",reason="BadDeviceToken"}"#) == 1)
+        #expect(
+            harness.sample(
+                #"push_gateway_fcm_responses_total{profile="buzz-android",error_code="SENDER_ID_MISMATCH"}"#) == 1)
+        #expect(harness.sample(#"push_gateway_delivery_admissions_total{result="configuration_fault"}"#) == 0)
     }
 }

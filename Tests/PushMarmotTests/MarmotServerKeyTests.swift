@@ -1,6 +1,7 @@
 import Foundation
 import MarmotIngress
 import PushCrypto
+import PushMarmot
 import PushNostr
 import PushSystem
 import PushTestSupport

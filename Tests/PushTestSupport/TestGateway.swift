@@ -36,15 +36,15 @@ public final class TestGateway {
     /// `/proc/sys/vm/overcommit_memory`.
     public init(
         configuration: GatewayConfiguration, database: MigratedTestDatabase? = nil,
-        providers: [String: any PushProvider] = [:], clock: any WallClock = SystemWallClock(),
-        logger: Logger = TestLogs.logger(), listening: Bool = true,
+        providers: [String: any PushProvider] = [:], modules: PushProviderModules = .standard,
+        clock: any WallClock = SystemWallClock(), logger: Logger = TestLogs.logger(), listening: Bool = true,
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
         tuning: (inout HTTPServerConfiguration) -> Void = { _ in }
     ) throws {
         self.database = database
         server = try GatewayServer(
             application: GatewayApplication(
-                configuration: configuration, logger: logger, clock: clock, providers: providers,
+                configuration: configuration, logger: logger, clock: clock, providers: providers, modules: modules,
                 overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
         if listening { try server.start() }
@@ -70,7 +70,7 @@ public final class TestGateway {
         let configuration = try GatewayConfiguration(environment: environment.variables)
         try self.init(
             configuration: configuration, database: migrated, providers: try providers.make(configuration),
-            clock: clock,
+            modules: providers.modules, clock: clock,
             logger: logger, listening: listening, overcommitModePath: overcommitModePath, tuning: tuning)
     }
 
@@ -126,14 +126,27 @@ public struct TestGatewayClient: Sendable {
 /// so a trailing closure at the call site still means the environment adjustment.
 public struct ProviderFactory {
     public let make: (GatewayConfiguration) throws -> [String: any PushProvider]
+    /// The provider modules the gateway registers (docs/decisions/0770).
+    public let modules: PushProviderModules
 
-    public init(make: @escaping (GatewayConfiguration) throws -> [String: any PushProvider]) { self.make = make }
+    public init(
+        modules: PushProviderModules = .standard,
+        make: @escaping (GatewayConfiguration) throws -> [String: any PushProvider]
+    ) {
+        self.modules = modules
+        self.make = make
+    }
 
     /// No provider: every delivery answers `configuration_fault` (missing credentials).
     public static var none: ProviderFactory { ProviderFactory { _ in [:] } }
 
     /// What `serve` builds: the APNs provider of every iOS profile.
-    public static var configured: ProviderFactory { ProviderFactory { try PushProviders.make(configuration: $0) } }
+    public static var configured: ProviderFactory { registering(.standard) }
+
+    /// What `serve` builds with `modules` registered instead of the standard list.
+    public static func registering(_ modules: PushProviderModules) -> ProviderFactory {
+        ProviderFactory(modules: modules) { try PushProviders.make(configuration: $0, modules: modules) }
+    }
 
     /// `provider` for every enabled profile.
     public static func every(_ provider: any PushProvider) -> ProviderFactory {

@@ -1,7 +1,6 @@
 import GatewayConfiguration
 import GatewayCredentials
 import PushCrypto
-import PushFCM
 import PushJSON
 import PushNostr
 
@@ -89,21 +88,12 @@ struct RequestFields {
         return Received(text: text, value: key)
     }
 
-    /// A token in `platform`'s format: an APNs device token or an FCM registration token
-    /// (docs/protocol.md §1).
-    func endpoint(_ name: String, platform: AppProfile.Platform) throws(APIError) -> Received<[UInt8]> {
+    /// An endpoint as received: a non-empty string of at most 8 KiB whose format the profile's
+    /// provider decides once the profile is known (docs/protocol.md §1, "Platforms and providers";
+    /// `PushProviderModule.endpoint(_:)`).
+    func endpoint(_ name: String) throws(APIError) -> String {
         let text = try string(name)
-        guard let bytes = EndpointFormat.token(text, platform: platform) else { throw APIError(.invalidRequest) }
-        return Received(text: text, value: bytes)
-    }
-
-    /// An endpoint of either platform's format, as received; which one applies is decided once the
-    /// installation's profile is known (docs/protocol.md §1, §4.4).
-    func anyEndpoint(_ name: String) throws(APIError) -> String {
-        let text = try string(name)
-        guard EndpointFormat.apnsToken(text) != nil || EndpointFormat.fcmToken(text) != nil else {
-            throw APIError(.invalidRequest)
-        }
+        guard (1...8192).contains(text.utf8.count) else { throw APIError(.invalidRequest) }
         return text
     }
 
@@ -121,30 +111,5 @@ struct RequestFields {
             decoded.append(bytes)
         }
         return decoded
-    }
-}
-
-/// The endpoint formats of docs/protocol.md §1; the profile's platform decides which applies.
-package enum EndpointFormat {
-    /// An APNs device token: non-empty, even-length lowercase hex, at most 1024 characters; the
-    /// token's bytes.
-    static func apnsToken(_ text: String) -> [UInt8]? {
-        guard !text.isEmpty, text.utf8.count <= 1024 else { return nil }
-        return Hex.decode(text, lowercaseOnly: true)
-    }
-
-    /// An FCM registration token: 1..4096 characters of `[A-Za-z0-9_:.-]`; its ASCII bytes are the
-    /// token (what custody seals and the fingerprint covers).
-    static func fcmToken(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        return FCMPushProvider.isRegistrationToken(bytes) ? bytes : nil
-    }
-
-    /// The token bytes of `text` in `platform`'s format; nil when it has the other format.
-    package static func token(_ text: String, platform: AppProfile.Platform) -> [UInt8]? {
-        switch platform {
-        case .ios: apnsToken(text)
-        case .android: fcmToken(text)
-        }
     }
 }

@@ -16,23 +16,21 @@ public struct EnrollmentHead: Sendable, Equatable {
     public let challengeID: Received<CanonicalUUID>
     public let challenge: Received<[UInt8]>
     public let appProfile: String
-    /// The token in `platform`'s format (docs/protocol.md §1).
-    public let endpoint: Received<[UInt8]>
+    /// The endpoint as received; the profile's provider decides its format and bytes
+    /// (docs/protocol.md §1).
+    public let endpoint: String
     public let endpointEpoch: Int64
     public let expiresAt: Int64
 
-    /// Parses a closed body of these members plus the route's own `names`; the token must have
-    /// `platform`'s format.
-    static func fields(
-        body: [UInt8], names: [String], platform: AppProfile.Platform
-    ) throws(APIError) -> (EnrollmentHead, RequestFields) {
+    /// Parses a closed body of these members plus the route's own `names`.
+    static func fields(body: [UInt8], names: [String]) throws(APIError) -> (EnrollmentHead, RequestFields) {
         let fields = try RequestFields(
             body: body,
             names: ["v", "challenge_id", "challenge", "app_profile", "endpoint", "endpoint_epoch", "expires_at"] + names
         )
         let head = EnrollmentHead(
             challengeID: try fields.uuid("challenge_id"), challenge: try fields.challenge("challenge"),
-            appProfile: try fields.string("app_profile"), endpoint: try fields.endpoint("endpoint", platform: platform),
+            appProfile: try fields.string("app_profile"), endpoint: try fields.endpoint("endpoint"),
             endpointEpoch: try fields.integer("endpoint_epoch"), expiresAt: try fields.unixTime("expires_at"))
         guard head.endpointEpoch == 1 else { throw APIError(.invalidRequest) }
         return (head, fields)
@@ -47,7 +45,7 @@ public struct EnrollRequest: Sendable, Equatable {
     public let attestation: [UInt8]
 
     public init(body: [UInt8]) throws(APIError) {
-        let (head, fields) = try EnrollmentHead.fields(body: body, names: ["key_id", "attestation"], platform: .ios)
+        let (head, fields) = try EnrollmentHead.fields(body: body, names: ["key_id", "attestation"])
         self.head = head
         keyID = try fields.base64("key_id", sizes: 32...32)
         attestation = try fields.base64("attestation", sizes: 1...16384).value
@@ -65,7 +63,7 @@ public struct AndroidEnrollRequest: Sendable, Equatable {
     public let attestation: [[UInt8]]
 
     public init(body: [UInt8]) throws(APIError) {
-        let (head, fields) = try EnrollmentHead.fields(body: body, names: ["attestation"], platform: .android)
+        let (head, fields) = try EnrollmentHead.fields(body: body, names: ["attestation"])
         self.head = head
         attestation = try fields.base64Array(
             "attestation", counts: Self.chainLengths, sizes: Self.certificateSizes)
@@ -128,7 +126,7 @@ public struct RotateEndpointRequest: Sendable, Equatable {
             body: body, names: ["endpoint_epoch", "new_endpoint_epoch", "endpoint"])
         self.proof = proof
         (endpointEpoch, newEndpointEpoch) = try Self.epochs(fields)
-        endpoint = try fields.anyEndpoint("endpoint")
+        endpoint = try fields.endpoint("endpoint")
     }
 
     /// `endpoint_epoch` and `new_endpoint_epoch` (§4.4, §4.6): the new one is the next, without

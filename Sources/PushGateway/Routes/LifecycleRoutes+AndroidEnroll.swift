@@ -19,7 +19,7 @@ extension LifecycleRoutes {
 
             let transcript = AndroidEnrollmentTranscript(
                 origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
-                appProfile: head.appProfile, endpoint: head.endpoint.text, endpointEpoch: head.endpointEpoch,
+                appProfile: head.appProfile, endpoint: head.endpoint, endpointEpoch: head.endpointEpoch,
                 expiresAt: head.expiresAt)
             do throws(KeyAttestationError) {
                 let attested = try verifier.verify(

@@ -15,10 +15,11 @@ extension LifecycleRoutes {
         try performAsserted(asserted, now: now) { installation in
             installation.isLive(at: now.seconds) && installation.endpointEpoch == rotate.endpointEpoch
         } accepts: { installation in
-            // §1: the installation's platform decides the token format; the other one is a 400.
-            EndpointFormat.token(rotate.endpoint, platform: installation.platform) != nil
+            // §1: the installation's profile's provider decides the endpoint format; another is a 400.
+            endpoint(rotate.endpoint, profile: configuration.profile(id: installation.appProfile)) != nil
         } apply: { store, installation in
-            guard let token = EndpointFormat.token(rotate.endpoint, platform: installation.platform) else {
+            guard let token = endpoint(rotate.endpoint, profile: configuration.profile(id: installation.appProfile))
+            else {
                 throw LifecycleError(.invalidRequest)
             }
             let fingerprint = keys.fingerprinter.fingerprint(profileID: installation.appProfile, token: token)

@@ -20,7 +20,7 @@ extension LifecycleRoutes {
             // §3: the enrollment transcript bytes are the App Attest clientData.
             let transcript = AppAttestTranscript.enroll(
                 origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,
-                keyID: enroll.keyID.text, appProfile: head.appProfile, endpoint: head.endpoint.text,
+                keyID: enroll.keyID.text, appProfile: head.appProfile, endpoint: head.endpoint,
                 endpointEpoch: head.endpointEpoch, expiresAt: head.expiresAt)
             guard let attestationVerifier else { throw LifecycleError(.unavailable) }
             do {
@@ -50,6 +50,7 @@ extension LifecycleRoutes {
             guard let body = try? Body(body: request.body),
                 let profile = configuration.profile(id: body.head.appProfile),
                 let requirements = Body.requirements(of: profile),
+                let endpoint = endpoint(body.head.endpoint, profile: profile),
                 now.seconds < body.head.expiresAt,
                 body.head.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
             else { throw LifecycleError(.invalidRequest) }
@@ -59,7 +60,7 @@ extension LifecycleRoutes {
             let installation: NewInstallation
             do {
                 installation = try NewInstallation(
-                    platform: Body.platform, key: key, appProfile: profile.id, endpoint: head.endpoint.value,
+                    platform: Body.platform, key: key, appProfile: profile.id, endpoint: endpoint,
                     expiresAt: head.expiresAt, keys: keys)
             } catch {
                 throw LifecycleError(.unavailable)

@@ -38,6 +38,13 @@ struct LifecycleRoutes: Sendable {
     let attestationVerifier: AttestationVerifier?
     /// Android enrollment's roots and status list (docs/protocol.md §4.2a).
     let android: AndroidEnrollment
+    /// Whose endpoint syntax a profile's installations use (docs/protocol.md §1).
+    let providers: PushProviderModules
+
+    /// `text` as an endpoint of `profile`'s provider, nil when it has another format.
+    func endpoint(_ text: String, profile: AppProfile?) -> [UInt8]? {
+        profile.flatMap { providers.module(for: $0.provider) }?.endpoint(text)
+    }
 
     /// One instant for the whole request: milliseconds for the challenge age, seconds for the rest.
     struct Now {

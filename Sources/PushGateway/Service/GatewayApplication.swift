@@ -7,7 +7,6 @@ import GatewayMetrics
 import MarmotIngress
 import PushAttest
 import PushDelivery
-import PushFCM
 import PushHTTP
 import PushNostr
 import PushPostgres
@@ -28,8 +27,11 @@ public final class GatewayApplication: Sendable {
     let providers: [String: any PushProvider]
     /// The exported metrics (docs/protocol.md §9), rendered on the private listener's `GET /metrics`.
     public let metrics: GatewayMetrics
-    /// Rate-limited logs of APNs configuration faults and transient failures (docs/protocol.md §9).
-    let apnsFaultLog: APNsFaultLog
+    /// The registered provider modules (docs/decisions/0770).
+    let modules: PushProviderModules
+    /// Rate-limited logs of every provider's configuration faults and transient failures
+    /// (docs/protocol.md §9).
+    let faultLog: PushFaultLog
     /// The last readiness answered, for its log line and metric.
     public let readiness: ReadinessTracker
     private let draining = Atomic<Bool>(false)
@@ -50,27 +52,29 @@ public final class GatewayApplication: Sendable {
     /// The application `serve` runs: every profile's push provider built from the configuration
     /// (its credentials loaded now, so a key that cannot sign refuses the start).
     public static func configured(
-        _ configuration: GatewayConfiguration, logger: Logger
+        _ configuration: GatewayConfiguration, logger: Logger, modules: PushProviderModules = .standard
     ) throws -> GatewayApplication {
         GatewayApplication(
             configuration: configuration, logger: logger,
-            providers: try PushProviders.make(configuration: configuration))
+            providers: try PushProviders.make(configuration: configuration, modules: modules), modules: modules)
     }
 
     /// - Parameters:
     ///   - providers: each profile's push service; `configured(_:logger:)` builds them from the
     ///     configuration. A profile without one answers `configuration_fault` (missing credentials).
+    ///   - modules: the provider modules whose endpoints, metrics and log labels the routes use.
     ///   - overcommitModePath: where the kernel's overcommit mode is read, which chooses how database
     ///     functions are called (docs/decisions/0343); tests name a file of their own.
     public init(
         configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
-        providers: [String: any PushProvider] = [:],
+        providers: [String: any PushProvider] = [:], modules: PushProviderModules = .standard,
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath
     ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
         self.providers = providers
+        self.modules = modules
         let poolOptions = PostgresPool.Options(maximumConnections: configuration.databasePoolSize)
         let addressSpace = AddressSpaceFacts.current(overcommitModePath: overcommitModePath)
         let callForm = FunctionCallFormChoice.choose(for: addressSpace, sessions: poolOptions.maximumConnections)
@@ -92,11 +96,12 @@ public final class GatewayApplication: Sendable {
         self.metrics = GatewayMetrics(
             readinessState: { readiness.state },
             insecureSettingsInUse: !configuration.insecureSettings.isEmpty,
-            profileIDs: configuration.profiles.filter { $0.platform == .ios }.map(\.id),
-            androidProfileIDs: configuration.profiles.filter { $0.platform == .android }.map(\.id),
+            providers: modules.all.map { module in
+                (module, configuration.profiles.filter { $0.provider == module.service }.map(\.id))
+            },
             certificateExpiries: CertificateExpiry.of(configuration).map { ($0.profile, $0.notAfter) },
             poolMaximum: poolOptions.maximumConnections, poolStatistics: { pool.statistics })
-        self.apnsFaultLog = APNsFaultLog(logger: logger)
+        self.faultLog = PushFaultLog(logger: logger, providers: modules)
 
         let keys = GatewayKeys(configuration: configuration)
         // Per source (docs/protocol.md §4.1).
@@ -121,17 +126,16 @@ public final class GatewayApplication: Sendable {
             configuration: configuration, pool: pool, clock: clock, logger: logger, metrics: metrics,
             limit: SourceRateLimit(
                 ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies),
-            keys: keys, attestationVerifier: attestationVerifier, android: androidEnrollment)
+            keys: keys, attestationVerifier: attestationVerifier, android: androidEnrollment, providers: modules)
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         for (profileID, provider) in providers {
-            guard let fcm = provider as? FCMPushProvider else { continue }
-            metrics.registerFCMTokenRefreshes(profileID: profileID) { fcm.tokenRefreshes(for: profileID) }
+            metrics.provider(provider.service)?.observe(provider, profileID: profileID)
         }
         nip98Verifier = NIP98Verifier(allowedPublicOrigins: configuration.publicOrigins?.origins)
         deliveryPipeline = DeliveryPipeline(
             configuration: configuration, keys: keys,
             admissions: DeliveryLedger(pool: pool, configuration: configuration), providers: providers,
-            logger: logger, metrics: metrics, faultLog: apnsFaultLog, clock: SystemDeliveryClock(),
+            logger: logger, metrics: metrics, faultLog: faultLog, clock: SystemDeliveryClock(),
             scheduler: deliveryScheduler)
     }
 
@@ -151,7 +155,7 @@ public final class GatewayApplication: Sendable {
                 services.append(
                     try marmot.subscriber(
                         providers: marmotProviders(marmot), pool: pool, metrics: metrics.marmot, logger: logger,
-                        proxy: configuration.apnsProxy))
+                        proxy: configuration.egressProxy))
             } catch {
                 throw GatewayError(.serviceStart, description: "\(error)")
             }
@@ -193,11 +197,12 @@ public final class GatewayApplication: Sendable {
 
     /// docs/protocol.md §13 step 7: Marmot wakes go through the same providers as the deliveries,
     /// those of the profiles `PUSH_GATEWAY_MARMOT_APNS_PROFILE` / `…_FCM_PROFILE` name. A named
-    /// profile without credentials is left out, so its tokens count as unconfigured.
+    /// profile without credentials is left out, so its tokens count as unconfigured. Each wake is
+    /// counted in its provider's families, as a delivery's is (docs/protocol.md §9).
     private func marmotProviders(_ marmot: MarmotConfiguration) -> MarmotProviderMap {
         var map: MarmotProviderMap = [:]
-        if let id = marmot.apnsProfileID, let provider = providers[id] { map[.apns] = (provider, id) }
-        if let id = marmot.fcmProfileID, let provider = providers[id] { map[.fcm] = (provider, id) }
+        if let id = marmot.apnsProfileID, let provider = providers[id] { map[.apns] = (metrics.metered(provider), id) }
+        if let id = marmot.fcmProfileID, let provider = providers[id] { map[.fcm] = (metrics.metered(provider), id) }
         return map
     }
 

@@ -9,9 +9,11 @@ import PushSystem
 /// problems, and the same warnings.
 package enum StartupChecks {
     package static func problems(
-        _ configuration: GatewayConfiguration, now: Int64 = SystemWallClock().unixSeconds()
+        _ configuration: GatewayConfiguration, now: Int64 = SystemWallClock().unixSeconds(),
+        modules: PushProviderModules = .standard
     ) -> [ConfigurationError.Problem] {
-        var problems: [ConfigurationError.Problem] = []
+        // Each profile's provider is one a registered module serves (docs/decisions/0770).
+        var problems = modules.problems(configuration)
         if case .failure(let refusal) = AppAttestRoot.verifier(for: configuration) {
             problems.append(
                 ConfigurationError.Problem(

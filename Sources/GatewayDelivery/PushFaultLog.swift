@@ -1,6 +1,6 @@
+import GatewayConfiguration
 import GatewayMetrics
 import PushDelivery
-import PushFCM
 import PushSystem
 import Synchronization
 
@@ -8,8 +8,9 @@ import Synchronization
 /// configuration fault is logged at `error` with the profile id and the service's reason, at most once per profile and
 /// reason per interval; transient failures are counted and reported as one `warning` per profile
 /// per interval. Nothing here ever holds a token.
-package final class APNsFaultLog: Sendable {
+package final class PushFaultLog: Sendable {
     private let logger: Logger
+    private let providers: PushProviderModules
     private let interval: Duration
     private let state = Mutex(State())
 
@@ -27,8 +28,9 @@ package final class APNsFaultLog: Sendable {
         var timeouts = 0
     }
 
-    package init(logger: Logger, interval: Duration = .seconds(60)) {
+    package init(logger: Logger, providers: PushProviderModules, interval: Duration = .seconds(60)) {
         self.logger = logger
+        self.providers = providers
         self.interval = interval
     }
 
@@ -42,13 +44,9 @@ package final class APNsFaultLog: Sendable {
     }
 
     private func configurationFault(_ report: PushReport, profile: String) {
+        let module = providers.module(for: report.service)
         // Without an answer the credentials could not even be used (missing key, TLS set-up).
-        let reason =
-            switch (report.service, report.status) {
-            case (_, nil): report.service == .apns ? "no_apns_answer" : "no_fcm_answer"
-            case (.apns, let status?): APNsReasonLabel.label(status: status, reason: report.reason)
-            case (.fcm, _): report.reason.map { FCMErrorCode(rawValue: $0) ?? .other }?.rawValue ?? "none"
-            }
+        let reason = module?.reasonLabel(report) ?? "no_\(report.service.rawValue)_answer"
         let now = MonotonicInstant.now()
         let due = state.withLock { state in
             let key = profile + "\u{0}" + reason
@@ -58,12 +56,16 @@ package final class APNsFaultLog: Sendable {
         }
         guard due else { return }
         logger.error(
-            report.service == .apns ? "APNs configuration fault" : "FCM configuration fault",
+            "\(displayName(report.service)) configuration fault",
             [
                 "profile": .string(profile), "reason": .string(reason),
                 "fault": .string(Self.faultReason(report.outcome)),
                 "\(report.service.rawValue)_status": .int(Int64(report.status ?? 0)),
             ])
+    }
+
+    private func displayName(_ service: PushService) -> String {
+        providers.module(for: service)?.displayName ?? service.rawValue
     }
 
     private static func faultReason(_ outcome: PushOutcome) -> String {
@@ -87,7 +89,7 @@ package final class APNsFaultLog: Sendable {
         }
         guard let due else { return }
         logger.warning(
-            report.service == .apns ? "transient APNs failures" : "transient FCM failures",
+            "transient \(displayName(report.service)) failures",
             [
                 "profile": .string(profile), "failures": .int(Int64(due.failures)),
                 "transport_failures": .int(Int64(due.transportFailures)), "timeouts": .int(Int64(due.timeouts)),

@@ -1,4 +1,3 @@
-import PushMarmot
 import PushMetrics
 import Synchronization
 
@@ -11,7 +10,7 @@ public enum MarmotTokenPlatform: String, Sendable, CaseIterable {
     case fcm
     case unknown
 
-    init(_ platform: MarmotPlatform) {
+    public init(_ platform: MarmotPlatform) {
         switch platform {
         case .apns: self = .apns
         case .fcm: self = .fcm
@@ -41,7 +40,7 @@ public enum MarmotTokenResult: String, Sendable, CaseIterable {
     case rejected
 
     /// The label of a chunk step 5 skipped (``MarmotError/chunkSkipCodes``).
-    init(_ skipped: MarmotError) {
+    public init(_ skipped: MarmotError) {
         switch skipped.code {
         case .ecdh: self = .ecdh
         case .platform: self = .platform
@@ -114,7 +113,7 @@ public final class MarmotMetrics: Sendable {
         tokens.value(labelValues: [platform.rawValue, result.rawValue]) ?? 0
     }
 
-    func setRelayState(_ index: Int, _ state: NostrRelayConnectionState?) {
+    public func setRelayState(_ index: Int, _ state: NostrRelayConnectionState?) {
         relayStates.byIndex.withLock { $0[index] = state }
     }
 

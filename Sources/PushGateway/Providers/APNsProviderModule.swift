@@ -1,0 +1,115 @@
+import GatewayConfiguration
+import GatewayMetrics
+import PushAPNs
+import PushCrypto
+import PushDelivery
+import PushMetrics
+
+/// APNs (docs/protocol.md §8) as a provider module: `ios` profiles, hex device tokens.
+struct APNsProviderModule: PushProviderModule {
+    var service: PushService { .apns }
+    var platform: AppProfile.Platform { .ios }
+    var displayName: String { "APNs" }
+    var endpointSyntax: String { "the device token in lowercase hex (1 to 512 bytes)" }
+
+    /// docs/protocol.md §1: non-empty, even-length lowercase hex of at most 1024 characters.
+    func endpoint(_ text: String) -> [UInt8]? {
+        guard !text.isEmpty, text.utf8.count <= 1024 else { return nil }
+        return Hex.decode(text, lowercaseOnly: true)
+    }
+
+    func reasonLabel(_ report: PushReport) -> String? {
+        report.status.map { APNsReasonLabel.label(status: $0, reason: report.reason) }
+    }
+
+    func makeMetrics(profileIDs: [String]) -> any PushProviderMetrics {
+        APNsProviderMetrics(profileIDs: profileIDs)
+    }
+
+    /// iOS profiles share one `APNsPushProvider`.
+    func makeProvider(
+        profiles: [AppProfile], configuration: GatewayConfiguration
+    ) throws(PushProviderStartError) -> any PushProvider {
+        var apnsProfiles: [String: APNsProfile] = [:]
+        for profile in profiles {
+            apnsProfiles[profile.id] = APNsProfile(
+                server: server(for: profile.apnsEnvironment, configuration: configuration),
+                topic: profile.apnsTopic, credential: try credential(for: profile),
+                extraTrustAnchorsFile: configuration.apnsExtraTrustAnchorFile)
+        }
+        do {
+            let client = try APNsClient(configuration: PushProviders.clientConfiguration(configuration))
+            return APNsPushProvider(client: client, profiles: apnsProfiles)
+        } catch {
+            throw PushProviderStartError(profileID: nil, problem: "the APNs client could not start: \(error)")
+        }
+    }
+
+    func describe(_ profile: AppProfile) -> String {
+        let authentication =
+            switch profile.apnsAuthentication {
+            case .token: "token"
+            case .certificate: "certificate"
+            case nil: "no APNs"
+            }
+        return "apns \(profile.apnsEnvironment.rawValue), \(authentication) auth"
+    }
+
+    /// Apple's host for the environment, unless a test/development override is configured (§12).
+    private func server(
+        for environment: AppProfile.APNsEnvironment, configuration: GatewayConfiguration
+    ) -> APNsServer {
+        let override =
+            switch environment {
+            case .production: configuration.apnsProductionServer
+            case .sandbox: configuration.apnsSandboxServer
+            }
+        if let override { return APNsServer(host: override.host, port: override.port) }
+        return environment == .production ? .production : .sandbox
+    }
+
+    private func credential(for profile: AppProfile) throws(PushProviderStartError) -> APNsProfile.Credential {
+        switch profile.apnsAuthentication {
+        case .token(let privateKeyPEM, let keyID, let teamID):
+            do {
+                return try .token(
+                    teamID: teamID, keyID: keyID, privateKeyPEM: String(decoding: privateKeyPEM.bytes, as: UTF8.self))
+            } catch {
+                throw PushProviderStartError(
+                    profileID: profile.id, problem: "the APNs .p8 key does not load as a P-256 private key")
+            }
+        case .certificate(_, let path):
+            // One PEM file holds the certificate and its unencrypted key (§12).
+            return .certificate(certificateFile: path, keyFile: path)
+        case nil:
+            throw PushProviderStartError(profileID: profile.id, problem: "no APNs key or certificate")
+        }
+    }
+}
+
+/// `push_gateway_apns_requests_total{outcome}` and `push_gateway_apns_responses_total{profile,reason}`
+/// (docs/protocol.md §9).
+package final class APNsProviderMetrics: PushProviderMetrics {
+    /// APNs requests by outcome (§4.7, §8).
+    package let requests: LabeledCounter<PushRequestOutcome>
+    /// APNs answers by profile and Apple's reason.
+    let responses: CounterFamily
+
+    init(profileIDs: [String]) {
+        requests = LabeledCounter(
+            name: "push_gateway_apns_requests_total", help: "APNs requests, by outcome.", labelName: "outcome")
+        responses = CounterFamily(
+            name: "push_gateway_apns_responses_total", help: "APNs answers, by profile and Apple's reason.",
+            labelNames: ["profile", "reason"],
+            series: profileIDs.flatMap { profile in APNsReasonLabel.allValues.map { [profile, $0] } })
+    }
+
+    package var families: [any MetricFamily] { [requests.family, responses] }
+
+    package func record(_ report: PushReport, profile: String) {
+        if let outcome = report.requestOutcome { requests.increment(outcome, by: UInt64(report.requests)) }
+        if let status = report.status {
+            responses.add(1, labelValues: [profile, APNsReasonLabel.label(status: status, reason: report.reason)])
+        }
+    }
+}
