@@ -3,7 +3,7 @@ import PackageDescription
 
 // One C library → one system-library target → exactly one Swift module that imports it
 //: CLibPQ→PushPostgres, COpenSSL→PushCrypto,
-// CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushRelayClient.
+// CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushCurl.
 let package = Package(
     name: "push-gateway",
     // For PushGatewayClient in an app (async URLSession); the server builds on Linux only.
@@ -67,7 +67,9 @@ let package = Package(
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
-        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushErrors", "PushNostr", "PushCrypto"]),
+        // The one module importing libcurl: blocking transfers and the asynchronous multi client.
+        .target(name: "PushCurl", dependencies: ["CCurl", "PushErrors"]),
+        .target(name: "PushRelayClient", dependencies: ["PushCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
         .target(
