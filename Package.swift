@@ -68,7 +68,7 @@ let package = Package(
         // never linked into push-gateway.
         .target(name: "FCMMock", dependencies: ["APNsMock", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The one module importing libcurl: blocking transfers and the asynchronous multi client.
-        .target(name: "PushCurl", dependencies: ["CCurl", "PushErrors"]),
+        .target(name: "PushCurl", dependencies: ["CCurl", "PushErrors", "PushSystem"]),
         .target(name: "PushRelayClient", dependencies: ["PushCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
@@ -199,6 +199,7 @@ let package = Package(
         .testTarget(
             name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
+        .testTarget(name: "PushCurlTests", dependencies: ["PushCurl", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),

@@ -30,7 +30,9 @@ public enum CurlBlockingTransfer {
     }
 
     /// Performs one request and returns the status and body.
-    public static func perform(url: String, method: Method, limits: Limits) throws(CurlError) -> (
+    public static func perform(
+        url: String, method: Method, limits: Limits
+    ) throws(CurlError) -> (
         status: Int, body: [UInt8]
     ) {
         try CurlEasyHandle.make().perform(url: url, method: method, limits: limits)
