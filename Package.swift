@@ -61,7 +61,7 @@ let package = Package(
             name: "PushFCM",
             dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
-        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushCurl", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
@@ -197,7 +197,8 @@ let package = Package(
             path: "Tests/PushTestSupport"
         ),
         .testTarget(
-            name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto", "PushTestSupport"],
+            name: "PushWebPushTests",
+            dependencies: ["PushWebPush", "PushCrypto", "PushCurl", "PushSystem", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCurlTests", dependencies: ["PushCurl", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
