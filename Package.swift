@@ -200,7 +200,7 @@ let package = Package(
             name: "PushWebPushTests",
             dependencies: ["PushWebPush", "PushCrypto", "PushCurl", "PushSystem", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PushCurlTests", dependencies: ["PushCurl", "PushSystem", "PushTestSupport"]),
+        .testTarget(name: "PushCurlTests", dependencies: ["APNsMock", "PushCurl", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),

@@ -244,12 +244,16 @@ public final class WebPushSender: @unchecked Sendable {
         startWaiting()
     }
 
+    /// A waiting send with less time than this left ends without a request: too little remains
+    /// for a connection and an answer (docs/decisions/0790).
+    static let minimumTimeToStart: Duration = .milliseconds(250)
+
     /// Starts waiting sends that fit now, in arrival order, and ends those whose deadline passed.
     private func startWaiting() {
         let now = MonotonicInstant.now()
         var still: [Waiting] = []
         for entry in waiting {
-            if now >= entry.deadline {
+            if now.advanced(by: Self.minimumTimeToStart) >= entry.deadline {
                 entry.expire()
             } else if canStart(entry.origin) {
                 started(entry.origin)

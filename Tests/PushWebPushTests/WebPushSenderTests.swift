@@ -224,6 +224,23 @@ struct WebPushSenderTests {
         #expect(service.requests.count == 1)
     }
 
+    @Test("past the per-replica in-flight cap a send to another origin waits too")
+    func replicaInFlightCap() throws {
+        let service = try ScriptedPushService()
+        let harness = try SenderHarness(
+            resolver: ScriptedResolver([["127.0.0.1"], ["127.0.0.1"]]), allowsLoopback: true
+        ) {
+            $0.maximumInFlight = 1
+            $0.requestTimeout = .seconds(2)
+        }
+        let reports = try harness.send([
+            "https://push.example:\(service.port)/hang", "https://a.push.example:\(service.port)/status/201",
+        ])
+        #expect(reports[0].requestOutcome == .timeout, "\(reports)")
+        #expect(reports[1].requests == 0, "\(reports)")
+        #expect(service.requests.count == 1)
+    }
+
     @Test("§4.7's Web Push rows classify every answer")
     func classification() {
         let rows: [(Int, String?, WebPushSendReport.Outcome)] = [
