@@ -34,6 +34,36 @@ struct CurlMultiClientHTTP2Tests {
         #expect(server.maximumObservedConcurrentStreams > 1)
     }
 
+    @Test("an HTTP/2 answer with a body over 4 KiB ends its connection: the next request opens another")
+    func oversizedHTTP2BodyEndsTheConnection() throws {
+        let certificates = try PushServiceTestCertificates.shared()
+        let server = try APNsMockServer(
+            configuration: APNsMockServer.Configuration(
+                certificateFile: certificates.certificateFile, keyFile: certificates.keyFile,
+                alpnProtocols: ["h2"],
+                responder: { request in
+                    MockAnswer(status: 201, body: request.path == "/big" ? Array(repeating: 98, count: 8192) : [])
+                }))
+        defer { server.stop() }
+        let harness = try MultiClientHarness()
+        func request(_ path: String) -> CurlMultiRequest {
+            CurlMultiRequest(
+                url: "https://push.example:\(server.port)\(path)", headers: [], body: [1],
+                pinnedAddress: CurlPinnedAddress(
+                    host: "push.example", port: Int(server.port), addressBytes: [127, 0, 0, 1])!,
+                deadline: .now().advanced(by: .seconds(30)))
+        }
+        let big = harness.send(request("/big"))
+        guard case .failure(let failure) = big else {
+            Issue.record("an 8 KiB body was accepted: \(big)")
+            return
+        }
+        #expect(failure.kind == .responseTooLarge)
+        let next = harness.send(request("/small"))
+        #expect((try? next.get())?.httpVersion == 20, "\(next)")
+        #expect(server.connectionCount == 2)
+    }
+
     @Test("an IPv6 pinned address is connected to as a bracketed literal")
     func ipv6Pinning() throws {
         let service = try ScriptedPushService(ipv6: true)
