@@ -160,6 +160,10 @@ let package = Package(
             dependencies: ["MarmotIngress", "PushMarmot", "PushNostr", "PushCrypto", "PushDelivery", "PushSystem"]),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-fcm; never shipped.
+        // Development tool for docs/performance.md's Web Push figure; never shipped (it links PushTestSupport).
+        .executableTarget(
+            name: "webpush-bench",
+            dependencies: ["PushCrypto", "PushCurl", "PushSystem", "PushTestSupport", "PushWebPush"]),
         .executableTarget(name: "fcm-bench", dependencies: ["PushFCM", "PushDelivery", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-deliveries: the delivery's floor, timed in process.
         .executableTarget(
