@@ -16,7 +16,21 @@ struct LoopbackResolver: HostResolver {
 
 func cpuSeconds() -> Double { ProcessStatistics.current().cpuSeconds ?? 0 }
 
-let messages = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 2000
+let usage = """
+    usage: webpush-bench [MESSAGES]
+    Sends MESSAGES Web Push wakes (default 2000) through WebPushSender to a scripted local push
+    service and prints the provider's CPU per message, with encryption alone beside it.
+
+    """
+let argument = CommandLine.arguments.dropFirst().first
+if argument == "--help" || argument == "-h" {
+    print(usage, terminator: "")
+    exit(0)
+}
+guard let messages = argument.map({ Int($0) }) ?? 2000, messages > 0 else {
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(2)
+}
 let service = try ScriptedPushService()
 let subscriberKey = try P256PrivateKey.generate()
 let endpointText =
