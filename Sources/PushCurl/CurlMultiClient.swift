@@ -190,14 +190,16 @@ public final class CurlMultiClient: @unchecked Sendable {
             try? eventLoop.modify(registration, for: events)
             return
         }
-        let registration = try? eventLoop.register(socket, for: events) { [unowned self] ready in
+        // Weak: a client dropped without `shutdown()` must not be reached by the loop afterwards.
+        let registration = try? eventLoop.register(socket, for: events) { [weak self] ready in
+            guard let self else { return }
             var mask: Int32 = 0
             if ready.contains(.readable) || ready.contains(.readHangup) || ready.contains(.hangup) {
                 mask |= CURL_CSELECT_IN
             }
             if ready.contains(.writable) { mask |= CURL_CSELECT_OUT }
             if ready.contains(.error) { mask |= CURL_CSELECT_ERR }
-            act(on: socket, mask: mask)
+            self.act(on: socket, mask: mask)
         }
         if let registration { sockets[socket] = registration }
     }
@@ -208,7 +210,8 @@ public final class CurlMultiClient: @unchecked Sendable {
         if let libcurlTimer { eventLoop.cancel(libcurlTimer) }
         libcurlTimer = nil
         guard milliseconds >= 0 else { return }
-        libcurlTimer = eventLoop.schedule(after: .milliseconds(milliseconds)) { [unowned self] in
+        libcurlTimer = eventLoop.schedule(after: .milliseconds(milliseconds)) { [weak self] in
+            guard let self else { return }
             libcurlTimer = nil
             act(on: CURL_SOCKET_TIMEOUT, mask: 0)
         }
@@ -233,7 +236,8 @@ public final class CurlMultiClient: @unchecked Sendable {
         if transfers.isEmpty, idleTimer == nil {
             // libcurl closes a connection older than CURLOPT_MAXAGE_CONN only when it next looks
             // for one; a client with nothing in flight closes them all itself.
-            idleTimer = eventLoop.schedule(after: configuration.idleConnectionTimeout) { [unowned self] in
+            idleTimer = eventLoop.schedule(after: configuration.idleConnectionTimeout) { [weak self] in
+                guard let self else { return }
                 idleTimer = nil
                 if transfers.isEmpty { closeMulti() }
             }
