@@ -76,6 +76,9 @@ public final class ScriptedPushService {
     public let port: Int
     private let directory: URL
     private let process: Process
+    /// The service's standard input: it exits when this closes (the pyenv shim may run Python as
+    /// a child, which a signal to `process` would not reach).
+    private let lifeline = Pipe()
 
     public init(ipv6: Bool = false) throws {
         let certificates = try PushServiceTestCertificates.shared()
@@ -91,6 +94,7 @@ public final class ScriptedPushService {
             ipv6 ? "::1" : "127.0.0.1",
         ]
         process.standardOutput = FileHandle.nullDevice
+        process.standardInput = lifeline
         let stderrFile = directory.appendingPathComponent("stderr")
         FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: stderrFile)
@@ -114,6 +118,7 @@ public final class ScriptedPushService {
     deinit { stop() }
 
     public func stop() {
+        try? lifeline.fileHandleForWriting.close()
         if process.isRunning {
             // SIGKILL: the child inherits the test runner's blocked SIGTERM and would ignore it.
             kill(process.processIdentifier, SIGKILL)
@@ -143,7 +148,14 @@ public final class ScriptedPushService {
     public var requests: [Record] { records.filter { $0.event == "request" } }
 
     private static let script = #"""
-        import http.server, json, socketserver, ssl, sys, threading, time, urllib.parse
+        import http.server, json, os, socketserver, ssl, sys, threading, time, urllib.parse
+
+        def exit_when_parent_closes_stdin():
+            while sys.stdin.buffer.read(1):
+                pass
+            os._exit(0)
+
+        threading.Thread(target=exit_when_parent_closes_stdin, daemon=True).start()
 
         certificate, key, directory, host = sys.argv[1:5]
         lock = threading.Lock()
