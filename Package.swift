@@ -3,7 +3,7 @@ import PackageDescription
 
 // One C library → one system-library target → exactly one Swift module that imports it
 //: CLibPQ→PushPostgres, COpenSSL→PushCrypto,
-// CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushRelayClient.
+// CNghttp2→PushHTTP2 (client and server sessions), CSecp256k1→PushNostr, CCurl→PushCurl.
 let package = Package(
     name: "push-gateway",
     // For PushGatewayClient in an app (async URLSession); the server builds on Linux only.
@@ -64,7 +64,7 @@ let package = Package(
             name: "PushFCM",
             dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
-        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushJSON", "PushSystem"]),
+        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushCurl", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushHTTP", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
@@ -74,7 +74,9 @@ let package = Package(
         // APNsMock's server over h2 and HTTP/1.1; never linked into push-gateway.
         .target(
             name: "WebPushMock", dependencies: ["APNsMock", "PushWebPush", "PushCrypto", "PushJSON", "PushSystem"]),
-        .target(name: "PushRelayClient", dependencies: ["CCurl", "PushErrors", "PushNostr", "PushCrypto"]),
+        // The one module importing libcurl: blocking transfers and the asynchronous multi client.
+        .target(name: "PushCurl", dependencies: ["CCurl", "PushErrors", "PushSystem"]),
+        .target(name: "PushRelayClient", dependencies: ["PushCurl", "PushErrors", "PushNostr", "PushCrypto"]),
         // The Marmot mode's I/O and ingress (docs/protocol.md §13): WebSocket and relay drivers on an
         // event loop, the trigger steps, the digest table, dispatch through PushDelivery's providers.
         .target(
@@ -167,6 +169,10 @@ let package = Package(
             dependencies: ["MarmotIngress", "PushMarmot", "PushNostr", "PushCrypto", "PushDelivery", "PushSystem"]),
         .executableTarget(name: "apns-bench", dependencies: ["PushAPNs", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-fcm; never shipped.
+        // Development tool for docs/performance.md's Web Push figure; never shipped (it links PushTestSupport).
+        .executableTarget(
+            name: "webpush-bench",
+            dependencies: ["PushCrypto", "PushCurl", "PushSystem", "PushTestSupport", "PushWebPush"]),
         .executableTarget(name: "fcm-bench", dependencies: ["PushFCM", "PushDelivery", "PushHTTP2", "PushSystem"]),
         // Development tool for scripts/bench-deliveries: the delivery's floor, timed in process.
         .executableTarget(
@@ -204,13 +210,15 @@ let package = Package(
             path: "Tests/PushTestSupport"
         ),
         .testTarget(
-            name: "PushWebPushTests", dependencies: ["PushWebPush", "PushCrypto", "PushTestSupport"],
+            name: "PushWebPushTests",
+            dependencies: ["PushWebPush", "PushCrypto", "PushCurl", "PushSystem", "PushTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "WebPushMockTests",
             dependencies: [
                 "WebPushMock", "APNsMock", "PushWebPush", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
             ]),
+        .testTarget(name: "PushCurlTests", dependencies: ["APNsMock", "PushCurl", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP", "PushSystem", "PushTestSupport", "PushWire"]),
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),

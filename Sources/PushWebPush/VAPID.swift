@@ -59,36 +59,27 @@ public final class VAPIDSigner: Sendable {
     }
 }
 
-/// Tokens by audience, least recently used first out.
+/// Tokens by audience, least recently used first out; O(1) per hit and per eviction.
 private struct TokenCache {
     struct Entry {
         let token: String
         let expiresAt: Int64
-        var lastUse: UInt64
     }
 
-    let capacity: Int
-    private var entries: [String: Entry] = [:]
-    private var clock: UInt64 = 0
+    private var table: OriginTable<Entry>
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int) { table = OriginTable(capacity: capacity) }
 
-    var count: Int { entries.count }
+    var count: Int { table.count }
 
     mutating func token(for audience: String, usableAt time: Int64) -> String? {
-        guard let entry = entries[audience], entry.expiresAt > time else { return nil }
-        clock += 1
-        entries[audience]?.lastUse = clock
+        guard let entry = table.peek(audience), entry.expiresAt > time else { return nil }
+        table.withValue(for: audience, make: { entry }) { _ in }
         return entry.token
     }
 
     mutating func store(_ token: String, for audience: String, expiresAt: Int64) {
-        clock += 1
-        if entries[audience] == nil, entries.count >= capacity,
-            let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
-        {
-            entries[oldest] = nil
-        }
-        entries[audience] = Entry(token: token, expiresAt: expiresAt, lastUse: clock)
+        let entry = Entry(token: token, expiresAt: expiresAt)
+        table.withValue(for: audience, make: { entry }) { $0 = entry }
     }
 }

@@ -8,12 +8,12 @@ struct TestSubscriber {
     let secret: [UInt8]
     let endpoint: WebPushEndpoint
 
-    init() throws {
+    init(url: String = "https://push.example.net/x") throws {
         key = try P256PrivateKey.generate()
         secret = try SecureRandom.bytes(16)
         let text =
             Base64.encodeURLNoPadding(key.publicKey.uncompressedPoint) + "." + Base64.encodeURLNoPadding(secret)
-            + ".https://push.example.net/x"
+            + "." + url
         guard let endpoint = WebPushEndpoint(text) else { throw CryptoError(.invalidKey) }
         self.endpoint = endpoint
     }

@@ -1,0 +1,282 @@
+public import PushCurl
+public import PushSystem
+
+/// Resolves a push service's host name to its addresses; blocking, run on the sender's resolver
+/// workers only. Tests inject answers.
+public protocol HostResolver: Sendable {
+    func addresses(of host: String, port: Int) -> [IPAddress]
+}
+
+/// getaddrinfo through PushSystem.
+public struct SystemHostResolver: HostResolver {
+    public init() {}
+
+    public func addresses(of host: String, port: Int) -> [IPAddress] {
+        guard let resolved = try? TCPConnector.resolve(host: host, port: UInt16(port)) else { return [] }
+        return resolved.compactMap { IPAddress($0.host) }
+    }
+}
+
+/// The Web Push egress (docs/protocol.md §8b, classification §4.7): resolution at send time on
+/// resolver workers, the address rule on every resolved address, a connection only to a checked
+/// address (`CurlPinnedAddress`, no second resolution), the per-origin bucket, the in-flight caps,
+/// the request exactly as §8b and its classification (docs/decisions/0790).
+// @unchecked Sendable: `origins`, `inFlight`, `waiting` are touched only on the client's event loop.
+public final class WebPushSender: @unchecked Sendable {
+    public struct Settings: Sendable {
+        /// `PUSH_GATEWAY_WEBPUSH_ORIGIN_RATE_PER_SECOND`; the burst is twice that.
+        public var originRatePerSecond: Double = 100
+        public var maximumInFlightPerOrigin = 100
+        public var maximumInFlight = 2_000
+        public var maximumOrigins = 10_000
+        /// From the start of resolution to the complete response.
+        public var requestTimeout: Duration = .seconds(15)
+        public var addressRule = WebPushAddressRule()
+
+        public init() {}
+    }
+
+    private struct OriginState {
+        var tokens: Double
+        var refilledAt: MonotonicInstant
+        var blockedUntil: MonotonicInstant?
+        var inFlight = 0
+    }
+
+    private struct Waiting {
+        let origin: String
+        let deadline: MonotonicInstant
+        let start: () -> Void
+        let expire: () -> Void
+    }
+
+    public let client: CurlMultiClient
+    public let settings: Settings
+    private let resolver: any HostResolver
+    private let resolverWorkers: WorkerPool
+    private var origins: OriginTable<OriginState>
+    private var inFlight = 0
+    private var waiting: [Waiting] = []
+
+    public init(
+        client: CurlMultiClient, resolver: any HostResolver = SystemHostResolver(), resolverWorkers: WorkerPool,
+        settings: Settings = Settings()
+    ) {
+        self.client = client
+        self.resolver = resolver
+        self.resolverWorkers = resolverWorkers
+        self.settings = settings
+        origins = OriginTable(capacity: settings.maximumOrigins)
+    }
+
+    private var loop: EventLoop { client.eventLoop }
+
+    /// Sends one wake to `endpoint` signed by `vapid`; `completion` runs once, on the client's event
+    /// loop. `now` is Unix time (the TTL and the VAPID expiry).
+    public func send(
+        endpoint: WebPushEndpoint, vapid: VAPIDSigner, expiresAt: Int64, now: Int64,
+        completion: @escaping @Sendable (WebPushSendReport) -> Void
+    ) {
+        let deadline = MonotonicInstant.now().advanced(by: settings.requestTimeout)
+        let queued = loop.execute { [self] in
+            begin(endpoint: endpoint, vapid: vapid, expiresAt: expiresAt, now: now, deadline: deadline, completion)
+        }
+        if !queued { completion(.notSent(.retry(retryAfterSeconds: nil), .transport)) }
+    }
+
+    /// Origins the per-origin table holds (tests).
+    public var originCount: Int {
+        precondition(loop.inEventLoop)
+        return origins.count
+    }
+
+    // MARK: Event loop
+
+    private func begin(
+        endpoint: WebPushEndpoint, vapid: VAPIDSigner, expiresAt: Int64, now: Int64, deadline: MonotonicInstant,
+        _ completion: @escaping @Sendable (WebPushSendReport) -> Void
+    ) {
+        let origin = endpoint.origin
+        guard takeToken(origin) else {
+            completion(.notSent(.retry(retryAfterSeconds: 1), .originBucket))
+            return
+        }
+        let headers: [String]
+        do {
+            headers = try Self.headers(endpoint: endpoint, vapid: vapid, expiresAt: expiresAt, now: now)
+        } catch {
+            completion(.notSent(.configurationFault, .vapidSigning))
+            return
+        }
+        guard let body = try? WebPushEncryption.encrypt(WebPushEncryption.wakePlaintext, to: endpoint) else {
+            completion(.notSent(.retry(retryAfterSeconds: nil), .encryption))
+            return
+        }
+        let proceed: @Sendable ([IPAddress]) -> Void = { [self] addresses in
+            sendPinned(endpoint, addresses, headers, body, deadline, completion)
+        }
+        if let literal = endpoint.hostAddress {
+            proceed([literal])
+            return
+        }
+        let resolver = self.resolver
+        let host = endpoint.host
+        let port = endpoint.connectPort
+        let submitted = resolverWorkers.submit(
+            { resolver.addresses(of: host, port: port) }, deliveringOn: loop, completion: proceed)
+        if !submitted { completion(.notSent(.retry(retryAfterSeconds: nil), .resolutionFailed)) }
+    }
+
+    private func sendPinned(
+        _ endpoint: WebPushEndpoint, _ addresses: [IPAddress], _ headers: [String], _ body: [UInt8],
+        _ deadline: MonotonicInstant, _ completion: @escaping @Sendable (WebPushSendReport) -> Void
+    ) {
+        guard !addresses.isEmpty else {
+            completion(.notSent(.retry(retryAfterSeconds: nil), .resolutionFailed))
+            return
+        }
+        // Every resolved address is checked; the first permitted one is the one connected to.
+        guard let address = addresses.first(where: settings.addressRule.permits),
+            let pinned = CurlPinnedAddress(host: endpoint.host, port: endpoint.connectPort, addressBytes: address.bytes)
+        else {
+            completion(.notSent(.retry(retryAfterSeconds: nil), .refusedAddress))
+            return
+        }
+        let request = CurlMultiRequest(
+            url: endpoint.url, headers: headers, body: body, pinnedAddress: pinned, deadline: deadline)
+        let origin = endpoint.origin
+        admit(origin: origin, deadline: deadline) { [self] in
+            client.send(request) { [self] result in
+                release(origin)
+                completion(finish(origin, result))
+            }
+        } expire: {
+            completion(
+                WebPushSendReport(
+                    outcome: .retry(retryAfterSeconds: nil), requestOutcome: nil, reason: .timeout, status: nil,
+                    requests: 0))
+        }
+    }
+
+    private func finish(_ origin: String, _ result: Result<CurlMultiResponse, CurlMultiFailure>) -> WebPushSendReport {
+        switch result {
+        case .success(let response):
+            let report = WebPushSendReport.classify(status: response.status, retryAfter: response.retryAfter)
+            if response.status == 429 || response.status == 503 {
+                let pause = min(WebPushSendReport.retryAfterSeconds(response.retryAfter) ?? 60, 60)
+                blockOrigin(origin, for: .seconds(pause))
+            }
+            return report
+        case .failure(let failure):
+            let retry = WebPushSendReport.Outcome.retry(retryAfterSeconds: nil)
+            switch failure.kind {
+            case .timeout:
+                return WebPushSendReport(
+                    outcome: retry, requestOutcome: .timeout, reason: .timeout, status: nil, requests: 1)
+            case .responseTooLarge:
+                return WebPushSendReport(
+                    outcome: retry, requestOutcome: .transportFailure, reason: .responseTooLarge, status: nil,
+                    requests: 1)
+            default:
+                return WebPushSendReport(
+                    outcome: retry, requestOutcome: .transportFailure, reason: .transport, status: nil, requests: 1)
+            }
+        }
+    }
+
+    // MARK: The origin's bucket and the in-flight caps
+
+    private func freshState() -> OriginState {
+        OriginState(tokens: settings.originRatePerSecond * 2, refilledAt: .now())
+    }
+
+    private func takeToken(_ origin: String) -> Bool {
+        let rate = settings.originRatePerSecond
+        let now = MonotonicInstant.now()
+        return origins.withValue(for: origin, make: freshState) { state in
+            if let until = state.blockedUntil {
+                guard now >= until else { return false }
+                state.blockedUntil = nil
+                state.refilledAt = now
+            }
+            let elapsed = Double(state.refilledAt.duration(to: now).nanosecondsClamped) / 1e9
+            state.tokens = min(rate * 2, state.tokens + elapsed * rate)
+            state.refilledAt = now
+            guard state.tokens >= 1 else { return false }
+            state.tokens -= 1
+            return true
+        }
+    }
+
+    /// docs/protocol.md §8b: a 429 or 503 empties the origin's bucket for min(Retry-After, 60) s.
+    private func blockOrigin(_ origin: String, for pause: Duration) {
+        origins.withValue(for: origin, make: freshState) { state in
+            state.tokens = 0
+            state.blockedUntil = MonotonicInstant.now().advanced(by: pause)
+        }
+    }
+
+    private func admit(
+        origin: String, deadline: MonotonicInstant, start: @escaping () -> Void, expire: @escaping () -> Void
+    ) {
+        if canStart(origin) {
+            started(origin)
+            start()
+            return
+        }
+        waiting.append(Waiting(origin: origin, deadline: deadline, start: start, expire: expire))
+        loop.schedule(at: deadline) { [self] in startWaiting() }
+    }
+
+    private func canStart(_ origin: String) -> Bool {
+        inFlight < settings.maximumInFlight
+            && (origins.peek(origin)?.inFlight ?? 0) < settings.maximumInFlightPerOrigin
+    }
+
+    private func started(_ origin: String) {
+        inFlight += 1
+        origins.withValue(for: origin, make: freshState) { $0.inFlight += 1 }
+    }
+
+    private func release(_ origin: String) {
+        inFlight -= 1
+        origins.withValue(for: origin, make: freshState) { $0.inFlight = max(0, $0.inFlight - 1) }
+        startWaiting()
+    }
+
+    /// A waiting send with less time than this left ends without a request: too little remains
+    /// for a connection and an answer (docs/decisions/0790).
+    static let minimumTimeToStart: Duration = .milliseconds(250)
+
+    /// Starts waiting sends that fit now, in arrival order, and ends those whose deadline passed.
+    private func startWaiting() {
+        let now = MonotonicInstant.now()
+        var still: [Waiting] = []
+        for entry in waiting {
+            if now.advanced(by: Self.minimumTimeToStart) >= entry.deadline {
+                entry.expire()
+            } else if canStart(entry.origin) {
+                started(entry.origin)
+                entry.start()
+            } else {
+                still.append(entry)
+            }
+        }
+        waiting = still
+    }
+
+    // MARK: The request (docs/protocol.md §8b)
+
+    static func headers(endpoint: WebPushEndpoint, vapid: VAPIDSigner, expiresAt: Int64, now: Int64) throws -> [String]
+    {
+        let ttl = min(max(0, expiresAt - now), 2_419_200)
+        return [
+            "TTL: \(ttl)",
+            "Urgency: high",
+            "Topic: reconnect",
+            "Content-Encoding: aes128gcm",
+            "Content-Type: application/octet-stream",
+            "Authorization: " + (try vapid.authorization(origin: endpoint.origin, now: now)),
+        ]
+    }
+}
