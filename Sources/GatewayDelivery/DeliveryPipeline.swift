@@ -290,6 +290,13 @@ package struct DeliveryPipeline: Sendable {
         _ admission: Admission, relay: [UInt8], reported: @escaping @Sendable (PushReport) -> Void
     ) {
         let profile = admission.profile
+        guard admission.admitted.provider == profile.provider.rawValue else {
+            // The endpoint was enrolled in another provider's format: it is never sent elsewhere.
+            logger.error(
+                "installation enrolled under another provider than its profile's",
+                ["profile": .string(profile.id), "outcome": .string("configuration_fault")])
+            return reported(.notSent(.configurationFault(.providerChanged), service: profile.provider))
+        }
         guard let token = keys.tokens.open(String(decoding: admission.admitted.sealedToken, as: UTF8.self)) else {
             // The token keyring no longer holds the key that sealed this token: an operator error.
             logger.error(

@@ -57,6 +57,10 @@ public enum ConfigurationFault: String, Sendable, CaseIterable {
     case endpointNotForApp = "endpoint_not_for_app"
     /// The stored token does not open with the token keyring (an operator error).
     case custodyUnopenable = "custody_unopenable"
+    /// The installation stored another provider at enrollment than its profile names now
+    /// (docs/protocol.md "Platforms and providers": moving apps to another provider needs a new
+    /// profile id).
+    case providerChanged = "provider_changed"
 }
 
 /// The provider-neutral outcome of one wake: the five rows of docs/protocol.md §4.7's table, whatever

@@ -107,6 +107,29 @@ struct DeliveryOutcomeTests {
         #expect(harness.provider.wakes.isEmpty)
     }
 
+    @Test(
+        "an installation enrolled under another provider than its profile names now: configuration_fault, no push, the reservation released"
+    )
+    func storedProviderOtherThanTheProfilesIsAConfigurationFault() throws {
+        for stored in ["fcm", "webpush"] {
+            let harness = try PipelineHarness(decide: { _, admitted in
+                .admitted(
+                    AdmittedDelivery(
+                        installationHandle: admitted.installationHandle, sealedToken: admitted.sealedToken,
+                        provider: stored))
+            })
+            let delivery = try harness.delivery()
+            let answer = harness.deliver(delivery)
+            harness.workers.runQueued()
+            #expect(answer.value == .configurationFault)
+            #expect(!harness.isReserved(delivery))
+            #expect(harness.provider.wakes.isEmpty)
+            #expect(
+                harness.logs.lines(saying: "installation enrolled under another provider than its profile's").count == 1
+            )
+        }
+    }
+
     @Test("the push goes out with the opened device token, the request id and the delivery's expiry")
     func wakeCarriesTheDelivery() throws {
         let (harness, delivery, _) = try Self.deliver(answering: .accepted)

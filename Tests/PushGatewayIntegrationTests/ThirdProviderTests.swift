@@ -124,6 +124,9 @@ struct ThirdProviderTests {
             try device.enrollBody(challenge: try lifecycle.challenge(), expiresAt: now + 86_400, endpoint: endpoint))
         try #require(enrolled.status == 201, "\(enrolled.bodyText)")
         device.handle = try lifecycleObject(enrolled)["installation_handle"] as? String
+        let handle = try #require(device.handle)
+        let stored = try lifecycle.query("SELECT provider FROM installations WHERE handle = $1::uuid", [.text(handle)])
+        #expect(try stored.string(row: 0, column: 0) == "fake")
 
         let relay = DeliveryTestGateway.randomRelayKey()
         let delegated = try android.post(
@@ -157,6 +160,18 @@ struct ThirdProviderTests {
         try #require(wakes.count == 2)
         #expect(wakes.allSatisfy { $0.deviceToken == Array(endpoint.utf8) && $0.profileID == Self.profile })
         #expect(wakes.allSatisfy { $0.style == .reconnect && $0.expiresAt == expiresAt })
+
+        // An installation stored under another provider than its profile's now: 503, nothing sent.
+        _ = try lifecycle.query("UPDATE installations SET provider = 'fcm' WHERE handle = $1::uuid", [.text(handle)])
+        let moved = DeliveryTestGateway.body(
+            grant: grant, requestID: try CanonicalUUID.version4(), expiresAt: expiresAt)
+        let movedAuthorization = try DeliveryTestGateway.authorization(
+            key: relay, url: "http://\(FCMDeliveryGateway.host)/v1/deliveries", body: moved)
+        let refusedMove = try client.post(
+            body: moved, headers: ["Authorization: \(movedAuthorization)"], path: "/v1/deliveries")
+        #expect(refusedMove.status == 503, "\(refusedMove.bodyText)")
+        #expect(refusedMove.bodyText == #"{"error":"configuration_fault"}"#)
+        #expect(module.wakes.all.count == 2)
 
         let metrics = try lifecycle.gateway.get("/metrics").bodyText
         #expect(metrics.contains("push_gateway_fake_requests_total{outcome=\"accepted\"} 2\n"))

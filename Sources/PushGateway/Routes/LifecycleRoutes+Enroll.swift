@@ -60,7 +60,8 @@ extension LifecycleRoutes {
             let installation: NewInstallation
             do {
                 installation = try NewInstallation(
-                    platform: Body.platform, key: key, appProfile: profile.id, endpoint: endpoint,
+                    platform: Body.platform, provider: profile.provider.rawValue, key: key, appProfile: profile.id,
+                    endpoint: endpoint,
                     expiresAt: head.expiresAt, keys: keys)
             } catch {
                 throw LifecycleError(.unavailable)
@@ -123,9 +124,11 @@ extension LifecycleRoutes {
         }
     }
 
-    /// §4.2, §4.2a idempotent retry: same platform, key id, public key, profile, fingerprint, epoch 1 and `expires_at`.
+    /// §4.2, §4.2a idempotent retry: same platform, provider, key id, public key, profile, fingerprint,
+    /// epoch 1 and `expires_at`.
     static func isRetry(of existing: InstallationRecord, _ installation: NewInstallation) -> Bool {
-        existing.platform == installation.platform && existing.keyID == installation.key.keyID
+        existing.platform == installation.platform && existing.provider == installation.provider
+            && existing.keyID == installation.key.keyID
             && existing.publicKey == installation.key.publicKey
             && existing.appProfile == installation.appProfile
             && existing.endpointFingerprint == installation.endpointFingerprint && existing.endpointEpoch == 1
