@@ -29,7 +29,7 @@ package final class EventLoopScheduler: DeliveryScheduler {
             case .running(let loop): return loop
             case .stopped: return nil
             case .idle:
-                guard let loop = try? EventLoop() else { return nil }
+                guard let loop = try? EventLoop(name: "delivery-timer") else { return nil }
                 state = .running(loop)
                 return loop
             }

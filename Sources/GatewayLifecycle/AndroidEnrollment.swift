@@ -113,7 +113,7 @@ final class KeyAttestationStatusFetcher: Sendable {
     /// Fetches now and then every hour until the fetcher is released.
     func start(logger: Logger) {
         let released = released
-        let started = try? PosixThread.spawn { [weak self] in
+        let started = try? PosixThread.spawn(name: "status-list") { [weak self] in
             repeat {
                 guard let self else { return }
                 fetchNow()

@@ -70,14 +70,14 @@ public final class MarmotSubscriber: Sendable {
     /// Starts the loop, the worker and every relay client, and logs the server's public key (hex
     /// and NIP-19 `npub`: what clients encrypt tokens and wrap triggers to; not a secret).
     public func start() throws {
-        let loop = try EventLoop()
+        let loop = try EventLoop(name: "marmot-loop")
         let workers: WorkerPool
         let ingress: MarmotIngress
         let shares = MarmotQueueShares(capacity: Self.queueCapacity, relayCount: settings.relays.count)
         // Reserved and released on the loop thread only (the worker's completion is delivered there).
         let slots = LoopBound(shares, on: loop)
         do {
-            workers = try WorkerPool(threadCount: 1, queueCapacity: shares.totalCapacity)
+            workers = try WorkerPool(threadCount: 1, queueCapacity: shares.totalCapacity, name: "marmot-worker")
             ingress = try makeIngress { delay, body in
                 loop.execute { loop.schedule(after: delay) { body() } }
             }

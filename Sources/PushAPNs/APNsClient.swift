@@ -26,7 +26,7 @@ public final class APNsClient: Sendable {
     ) throws(SystemError) {
         self.configuration = configuration
         self.tokenClock = tokenClock
-        self.http = try HTTP2Client(configuration: configuration)
+        self.http = try HTTP2Client(configuration: configuration, threadName: "apns-client")
     }
 
     /// Stops the I/O thread; requests still in flight are answered `.retry`.

@@ -30,9 +30,9 @@ public final class FCMClient: Sendable {
     ) throws(SystemError) {
         self.configuration = configuration
         self.clock = clock
-        self.http = try HTTP2Client(configuration: configuration)
+        self.http = try HTTP2Client(configuration: configuration, threadName: "fcm-client")
         let queue = renewals
-        renewalThread = try PosixThread.spawn {
+        renewalThread = try PosixThread.spawn(name: "fcm-renewal") {
             while let renewal = queue.dequeue() { renewal() }
         }
     }

@@ -15,8 +15,12 @@ func threadNames() throws -> [String] {
 struct ThreadNameTests {
     @Test("a PosixThread, an event loop's thread and a worker pool's threads show the names they were given")
     func namesShowInProc() throws {
+        let started = CompletionLatch()
         let release = CompletionLatch()
-        let thread = try PosixThread.spawn(name: "name-test-one") { release.wait() }
+        let thread = try PosixThread.spawn(name: "name-test-one") {
+            started.open()
+            release.wait()
+        }
         let loop = try EventLoop(name: "name-test-loop")
         let pool = try WorkerPool(threadCount: 2, queueCapacity: 4, name: "name-test-pool")
         defer {
@@ -30,6 +34,7 @@ struct ThreadNameTests {
         loop.execute { loopRunning.open() }
         let poolRunning = CompletionLatch()
         #expect(pool.submit({ poolRunning.open() }, deliveringOn: loop) { _ in })
+        #expect(started.wait(until: MonotonicInstant.now().advanced(by: .seconds(10))))
         #expect(loopRunning.wait(until: MonotonicInstant.now().advanced(by: .seconds(10))))
         #expect(poolRunning.wait(until: MonotonicInstant.now().advanced(by: .seconds(10))))
         let names = try threadNames()

@@ -77,7 +77,7 @@ public final class Reaper: Sendable {
     /// Starts the reaper thread: a pass every `settings.interval`, the first one interval after
     /// start. Call once.
     public func start() throws(SystemError) {
-        let spawned = try PosixThread.spawn { [self] in
+        let spawned = try PosixThread.spawn(name: "reaper") { [self] in
             var next = MonotonicInstant.now().advanced(by: settings.interval)
             while !stopRequested.wait(until: next) {
                 runOnce()

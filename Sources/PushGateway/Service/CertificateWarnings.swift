@@ -21,7 +21,7 @@ package final class CertificateWarnings: Sendable {
     /// start is one of `StartupChecks.warnings`).
     package func start() {
         guard !expiries.isEmpty else { return }
-        let spawned = try? PosixThread.spawn { [self] in
+        let spawned = try? PosixThread.spawn(name: "cert-warnings") { [self] in
             while !stopRequested.wait(until: MonotonicInstant.now().advanced(by: .seconds(86_400))) {
                 warnNow()
             }
