@@ -27,26 +27,9 @@ final class HTTP1ServerConnection {
     /// Reads what the TLS session has into `input`; false when the peer is gone or sends more than
     /// one request's limits would ever buffer.
     func readAvailable() -> Bool {
-        while true {
-            let result: TLSTransfer
-            do {
-                result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
-                    try tls.read(into: buffer)
-                }
-            } catch {
-                return false
-            }
-            switch result {
-            case .transferred(let count):
-                input.append(contentsOf: readBuffer[..<count])
-                guard input.count <= parser.maxHeaderBytes + HTTP2ServerConnection.maximumRecordedBody else {
-                    return false
-                }
-            case .wantRead, .wantWrite:
-                return true
-            case .closed:
-                return false
-            }
+        tls.readAvailable(into: &readBuffer) { chunk in
+            input.append(contentsOf: chunk)
+            return input.count <= parser.maxHeaderBytes + HTTP2ServerConnection.maximumRecordedBody
         }
     }
 

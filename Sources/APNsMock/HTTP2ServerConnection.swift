@@ -80,27 +80,7 @@ final class HTTP2ServerConnection: HTTP2SessionDelegate {
     /// Reads what the socket has and feeds the session; false when the peer is gone.
     func readAvailable() -> Bool {
         guard let session else { return false }
-        while true {
-            let result: TLSTransfer
-            do {
-                result = try readBuffer.withUnsafeMutableBytes { buffer throws(CryptoError) in
-                    try tls.read(into: buffer)
-                }
-            } catch {
-                return false
-            }
-            switch result {
-            case .transferred(let count):
-                let accepted = readBuffer.withUnsafeBytes {
-                    session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count]))
-                }
-                guard accepted else { return false }
-            case .wantRead, .wantWrite:
-                return true
-            case .closed:
-                return false
-            }
-        }
+        return tls.readAvailable(into: &readBuffer) { session.receive($0) }
     }
 
     /// Writes the session's output until the socket would block; false when the peer is gone.
