@@ -1,4 +1,5 @@
 import PushDER
+import PushSystem
 
 /// The Key Attestation extension of a leaf certificate (Android's `KeyDescription` schema), parsed
 /// as strict DER (docs/protocol.md §5a step 4). The fields the §5a rules read are decoded and
@@ -42,7 +43,7 @@ public struct KeyDescription: Sendable, Equatable {
 }
 
 /// `SecurityLevel ::= ENUMERATED { Software (0), TrustedEnvironment (1), StrongBox (2) }`.
-public enum SecurityLevel: Int64, Sendable, Comparable, CaseIterable {
+public enum SecurityLevel: Int64, Sendable, NamedLevel {
     case software = 0
     case trustedEnvironment = 1
     case strongBox = 2
@@ -56,11 +57,6 @@ public enum SecurityLevel: Int64, Sendable, Comparable, CaseIterable {
         }
     }
 
-    public init?(name: String) {
-        guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
     /// An unknown value is a malformed extension, not a level.
     init(_ element: DERElement) throws(DERError) {
         guard let level = SecurityLevel(rawValue: try element.enumerated()) else {
@@ -68,8 +64,6 @@ public enum SecurityLevel: Int64, Sendable, Comparable, CaseIterable {
         }
         self = level
     }
-
-    public static func < (lhs: SecurityLevel, rhs: SecurityLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// One `AuthorizationList`: a SEQUENCE of `[tag] EXPLICIT` fields, all optional, in ascending tag

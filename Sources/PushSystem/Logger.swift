@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 
 /// Severity of a log line; the configured threshold comes from `PUSH_GATEWAY_LOG_LEVEL` (docs/protocol.md §12).
-public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+public enum LogLevel: Int, Sendable, NamedLevel {
     case debug = 0
     case info = 1
     case warning = 2
@@ -16,13 +16,6 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
         case .error: "error"
         }
     }
-
-    public init?(name: String) {
-        guard let level = LogLevel.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// A value a log field may carry. Only closed-set strings and numbers belong here: docs/protocol.md §11
