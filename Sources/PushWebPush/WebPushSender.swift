@@ -1,4 +1,5 @@
 public import PushCurl
+public import PushDelivery
 public import PushSystem
 
 /// Resolves a push service's host name to its addresses; blocking, run on the sender's resolver
@@ -75,13 +76,13 @@ public final class WebPushSender: @unchecked Sendable {
     /// loop. `now` is Unix time (the TTL and the VAPID expiry).
     public func send(
         endpoint: WebPushEndpoint, vapid: VAPIDSigner, expiresAt: Int64, now: Int64,
-        completion: @escaping @Sendable (WebPushSendReport) -> Void
+        completion: @escaping @Sendable (PushReport) -> Void
     ) {
         let deadline = MonotonicInstant.now().advanced(by: settings.requestTimeout)
         let queued = loop.execute { [self] in
             begin(endpoint: endpoint, vapid: vapid, expiresAt: expiresAt, now: now, deadline: deadline, completion)
         }
-        if !queued { completion(.notSent(.retry(retryAfterSeconds: nil), .transport)) }
+        if !queued { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .transport)) }
     }
 
     /// Origins the per-origin table holds (tests).
@@ -94,22 +95,23 @@ public final class WebPushSender: @unchecked Sendable {
 
     private func begin(
         endpoint: WebPushEndpoint, vapid: VAPIDSigner, expiresAt: Int64, now: Int64, deadline: MonotonicInstant,
-        _ completion: @escaping @Sendable (WebPushSendReport) -> Void
+        _ completion: @escaping @Sendable (PushReport) -> Void
     ) {
         let origin = endpoint.origin
         guard takeToken(origin) else {
-            completion(.notSent(.retry(retryAfterSeconds: 1), .originBucket))
+            completion(.webPushNotSent(.retry(retryAfterSeconds: 1), .originBucket))
             return
         }
         let headers: [String]
         do {
             headers = try Self.headers(endpoint: endpoint, vapid: vapid, expiresAt: expiresAt, now: now)
         } catch {
-            completion(.notSent(.configurationFault, .vapidSigning))
+            // No usable VAPID token is the Web Push form of missing credentials (§4.7).
+            completion(.webPushNotSent(.configurationFault(.missingCredentials), .vapidSigning))
             return
         }
         guard let body = try? WebPushEncryption.encrypt(WebPushEncryption.wakePlaintext, to: endpoint) else {
-            completion(.notSent(.retry(retryAfterSeconds: nil), .encryption))
+            completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .encryption))
             return
         }
         let proceed: @Sendable ([IPAddress]) -> Void = { [self] addresses in
@@ -124,22 +126,22 @@ public final class WebPushSender: @unchecked Sendable {
         let port = endpoint.connectPort
         let submitted = resolverWorkers.submit(
             { resolver.addresses(of: host, port: port) }, deliveringOn: loop, completion: proceed)
-        if !submitted { completion(.notSent(.retry(retryAfterSeconds: nil), .resolutionFailed)) }
+        if !submitted { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed)) }
     }
 
     private func sendPinned(
         _ endpoint: WebPushEndpoint, _ addresses: [IPAddress], _ headers: [String], _ body: [UInt8],
-        _ deadline: MonotonicInstant, _ completion: @escaping @Sendable (WebPushSendReport) -> Void
+        _ deadline: MonotonicInstant, _ completion: @escaping @Sendable (PushReport) -> Void
     ) {
         guard !addresses.isEmpty else {
-            completion(.notSent(.retry(retryAfterSeconds: nil), .resolutionFailed))
+            completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed))
             return
         }
         // Every resolved address is checked; the first permitted one is the one connected to.
         guard let address = addresses.first(where: settings.addressRule.permits),
             let pinned = CurlPinnedAddress(host: endpoint.host, port: endpoint.connectPort, addressBytes: address.bytes)
         else {
-            completion(.notSent(.retry(retryAfterSeconds: nil), .refusedAddress))
+            completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .refusedAddress))
             return
         }
         let request = CurlMultiRequest(
@@ -151,35 +153,28 @@ public final class WebPushSender: @unchecked Sendable {
                 completion(finish(origin, result))
             }
         } expire: {
-            completion(
-                WebPushSendReport(
-                    outcome: .retry(retryAfterSeconds: nil), requestOutcome: nil, reason: .timeout, status: nil,
-                    requests: 0))
+            completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .timeout))
         }
     }
 
-    private func finish(_ origin: String, _ result: Result<CurlMultiResponse, CurlMultiFailure>) -> WebPushSendReport {
+    private func finish(_ origin: String, _ result: Result<CurlMultiResponse, CurlMultiFailure>) -> PushReport {
         switch result {
         case .success(let response):
-            let report = WebPushSendReport.classify(status: response.status, retryAfter: response.retryAfter)
+            let report = PushReport.webPush(status: response.status, retryAfter: response.retryAfter)
             if response.status == 429 || response.status == 503 {
-                let pause = min(WebPushSendReport.retryAfterSeconds(response.retryAfter) ?? 60, 60)
+                let pause = min(PushReport.webPushRetryAfter(response.retryAfter) ?? 60, 60)
                 blockOrigin(origin, for: .seconds(pause))
             }
             return report
         case .failure(let failure):
-            let retry = WebPushSendReport.Outcome.retry(retryAfterSeconds: nil)
+            let retry = PushOutcome.retry(retryAfterSeconds: nil)
             switch failure.kind {
             case .timeout:
-                return WebPushSendReport(
-                    outcome: retry, requestOutcome: .timeout, reason: .timeout, status: nil, requests: 1)
+                return .webPush(retry, requestOutcome: .timeout, .timeout, requests: 1)
             case .responseTooLarge:
-                return WebPushSendReport(
-                    outcome: retry, requestOutcome: .transportFailure, reason: .responseTooLarge, status: nil,
-                    requests: 1)
+                return .webPush(retry, requestOutcome: .transportFailure, .responseTooLarge, requests: 1)
             default:
-                return WebPushSendReport(
-                    outcome: retry, requestOutcome: .transportFailure, reason: .transport, status: nil, requests: 1)
+                return .webPush(retry, requestOutcome: .transportFailure, .transport, requests: 1)
             }
         }
     }

@@ -160,10 +160,13 @@ struct DeliveryPipelineTests {
         let pipeline = try Self.androidPipeline(gateway, provider: provider, metrics: metrics)
         var results: [DeliveryResult] = []
         for _ in 0..<3 {
+            let scenario = try gateway.enroll()
+            // The installation stores the android profile's provider, as its enrollment would have.
+            _ = try gateway.admin.query(
+                "UPDATE installations SET provider = 'fcm' WHERE handle = $1::uuid", [.text(scenario.handle)])
             results.append(
                 try Self.deliver(
-                    try gateway.enroll(), requestID: try CanonicalUUID.version4(), through: pipeline,
-                    requiredPlatform: nil))
+                    scenario, requestID: try CanonicalUUID.version4(), through: pipeline, requiredPlatform: nil))
         }
         #expect(
             results == [
@@ -190,7 +193,7 @@ struct DeliveryPipelineTests {
     ) throws -> DeliveryPipeline {
         let served = gateway.gateway.application.deliveryPipeline
         let ios = try #require(gateway.configuration.profile(id: DeliveryTestGateway.profileID))
-        // Configuration refuses android profiles in this build, so the profile is made here.
+        // The ios profile's id and keys with android's platform and provider.
         let android = AppProfile(
             id: ios.id, variableKey: ios.variableKey, platform: .android, provider: .fcm, appID: ios.appID,
             teamID: ios.teamID,

@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushCurl
+import PushDelivery
 import PushSystem
 import PushTestSupport
 import PushWebPush
@@ -55,9 +56,9 @@ final class SenderHarness {
     }
 
     /// Sends to every URL at once and returns the reports in order.
-    func send(_ urls: [String]) throws -> [WebPushSendReport] {
+    func send(_ urls: [String]) throws -> [PushReport] {
         let endpoints = try urls.map { try TestSubscriber(url: $0).endpoint }
-        let reports = Mutex<[Int: WebPushSendReport]>([:])
+        let reports = Mutex<[Int: PushReport]>([:])
         let latch = CompletionLatch()
         let now = Int64(Date().timeIntervalSince1970)
         for (index, endpoint) in endpoints.enumerated() {
@@ -74,7 +75,7 @@ final class SenderHarness {
         return reports.withLock { collected in endpoints.indices.map { collected[$0]! } }
     }
 
-    func send(_ url: String) throws -> WebPushSendReport { try send([url])[0] }
+    func send(_ url: String) throws -> PushReport { try send([url])[0] }
 }
 
 @Suite("WebPushSender: the §8b egress rules, each with the bypass it must stop")
@@ -108,7 +109,7 @@ struct WebPushSenderTests {
         let harness = try SenderHarness(resolver: resolver, allowsLoopback: false)
         let report = try harness.send("https://push.example:\(service.port)/status/201")
         #expect(report.outcome == .retry(retryAfterSeconds: nil))
-        #expect(report.reason == .refusedAddress)
+        #expect(report.webPushReason == .refusedAddress)
         #expect(report.requests == 0)
         #expect(service.requests.isEmpty)
     }
@@ -118,7 +119,7 @@ struct WebPushSenderTests {
         let service = try ScriptedPushService()
         let refused = try SenderHarness(resolver: SystemHostResolver(), allowsLoopback: false)
         let report = try refused.send("https://localhost:\(service.port)/status/201")
-        #expect(report.reason == .refusedAddress, "\(report)")
+        #expect(report.webPushReason == .refusedAddress, "\(report)")
         #expect(service.requests.isEmpty)
         let allowed = try SenderHarness(resolver: SystemHostResolver(), allowsLoopback: true)
         let accepted = try allowed.send("https://localhost:\(service.port)/status/201")
@@ -131,7 +132,7 @@ struct WebPushSenderTests {
         let harness = try SenderHarness(resolver: resolver, allowsLoopback: true)
         for _ in 0..<3 {
             let report = try harness.send("https://push.example:4443/status/201")
-            #expect(report.reason == .refusedAddress, "\(report)")
+            #expect(report.webPushReason == .refusedAddress, "\(report)")
         }
     }
 
@@ -141,7 +142,7 @@ struct WebPushSenderTests {
         let resolver = ScriptedResolver([])
         let harness = try SenderHarness(resolver: resolver, allowsLoopback: true)
         let refused = try harness.send("https://10.0.0.1:\(service.port)/status/201")
-        #expect(refused.reason == .refusedAddress)
+        #expect(refused.webPushReason == .refusedAddress)
         let accepted = try harness.send("https://127.0.0.1:\(service.port)/status/201")
         #expect(accepted.outcome == .accepted, "\(accepted) \(service.standardError)")
         #expect(resolver.callCount == 0)
@@ -153,8 +154,8 @@ struct WebPushSenderTests {
         let harness = try SenderHarness(resolver: ScriptedResolver([["127.0.0.1"]]), allowsLoopback: true)
         let report = try harness.send(
             "https://push.example:\(service.port)/status/301?location=https://10.0.0.1:\(service.port)/status/201")
-        #expect(report.outcome == .invalidRequest)
-        #expect(report.reason == .redirect)
+        #expect(report.outcome == .permanentRequestFault)
+        #expect(report.webPushReason == .redirect)
         #expect(report.status == 301)
         #expect(service.requests.count == 1)
     }
@@ -195,7 +196,7 @@ struct WebPushSenderTests {
         #expect(reports[1].outcome == .accepted)
         let refused = reports[2]
         #expect(refused.outcome == .retry(retryAfterSeconds: 1))
-        #expect(refused.reason == .originBucket)
+        #expect(refused.webPushReason == .originBucket)
         #expect(service.requests.count == 2)
 
         let other = try SenderHarness(
@@ -203,7 +204,7 @@ struct WebPushSenderTests {
         let limited = try other.send("https://push.example:\(service.port)/status/429?retry_after=30")
         #expect(limited.outcome == .retry(retryAfterSeconds: 30))
         let after = try other.send("https://push.example:\(service.port)/status/201")
-        #expect(after.reason == .originBucket)
+        #expect(after.webPushReason == .originBucket)
     }
 
     @Test("past the per-origin in-flight cap a send waits, and ends at its deadline if no slot frees")
@@ -243,16 +244,18 @@ struct WebPushSenderTests {
 
     @Test("§4.7's Web Push rows classify every answer")
     func classification() {
-        let rows: [(Int, String?, WebPushSendReport.Outcome)] = [
-            (201, nil, .accepted), (202, nil, .accepted), (404, nil, .invalidEndpoint), (410, nil, .invalidEndpoint),
+        let rows: [(Int, String?, PushOutcome)] = [
+            (201, nil, .accepted), (202, nil, .accepted), (404, nil, .endpointDead(invalidAtSeconds: nil)),
+            (410, nil, .endpointDead(invalidAtSeconds: nil)),
             (429, "5", .retry(retryAfterSeconds: 5)), (500, nil, .retry(retryAfterSeconds: nil)),
             (502, "0", .retry(retryAfterSeconds: 1)), (503, "99999", .retry(retryAfterSeconds: 3600)),
-            (504, "1.5", .retry(retryAfterSeconds: nil)), (301, nil, .invalidRequest), (401, nil, .invalidRequest),
-            (403, nil, .invalidRequest), (413, nil, .invalidRequest), (400, nil, .invalidRequest),
-            (501, nil, .invalidRequest),
+            (504, "1.5", .retry(retryAfterSeconds: nil)), (301, nil, .permanentRequestFault),
+            (401, nil, .permanentRequestFault),
+            (403, nil, .permanentRequestFault), (413, nil, .permanentRequestFault), (400, nil, .permanentRequestFault),
+            (501, nil, .permanentRequestFault),
         ]
         for (status, retryAfter, outcome) in rows {
-            #expect(WebPushSendReport.classify(status: status, retryAfter: retryAfter).outcome == outcome, "\(status)")
+            #expect(PushReport.webPush(status: status, retryAfter: retryAfter).outcome == outcome, "\(status)")
         }
     }
 }
