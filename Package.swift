@@ -64,7 +64,8 @@ let package = Package(
             name: "PushFCM",
             dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
-        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushCurl", "PushDelivery", "PushJSON", "PushSystem"]),
+        .target(
+            name: "PushWebPush", dependencies: ["PushCrypto", "PushCurl", "PushDelivery", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushHTTP", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
