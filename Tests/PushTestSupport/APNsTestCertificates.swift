@@ -69,7 +69,8 @@ public struct APNsTestCertificates: Sendable {
             clientCertificateAndKeyFile: path("client-with-key.pem"))
     }
 
-    private static func openssl(_ arguments: [String]) throws {
+    /// Runs `/usr/bin/openssl` with `arguments`; its standard error is the failure's description.
+    static func openssl(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments

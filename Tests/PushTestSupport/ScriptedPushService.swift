@@ -18,12 +18,12 @@ public struct PushServiceTestCertificates: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func path(_ name: String) -> String { "\(directory)/\(name)" }
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try openssl(
+        try APNsTestCertificates.openssl(
             ["req", "-x509"] + curve + [
                 "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=push service test CA",
                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
             ])
-        try openssl(
+        try APNsTestCertificates.openssl(
             ["req"] + curve + ["-keyout", path("leaf.key"), "-out", path("leaf.csr"), "-subj", "/CN=push.example"])
         try Data(
             """
@@ -33,27 +33,12 @@ public struct PushServiceTestCertificates: Sendable {
 
             """.utf8
         ).write(to: URL(fileURLWithPath: path("leaf.ext")))
-        try openssl([
+        try APNsTestCertificates.openssl([
             "x509", "-req", "-in", path("leaf.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
             "-CAcreateserial", "-out", path("leaf.pem"), "-days", "2", "-extfile", path("leaf.ext"),
         ])
         return PushServiceTestCertificates(
             caFile: path("ca.pem"), certificateFile: path("leaf.pem"), keyFile: path("leaf.key"))
-    }
-
-    private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("openssl \(arguments[0]) failed: \(String(decoding: message, as: UTF8.self))")
-        }
     }
 }
 
