@@ -83,12 +83,7 @@ struct DeliveryOutcomeTests {
     @Test("a profile without a push service: configuration_fault (missing credentials), the reservation released")
     func missingProviderReleasesReservation() throws {
         let harness = try PipelineHarness(providers: false)
-        let delivery = try harness.delivery()
-        let answer = harness.deliver(delivery)
-        harness.workers.runQueued()
-        #expect(answer.value == .configurationFault)
-        #expect(!harness.isReserved(delivery))
-        #expect(harness.provider.wakes.isEmpty)
+        try expectConfigurationFaultWithoutPush(harness)
     }
 
     @Test("a stored token the token keyring cannot open: configuration_fault, no push, the reservation released")
@@ -99,12 +94,7 @@ struct DeliveryOutcomeTests {
                     installationHandle: PipelineHarness.installationHandle, sealedToken: Array("t9.AAAA".utf8),
                     provider: "apns"))
         })
-        let delivery = try harness.delivery()
-        let answer = harness.deliver(delivery)
-        harness.workers.runQueued()
-        #expect(answer.value == .configurationFault)
-        #expect(!harness.isReserved(delivery))
-        #expect(harness.provider.wakes.isEmpty)
+        try expectConfigurationFaultWithoutPush(harness)
     }
 
     @Test(
@@ -118,12 +108,7 @@ struct DeliveryOutcomeTests {
                         installationHandle: admitted.installationHandle, sealedToken: admitted.sealedToken,
                         provider: stored))
             })
-            let delivery = try harness.delivery()
-            let answer = harness.deliver(delivery)
-            harness.workers.runQueued()
-            #expect(answer.value == .configurationFault)
-            #expect(!harness.isReserved(delivery))
-            #expect(harness.provider.wakes.isEmpty)
+            try expectConfigurationFaultWithoutPush(harness)
             #expect(
                 harness.logs.lines(saying: "installation enrolled under another provider than its profile's").count == 1
             )
@@ -190,4 +175,17 @@ struct DeliveryOutcomeTests {
         #expect(harness.admissions.transactions == 0)
         #expect(harness.provider.wakes.isEmpty)
     }
+}
+
+/// A delivery refused before any push: 503 configuration_fault, nothing sent to the provider, the
+/// reservation released so the relay may retry (docs/protocol.md §4.7).
+private func expectConfigurationFaultWithoutPush(
+    _ harness: PipelineHarness, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let delivery = try harness.delivery()
+    let answer = harness.deliver(delivery)
+    harness.workers.runQueued()
+    #expect(answer.value == .configurationFault, sourceLocation: sourceLocation)
+    #expect(!harness.isReserved(delivery), sourceLocation: sourceLocation)
+    #expect(harness.provider.wakes.isEmpty, sourceLocation: sourceLocation)
 }
