@@ -216,7 +216,8 @@ let package = Package(
         .testTarget(
             name: "WebPushMockTests",
             dependencies: [
-                "WebPushMock", "APNsMock", "PushWebPush", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+                "WebPushMock", "APNsMock", "PushWebPush", "PushCrypto", "PushCurl", "PushDelivery", "PushJSON",
+                "PushSystem", "PushTestSupport",
             ]),
         .testTarget(name: "PushCurlTests", dependencies: ["APNsMock", "PushCurl", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
