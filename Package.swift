@@ -64,7 +64,8 @@ let package = Package(
             name: "PushFCM",
             dependencies: ["PushDelivery", "PushErrors", "PushHTTP2", "PushCrypto", "PushJSON", "PushSystem"]),
         // Web Push (docs/protocol.md §8b): the subscription endpoint and the address rule, pure.
-        .target(name: "PushWebPush", dependencies: ["PushCrypto", "PushCurl", "PushDelivery", "PushJSON", "PushSystem"]),
+        .target(
+            name: "PushWebPush", dependencies: ["PushCrypto", "PushCurl", "PushDelivery", "PushJSON", "PushSystem"]),
         // The APNs stand-in for apns-mock and the tests; never linked into push-gateway.
         .target(name: "APNsMock", dependencies: ["PushHTTP2", "PushHTTP", "PushCrypto", "PushJSON", "PushSystem"]),
         // The FCM and Google-token stand-in for fcm-mock and the tests, served by APNsMock's server;
@@ -93,7 +94,7 @@ let package = Package(
             dependencies: [
                 "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
                 "PushKeyAttestation", "PushDelivery", "PushMarmot", "PushMetrics",
-                "PushWebSocket", "MarmotIngress",
+                "PushWebSocket", "PushWebPush", "MarmotIngress",
             ]
         ),
         // The gateway's own sealed artifacts: grants, sealed envelopes, endpoint fingerprints, challenges.
@@ -140,7 +141,7 @@ let package = Package(
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
                 "GatewayLifecycle", "PushErrors", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest",
                 "PushNostr", "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics",
-                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushWire",
+                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushWire", "PushWebPush", "PushCurl",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
@@ -296,7 +297,8 @@ let package = Package(
             name: "PushGatewayTests",
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayDelivery", "PushGateway",
-                "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport",
+                "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport", "PushWebPush",
+                "PushDelivery", "PushCrypto",
             ]),
         .testTarget(
             name: "PushGatewayCommandsTests",
