@@ -315,7 +315,7 @@ let package = Package(
                 "GatewayLifecycle",
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
                 "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot", "FCMMock",
-                "PushFCM", "PushAPNs",
+                "PushFCM", "PushAPNs", "WebPushMock", "PushWebPush",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(
