@@ -150,6 +150,9 @@ struct WebPushDeliveryTests {
         #expect(
             try gateway.scrapedValue("push_gateway_webpush_responses_total{profile=\"\(Self.profile)\",status=\"2xx\"}")
                 == 1)
+        // The stage histogram times Web Push's requests under their own label (docs/decisions/0770).
+        #expect(
+            try gateway.scrapedValue("push_gateway_stage_duration_seconds_count{stage=\"webpush_request\"}") == 1)
     }
 
     @Test(
@@ -195,6 +198,31 @@ struct WebPushDeliveryTests {
         #expect(try gateway.enroll(try gateway.android.makeDevice(), endpoint: other.endpoint).status == 201)
         let device = try gateway.android.makeDevice()
         #expect(try gateway.enroll(device, endpoint: device.endpoint).status == 400)
+    }
+}
+
+extension WebPushDeliveryTests {
+    @Test(
+        "rotation fingerprints the URL too: onto another live installation's push resource under new keys is 404, onto a fresh one 200"
+    )
+    func rotationFingerprintCoversTheURL() throws {
+        let gateway = try WebPushDeliveryGateway()
+        let held = try gateway.mock.subscribe()
+        #expect(try gateway.enroll(try gateway.android.makeDevice(), endpoint: held.endpoint).status == 201)
+        let device = try gateway.android.makeDevice()
+        #expect(try gateway.enroll(device, endpoint: try gateway.mock.subscribe().endpoint).status == 201)
+
+        let onto = try gateway.android.post(
+            "/v1/installations/endpoint",
+            try device.rotateBody(
+                challenge: try gateway.lifecycle.challenge(),
+                endpoint: try WebPushDeliveryGateway.rekeyed(held.endpoint)))
+        #expect(onto.status == 404, "\(onto.bodyText)")
+        let fresh = try gateway.android.post(
+            "/v1/installations/endpoint",
+            try device.rotateBody(
+                challenge: try gateway.lifecycle.challenge(), endpoint: try gateway.mock.subscribe().endpoint))
+        #expect(fresh.status == 200, "\(fresh.bodyText)")
     }
 }
 
