@@ -82,7 +82,7 @@ public final class WebPushPushProvider: PushProvider {
         client configuration: CurlMultiClient.Configuration, resolver: any HostResolver = SystemHostResolver(),
         clock: any WallClock = SystemWallClock()
     ) throws(SystemError) {
-        let loop = try EventLoop(name: "webpush")
+        let loop = try EventLoop(name: "webpush-client")
         let workers: WorkerPool
         do {
             // Resolution blocks (getaddrinfo), so it runs here, never on the loop (§8b "Bounds").
