@@ -127,6 +127,20 @@ struct WebPushProviderModuleTests {
                 Self.key + "WEBPUSH_VAPID_SUBJECT: is not a setting of a fcm profile (\(Self.key)PROVIDER)"))
     }
 
+    @Test("PUSH_GATEWAY_MARMOT_FCM_PROFILE must name an fcm profile: a webpush profile is refused (§12)")
+    func marmotRefusesWebPushProfile() throws {
+        let environment = try Self.environment()
+            .with("PUSH_GATEWAY_MARMOT_SECRET_KEY", String(repeating: "11", count: 32))
+            .with("PUSH_GATEWAY_MARMOT_RELAYS", "wss://relay.example.org")
+            .with("PUSH_GATEWAY_MARMOT_FCM_PROFILE", "buzz-android")
+        let result = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
+        #expect(result.exitCode == 1)
+        #expect(
+            result.standardError.contains(
+                "PUSH_GATEWAY_MARMOT_FCM_PROFILE: names a profile whose provider is not fcm"), "\(result.standardError)"
+        )
+    }
+
     @Test(
         "the global Web Push variables are read, and a bad value of each is refused naming it",
         arguments: [
