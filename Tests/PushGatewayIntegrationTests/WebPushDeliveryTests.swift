@@ -18,7 +18,8 @@ final class WebPushDeliveryGateway {
     let android: AndroidLifecycleGateway
     let vapidPublicKey: String
 
-    init() throws {
+    /// `allowedHosts`: the profile's `…_WEBPUSH_ALLOWED_HOSTS`, unset when nil.
+    init(allowedHosts: String? = nil) throws {
         let certificates = try APNsTestCertificates.shared()
         let mock = try WebPushMockServer(
             certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile)
@@ -29,6 +30,7 @@ final class WebPushDeliveryGateway {
         do {
             android = try AndroidLifecycleGateway(providers: .configured) {
                 try! Self.webPush($0, keyPEM: pem, caFile: certificates.caFile)
+                    .with(ConfigurationTestEnvironment.webPushProfileKey + "WEBPUSH_ALLOWED_HOSTS", allowedHosts)
             }
         } catch {
             mock.stop()
@@ -202,6 +204,18 @@ struct WebPushDeliveryTests {
 }
 
 extension WebPushDeliveryTests {
+    @Test("an endpoint outside the profile's allowed hosts is refused at enrollment with 400 (§12)")
+    func allowedHostsAtEnrollment() throws {
+        let gateway = try WebPushDeliveryGateway(allowedHosts: "push.example.org,*.push.example.net")
+        let subscription = try gateway.mock.subscribe()
+        let refused = try gateway.enroll(try gateway.android.makeDevice(), endpoint: subscription.endpoint)
+        #expect(refused.status == 400, "\(refused.bodyText)")
+        #expect(refused.bodyText == #"{"error":"invalid_request"}"#)
+        let allowed = subscription.endpoint.replacingOccurrences(
+            of: "https://127.0.0.1:", with: "https://up.push.example.net:")
+        #expect(try gateway.enroll(try gateway.android.makeDevice(), endpoint: allowed).status == 201)
+    }
+
     @Test(
         "rotation fingerprints the URL too: onto another live installation's push resource under new keys is 404, onto a fresh one 200"
     )
