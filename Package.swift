@@ -94,7 +94,7 @@ let package = Package(
             dependencies: [
                 "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
                 "PushKeyAttestation", "PushDelivery", "PushMarmot", "PushMetrics",
-                "PushWebSocket", "MarmotIngress",
+                "PushWebSocket", "PushWebPush", "MarmotIngress",
             ]
         ),
         // The gateway's own sealed artifacts: grants, sealed envelopes, endpoint fingerprints, challenges.
@@ -141,7 +141,7 @@ let package = Package(
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
                 "GatewayLifecycle", "PushErrors", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest",
                 "PushNostr", "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics",
-                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushWire",
+                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushWire", "PushWebPush", "PushCurl",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).
@@ -217,7 +217,8 @@ let package = Package(
         .testTarget(
             name: "WebPushMockTests",
             dependencies: [
-                "WebPushMock", "APNsMock", "PushWebPush", "PushCrypto", "PushJSON", "PushSystem", "PushTestSupport",
+                "WebPushMock", "APNsMock", "PushWebPush", "PushCrypto", "PushCurl", "PushDelivery", "PushJSON",
+                "PushSystem", "PushTestSupport",
             ]),
         .testTarget(name: "PushCurlTests", dependencies: ["APNsMock", "PushCurl", "PushSystem", "PushTestSupport"]),
         .testTarget(name: "PushSystemTests", dependencies: ["PushSystem", "PushTestSupport"]),
@@ -296,7 +297,8 @@ let package = Package(
             name: "PushGatewayTests",
             dependencies: [
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayDelivery", "PushGateway",
-                "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport",
+                "PushGatewayCommands", "PushRateLimiting", "PushSystem", "PushTestSupport", "PushWebPush",
+                "PushDelivery", "PushCrypto",
             ]),
         .testTarget(
             name: "PushGatewayCommandsTests",
@@ -313,7 +315,7 @@ let package = Package(
                 "GatewayLifecycle",
                 "PushGateway", "PushGatewayCommands", "APNsMock", "PushDelivery", "PushMetrics", "PushRateLimiting",
                 "PushTestSupport", "push-gateway-demo", "delivery-bench", "MarmotIngress", "PushMarmot", "FCMMock",
-                "PushFCM", "PushAPNs",
+                "PushFCM", "PushAPNs", "WebPushMock", "PushWebPush",
             ]),
         // The docs, the deploy files and the iOS guide read against the code.
         .testTarget(

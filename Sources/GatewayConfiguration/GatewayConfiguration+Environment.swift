@@ -16,7 +16,8 @@ extension GatewayConfiguration {
 
     /// The per-profile variable suffixes after `PUSH_GATEWAY_PROFILE_<P>_`.
     package static let profileVariableSuffixes =
-        iosProfileVariableSuffixes + androidProfileVariableSuffixes + ["PLATFORM", "PROVIDER"]
+        iosProfileVariableSuffixes + androidProfileVariableSuffixes + webPushProfileVariableSuffixes
+        + ["PLATFORM", "PROVIDER"]
 
     /// Validates every variable of docs/protocol.md §12 and reads the files they name (no network, no
     /// database). Throws every problem found, not just the first.
@@ -45,11 +46,13 @@ extension GatewayConfiguration {
         let testing = Self.testingOverrides(&reader)
         let egressProxy = Self.egressProxy(&reader)
         let android = Self.androidSettings(&reader)
+        let webPush = Self.webPushSettings(&reader)
         let marmot = Self.marmot(&reader, profiles: profiles)
         let eventLoopCount = Self.eventLoopCount(&reader)
 
         guard reader.problems.isEmpty, let databaseURL, let origin, let listen, let healthListen,
-            let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing, let android
+            let trustedProxies, let keys, let limits, let profiles, let logLevel, let testing, let android,
+            let webPush
         else { throw ConfigurationError(.invalidEnvironment, problems: reader.problems) }
         self.init(
             databaseURL: SecretText(databaseURL), origin: origin, publicOrigins: publicOrigins, listen: listen,
@@ -58,6 +61,7 @@ extension GatewayConfiguration {
             logLevel: logLevel, migrationsDirectory: migrationsDirectory, testing: testing)
         self.egressProxy = egressProxy
         self.android = android
+        self.webPush = webPush
         self.marmot = marmot
         self.eventLoopCount = eventLoopCount ?? 1
     }

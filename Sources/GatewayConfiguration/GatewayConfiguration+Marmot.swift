@@ -122,6 +122,13 @@ extension GatewayConfiguration {
             reader.fail(name, "names a profile whose platform is not \(platform.rawValue)")
             return nil
         }
+        // §12: Marmot's platform tokens are APNs and FCM tokens, so the profile's provider must be
+        // the platform's built-in one (an android profile of the `webpush` provider cannot wake them).
+        let provider = platform == .ios ? builtInProviders[0] : builtInProviders[1]
+        guard profile.provider == provider else {
+            reader.fail(name, "names a profile whose provider is not \(provider.rawValue)")
+            return nil
+        }
         return id
     }
 }

@@ -78,6 +78,14 @@ extension GatewayConfiguration {
                 }
             }
         }
+        if provider.rawValue != "webpush" {
+            for suffix in webPushProfileVariableSuffixes {
+                let foreign = "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)"
+                if reader.environment[foreign] != nil {
+                    reader.fail(foreign, "is not a setting of a \(provider.rawValue) profile (\(name))")
+                }
+            }
+        }
         return provider
     }
 
@@ -226,9 +234,11 @@ extension GatewayConfiguration {
 
     /// The test/development-only variables and the list of those in use.
     static func testingOverrides(_ reader: inout EnvironmentReader) -> TestingOverrides? {
-        var insecure = (insecureVariables + androidInsecureVariables).filter { reader.environment[$0] != nil }
+        var insecure = (insecureVariables + androidInsecureVariables + webPushInsecureVariables).filter {
+            reader.environment[$0] != nil
+        }
         // An allow flag set to false allows nothing.
-        insecure.removeAll { $0.hasPrefix("PUSH_GATEWAY_ALLOW_") && reader.environment[$0] == "false" }
+        insecure.removeAll { $0.contains("_ALLOW_") && reader.environment[$0] == "false" }
         let production = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_PRODUCTION")
         let sandbox = apnsServer(&reader, "PUSH_GATEWAY_APNS_URL_SANDBOX")
         let ca = reader.pemFile(

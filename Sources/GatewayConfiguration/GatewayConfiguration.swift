@@ -41,6 +41,8 @@ public struct GatewayConfiguration: Sendable {
     public internal(set) var egressProxy: EgressProxy?
     /// The gateway-wide Android settings (docs/protocol.md §5a, §12).
     public internal(set) var android = AndroidSettings.defaults
+    /// The gateway-wide Web Push settings (docs/protocol.md §8b, §12).
+    public internal(set) var webPush = WebPushSettings.defaults
     /// The Marmot Push v1 mode (docs/protocol.md §13); nil when it is off.
     public internal(set) var marmot: MarmotConfiguration?
     /// Event-loop threads serving the public listener (`PUSH_GATEWAY_EVENT_LOOPS`, docs/protocol.md §12).

@@ -19,6 +19,22 @@ public protocol PushProviderModule: Sendable {
     /// `text` is not an endpoint of this provider (docs/protocol.md §1, §4.2, §4.4).
     func endpoint(_ text: String) -> [UInt8]?
 
+    /// `text` as an endpoint of `profile`, which has this module's service: `endpoint(_:)` unless
+    /// the profile narrows what it accepts (Web Push's `…_WEBPUSH_ALLOWED_HOSTS`, §12).
+    func endpoint(_ text: String, profile: AppProfile) -> [UInt8]?
+
+    /// The bytes of `endpoint` the endpoint fingerprint covers (§7): the whole endpoint unless the
+    /// provider's section says otherwise (§8b: a Web Push subscription's URL alone).
+    func fingerprintInput(_ endpoint: [UInt8]) -> [UInt8]
+
+    /// What is wrong with `profile`'s provider settings, each naming its variable (§12): refused by
+    /// `check-config`, `serve` and `send-test-push` alike.
+    func problems(_ profile: AppProfile, configuration: GatewayConfiguration) -> [ConfigurationError.Problem]
+
+    /// Lines `check-config` prints for `profile`: what an operator hands to app developers (§12),
+    /// never a secret.
+    func published(_ profile: AppProfile) -> [String]
+
     /// The service's answer as one of the provider's closed labels (Apple's reason, FCM's error
     /// code), for the configuration-fault log line; nil when no answer arrived.
     func reasonLabel(_ report: PushReport) -> String?
@@ -34,6 +50,18 @@ public protocol PushProviderModule: Sendable {
 
     /// One line naming what `send-test-push` is about to send for `profile` (never a secret).
     func describe(_ profile: AppProfile) -> String
+}
+
+extension PushProviderModule {
+    public func endpoint(_ text: String, profile: AppProfile) -> [UInt8]? { endpoint(text) }
+
+    public func fingerprintInput(_ endpoint: [UInt8]) -> [UInt8] { endpoint }
+
+    public func problems(
+        _ profile: AppProfile, configuration: GatewayConfiguration
+    ) -> [ConfigurationError.Problem] { [] }
+
+    public func published(_ profile: AppProfile) -> [String] { [] }
 }
 
 /// A provider's own metric families and closed reason labels (docs/protocol.md §9: "every request
@@ -80,20 +108,25 @@ public struct PushProviderModules: Sendable {
     }
 
     /// Every profile whose provider no module serves on the profile's platform, as configuration
-    /// problems naming `…_PROVIDER` (docs/protocol.md §12); empty when every profile has one.
+    /// problems naming `…_PROVIDER`, and every problem a module finds in its profiles' settings
+    /// (docs/protocol.md §12); empty when every profile has a provider that can serve it.
     public func problems(_ configuration: GatewayConfiguration) -> [ConfigurationError.Problem] {
-        configuration.profiles.compactMap { profile in
+        configuration.profiles.flatMap { profile -> [ConfigurationError.Problem] in
             guard let module = module(for: profile.provider) else {
-                return ConfigurationError.Problem(
-                    variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_PROVIDER",
-                    problem: "names a provider this build does not have (\(names))")
+                return [
+                    ConfigurationError.Problem(
+                        variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_PROVIDER",
+                        problem: "names a provider this build does not have (\(names))")
+                ]
             }
             guard module.platform == profile.platform else {
-                return ConfigurationError.Problem(
-                    variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_PROVIDER",
-                    problem: "is not a provider of \(profile.platform.rawValue) profiles")
+                return [
+                    ConfigurationError.Problem(
+                        variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_PROVIDER",
+                        problem: "is not a provider of \(profile.platform.rawValue) profiles")
+                ]
             }
-            return nil
+            return module.problems(profile, configuration: configuration)
         }
     }
 

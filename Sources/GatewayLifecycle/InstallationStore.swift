@@ -54,10 +54,11 @@ package struct NewInstallation {
     package let endpointFingerprint: [UInt8]
     package let expiresAt: Int64
 
-    /// A fresh handle for `key`, with the endpoint token sealed for custody and fingerprinted (§7).
+    /// A fresh handle for `key`, with the endpoint token sealed for custody and fingerprinted (§7)
+    /// over `fingerprintInput` (the provider's part of the endpoint, §8b), the whole endpoint when nil.
     package init(
         platform: AppProfile.Platform, provider: String? = nil, key: AttestedEnrollmentKey, appProfile: String,
-        endpoint: [UInt8], expiresAt: Int64, keys: GatewayKeys
+        endpoint: [UInt8], fingerprintInput: [UInt8]? = nil, expiresAt: Int64, keys: GatewayKeys
     ) throws {
         handle = try CanonicalUUID.version4()
         self.platform = platform
@@ -65,7 +66,7 @@ package struct NewInstallation {
         self.key = key
         self.appProfile = appProfile
         encryptedEndpoint = try keys.tokens.seal(endpoint)
-        endpointFingerprint = keys.fingerprinter.fingerprint(profileID: appProfile, token: endpoint)
+        endpointFingerprint = keys.fingerprinter.fingerprint(profileID: appProfile, token: fingerprintInput ?? endpoint)
         self.expiresAt = expiresAt
     }
 }

@@ -27,7 +27,7 @@ enum CheckConfigCommand: InProcessCommand {
         let warnings = warningLines(
             StartupChecks.warnings(configuration, environment: environment))
         guard problems.isEmpty else { return .failure(errorLines(problems, command: "check-config") + warnings) }
-        var result = CommandResult.success(summary(configuration))
+        var result = CommandResult.success(summary(configuration, modules: .standard))
         result.standardError = warnings
         return result
     }
@@ -47,8 +47,9 @@ enum CheckConfigCommand: InProcessCommand {
         if let android = profile.android {
             let pinned = android.verifiedBootKeys.count
             let boot = pinned == 0 ? "verified boot" : "verified boot or self-signed with \(pinned) pinned key(s)"
+            let provider = profile.fcm == nil ? profile.provider.rawValue : "fcm service account"
             return "android, key attestation \(android.minimumSecurityLevel.rawValue) minimum, \(boot), "
-                + "\(android.signingCertificateDigests.count) signing certificate digest(s), fcm service account"
+                + "\(android.signingCertificateDigests.count) signing certificate digest(s), \(provider)"
         }
         let authentication =
             switch profile.apnsAuthentication {
@@ -60,10 +61,12 @@ enum CheckConfigCommand: InProcessCommand {
             + "\(authentication) auth"
     }
 
-    private static func summary(_ configuration: GatewayConfiguration) -> String {
+    private static func summary(_ configuration: GatewayConfiguration, modules: PushProviderModules) -> String {
         var text = "configuration ok\n"
         for profile in configuration.profiles {
             text += "profile \(profile.id): " + describe(profile) + "\n"
+            // What the profile's provider publishes (docs/protocol.md §12: a webpush profile's VAPID key).
+            for line in modules.module(for: profile.provider)?.published(profile) ?? [] { text += line + "\n" }
         }
         if let marmot = configuration.marmot {
             let publicKey = marmot.serverKey.publicKey

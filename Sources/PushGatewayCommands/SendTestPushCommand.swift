@@ -140,6 +140,9 @@ enum SendTestPushCommand: InProcessCommand {
     /// The service's status and reason, and what they mean for the operator.
     static func describe(_ report: PushReport, serviceName: String) -> String {
         guard let outcome = report.requestOutcome else {
+            // A provider that stopped before sending says why in its closed reason label (Web Push's
+            // `refused_address`, docs/protocol.md §12); otherwise the credentials did not load.
+            if let reason = report.reason { return "no request sent: \(reason)\n" }
             return "no request sent: the profile's credentials did not load\n"
         }
         let meaning =

@@ -24,6 +24,10 @@ public enum WebPushReason: String, Sendable, CaseIterable {
     case responseTooLarge = "response_too_large"
     case vapidSigning = "vapid_signing"
     case encryption
+    /// The stored endpoint no longer parses as §8b's format.
+    case endpointRefused = "endpoint_refused"
+    /// The endpoint's host is outside the profile's `…_WEBPUSH_ALLOWED_HOSTS` (§12).
+    case hostNotAllowed = "host_not_allowed"
 }
 
 extension PushReport {

@@ -76,6 +76,9 @@ struct MetricsLiveTests {
                 "push_gateway_fcm_requests_total": "counter",
                 "push_gateway_fcm_responses_total": "counter",
                 "push_gateway_fcm_token_refreshes_total": "counter",
+                // Exported without series: no webpush profile is enabled (docs/decisions/0840).
+                "push_gateway_webpush_requests_total": "counter",
+                "push_gateway_webpush_responses_total": "counter",
                 "push_gateway_stage_duration_seconds": "histogram",
                 "push_gateway_reaper_runs_total": "counter",
                 "push_gateway_reaper_deleted_rows_total": "counter",

@@ -207,7 +207,7 @@ struct ThirdProviderTests {
         let problems = StartupChecks.problems(configuration)
         #expect(
             problems.map(\.description) == [
-                Self.key + "PROVIDER: names a provider this build does not have (apns, fcm)"
+                Self.key + "PROVIDER: names a provider this build does not have (apns, fcm, webpush)"
             ])
         #expect(throws: GatewayError.self) { try PushProviders.make(configuration: configuration) }
         let checked = CheckConfigCommand.execute(arguments: [], environment: environment.variables)

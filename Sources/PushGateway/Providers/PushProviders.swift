@@ -5,7 +5,9 @@ import PushHTTP2
 extension PushProviderModules {
     /// The one list of the providers this build has (docs/decisions/0770): a new provider is a
     /// module conforming to `PushProviderModule` and a line here.
-    public static let standard = PushProviderModules([APNsProviderModule(), FCMProviderModule()])
+    public static let standard = PushProviderModules([
+        APNsProviderModule(), FCMProviderModule(), WebPushProviderModule(),
+    ])
 }
 
 /// The composition root's push providers: one per registered module with enabled profiles, keyed

@@ -22,7 +22,9 @@ extension LifecycleRoutes {
             else {
                 throw LifecycleError(.invalidRequest)
             }
-            let fingerprint = keys.fingerprinter.fingerprint(profileID: installation.appProfile, token: token)
+            let fingerprint = keys.fingerprinter.fingerprint(
+                profileID: installation.appProfile,
+                token: fingerprintInput(token, profile: configuration.profile(id: installation.appProfile)))
             // §4.4: the token of another live installation of the profile is refused with the same
             // 404 as any authority failure.
             if try store.endpointHeldByAnother(

@@ -61,7 +61,7 @@ extension LifecycleRoutes {
             do {
                 installation = try NewInstallation(
                     platform: Body.platform, provider: profile.provider.rawValue, key: key, appProfile: profile.id,
-                    endpoint: endpoint,
+                    endpoint: endpoint, fingerprintInput: fingerprintInput(endpoint, profile: profile),
                     expiresAt: head.expiresAt, keys: keys)
             } catch {
                 throw LifecycleError(.unavailable)

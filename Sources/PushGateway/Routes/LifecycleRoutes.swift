@@ -41,9 +41,16 @@ struct LifecycleRoutes: Sendable {
     /// Whose endpoint syntax a profile's installations use (docs/protocol.md §1).
     let providers: PushProviderModules
 
-    /// `text` as an endpoint of `profile`'s provider, nil when it has another format.
+    /// `text` as an endpoint of `profile`'s provider, nil when it has another format or the
+    /// profile does not accept it.
     func endpoint(_ text: String, profile: AppProfile?) -> [UInt8]? {
-        profile.flatMap { providers.module(for: $0.provider) }?.endpoint(text)
+        guard let profile else { return nil }
+        return providers.module(for: profile.provider)?.endpoint(text, profile: profile)
+    }
+
+    /// The bytes of `endpoint` its fingerprint covers (§7, §8b: a Web Push subscription's URL alone).
+    func fingerprintInput(_ endpoint: [UInt8], profile: AppProfile?) -> [UInt8] {
+        profile.flatMap { providers.module(for: $0.provider) }?.fingerprintInput(endpoint) ?? endpoint
     }
 
     /// One instant for the whole request: milliseconds for the challenge age, seconds for the rest.

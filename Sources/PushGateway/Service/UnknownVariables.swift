@@ -24,7 +24,7 @@ package enum UnknownVariables {
         "PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE", "PUSH_GATEWAY_ANDROID_ATTESTATION_ROOT_CA_FILE",
         "PUSH_GATEWAY_ALLOW_UNTRUSTED_ANDROID_ROOT", "PUSH_GATEWAY_FCM_URL", "PUSH_GATEWAY_GOOGLE_TOKEN_URL",
         "PUSH_GATEWAY_FCM_CA_FILE",
-    ]).union(GatewayConfiguration.marmotVariables)
+    ]).union(GatewayConfiguration.marmotVariables).union(GatewayConfiguration.webPushVariables)
 
     /// The unknown names in `environment`, sorted. A per-profile variable is known when it ends in
     /// a profile suffix (a wrong suffix for an enabled profile is already a configuration error).
