@@ -93,13 +93,15 @@ package final class KeyAttestationStatusSource: Sendable {
 
 /// Fetches the status list from its URL into a `KeyAttestationStatusSource` at start and hourly on a
 /// thread of its own, through the egress proxy when one is set (docs/protocol.md §5a step 3, §12;
-/// docs/decisions/0510). The thread ends when the fetcher is released.
-final class KeyAttestationStatusFetcher: Sendable {
+/// docs/decisions/0510). The composition root starts and stops it with the gateway's other
+/// long-running services (docs/decisions/0813).
+package final class KeyAttestationStatusFetcher: Sendable {
     private let url: String
     private let client: HTTPGetClient
     private let source: KeyAttestationStatusSource
     private let clock: any WallClock
-    private let released = CompletionLatch()
+    private let stopRequested = CompletionLatch()
+    private let thread = Mutex<PosixThread?>(nil)
 
     init(url: String, client: HTTPGetClient, source: KeyAttestationStatusSource, clock: any WallClock) {
         self.url = url
@@ -108,24 +110,26 @@ final class KeyAttestationStatusFetcher: Sendable {
         self.clock = clock
     }
 
-    deinit { released.open() }
-
-    /// Fetches now and then every hour until the fetcher is released.
-    func start(logger: Logger) {
-        let released = released
-        let started = try? PosixThread.spawn(name: "status-list") { [weak self] in
+    /// Fetches now, on the fetcher's thread, and then every hour until `stop()`.
+    package func start() throws(SystemError) {
+        let spawned = try PosixThread.spawn(name: "status-list") { [self] in
             repeat {
-                guard let self else { return }
                 fetchNow()
-            } while !released.wait(
+            } while !stopRequested.wait(
                 until: MonotonicInstant.now().advanced(
                     by: .seconds(KeyAttestationStatusSource.rereadIntervalSeconds)))
         }
-        if started == nil { logger.error("cannot start the Key Attestation status list fetcher") }
+        thread.withLock { $0 = spawned }
+    }
+
+    /// Ends the hourly fetches; returns once a fetch under way has finished.
+    package func stop() {
+        stopRequested.open()
+        thread.withLock { $0 }?.join()
     }
 
     /// One fetch, on the calling thread (the fetcher's; tests call it to stand for the hourly one).
-    func fetchNow() {
+    package func fetchNow() {
         do {
             let response = try client.get(url: url)
             guard response.status == 200 else {
@@ -144,8 +148,9 @@ package struct AndroidEnrollment: Sendable {
     /// nil when the built-in Google roots fail their integrity check; Android enrollment then answers 503.
     package let verifier: KeyAttestationVerifier?
     package let statusList: KeyAttestationStatusSource
-    /// The URL source's fetcher; nil for the file source or without an Android profile.
-    let statusFetcher: KeyAttestationStatusFetcher?
+    /// The URL source's fetcher, not yet started; nil for the file source or without an Android
+    /// profile.
+    package let statusFetcher: KeyAttestationStatusFetcher?
 
     package init(configuration: GatewayConfiguration, clock: any WallClock, logger: Logger) {
         var verifier = try? KeyAttestationVerifier.google()
@@ -159,15 +164,13 @@ package struct AndroidEnrollment: Sendable {
         let source = configuration.android.statusListSource
         statusList = KeyAttestationStatusSource(source: source, now: clock.unixSeconds(), logger: logger)
         if case .url(let url) = source, configuration.profiles.contains(where: { $0.platform == .android }) {
-            let fetcher = KeyAttestationStatusFetcher(
+            statusFetcher = KeyAttestationStatusFetcher(
                 url: url,
                 client: HTTPGetClient(
                     maximumResponseBytes: KeyAttestationStatusList.maximumByteCount,
                     proxy: configuration.egressProxy.map(Self.proxyURL),
                     trustAnchorFile: configuration.android.fcmExtraTrustAnchorFile),
                 source: statusList, clock: clock)
-            fetcher.start(logger: logger)
-            statusFetcher = fetcher
         } else {
             statusFetcher = nil
         }

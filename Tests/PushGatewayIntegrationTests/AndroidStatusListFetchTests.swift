@@ -67,7 +67,7 @@ struct AndroidStatusListFetchTests {
         let server = try StatusListTestServer(body: Self.revokingList)
         let clock = LifecycleTestClock()
         let android = try Self.gateway(fetchingFrom: server, clock: clock)
-        let fetcher = try #require(android.lifecycle.server.application.lifecycle.android.statusFetcher)
+        let fetcher = try #require(android.lifecycle.server.application.statusListFetcher)
 
         clock.advance(seconds: 3600)
         try server.serve(status: 500, body: #"{"error":"internal"}"#)
@@ -92,6 +92,25 @@ struct AndroidStatusListFetchTests {
         #expect(try android.lifecycle.rowCounts()["installations"] == 1)
     }
 
+    @Test(
+        "building the gateway fetches nothing; starting the fetcher as a service fetches at once, and stopping it ends the thread"
+    )
+    func fetcherIsAServiceTheApplicationStarts() throws {
+        let server = try StatusListTestServer(body: Self.revokingList)
+        let environment = try ConfigurationTestEnvironment()
+            .withAndroidProfile(authority: try SyntheticKeyAttestationAuthority(), statusList: nil)
+            .with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL", server.url)
+            .with("PUSH_GATEWAY_FCM_CA_FILE", try StatusListTestServer.caFile)
+        let gateway = try TestGateway(listening: false) { _ in environment }
+        let fetcher = try #require(gateway.application.statusListFetcher)
+        #expect(server.requestCount == 0)
+
+        try fetcher.start()
+        #expect(eventually(within: 20) { server.requestCount == 1 }, "the fetch at start did not arrive")
+        fetcher.stop()
+        #expect(server.requestCount == 1)
+    }
+
     @Test("the fetch goes through the egress proxy's CONNECT tunnel; a proxy that is gone keeps the list")
     func fetchThroughEgressProxy() throws {
         let server = try StatusListTestServer(body: Self.revokingList)
@@ -106,7 +125,7 @@ struct AndroidStatusListFetchTests {
 
         proxy.stop()
         clock.advance(seconds: 3600)
-        try #require(android.lifecycle.server.application.lifecycle.android.statusFetcher).fetchNow()
+        try #require(android.lifecycle.server.application.statusListFetcher).fetchNow()
         #expect(server.requestCount == 1)
         #expect(android.statusAge == 3600)
     }

@@ -21,24 +21,29 @@ struct ThreadNamesServeTests {
         return Set(names + ["push-gateway"])
     }
 
-    @Test("every thread of a running serve has a name the thread section of docs/architecture.md lists")
-    func threadNamesMatchTheDocs() throws {
-        let environment = try ConfigurationTestEnvironment()
-            .with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-            .with("PUSH_GATEWAY_LOG_LEVEL", "error")
-        let gateway = try ServeProcess(environment: environment.variables)
+    /// The names of `serve`'s threads once it answers readiness, for `environment` without a database.
+    static func threadNames(_ environment: ConfigurationTestEnvironment) throws -> [String] {
+        let gateway = try ServeProcess(
+            environment: environment.with("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+                .with("PUSH_GATEWAY_LOG_LEVEL", "error").variables)
         defer { _ = gateway.stop() }
         // The listeners accept as soon as they are bound; an answer from the private listener's
         // readiness route (run on a worker) proves its loop and a worker have started and named
-        // themselves. A thread not yet named still shows its starter's (listed) name.
+        // themselves, and the services before the listeners have started. A thread not yet named
+        // still shows its starter's (listed) name.
         let client = try HTTPTestClient(port: gateway.privatePort, timeout: .seconds(30))
         try client.send("GET /_readiness HTTP/1.1\r\nHost: t\r\n\r\n")
         _ = try client.readResponse()
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(gateway.pid)/task")
-        let names = tasks.compactMap { task in
+        return tasks.compactMap { task in
             (try? String(contentsOfFile: "/proc/\(gateway.pid)/task/\(task)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .newlines)
         }
+    }
+
+    @Test("every thread of a running serve has a name the thread section of docs/architecture.md lists")
+    func threadNamesMatchTheDocs() throws {
+        let names = try Self.threadNames(try ConfigurationTestEnvironment())
         let documented = try Self.documentedNames()
         #expect(names.contains("http-loop") && names.contains("http-worker"), "\(names)")
         // Every starter in serve names its threads; the APNs client's loop runs for the ios profile.
@@ -47,5 +52,16 @@ struct ThreadNamesServeTests {
         #expect(
             undocumented.isEmpty,
             "threads named \(undocumented.sorted()); docs/architecture.md lists \(documented.sorted())")
+    }
+
+    @Test("serve starts the Key Attestation status-list fetcher with its other services, on the thread the docs name")
+    func statusListFetcherStartsWithServe() throws {
+        let environment = try ConfigurationTestEnvironment()
+            .withAndroidProfile(authority: try SyntheticKeyAttestationAuthority(), statusList: nil)
+            .with("PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_URL", "https://127.0.0.1:1/status")
+        let names = try Self.threadNames(environment)
+        #expect(names.contains("status-list") && names.contains("fcm-client"), "\(names)")
+        let undocumented = Set(names).subtracting(try Self.documentedNames())
+        #expect(undocumented.isEmpty, "threads named \(undocumented.sorted())")
     }
 }

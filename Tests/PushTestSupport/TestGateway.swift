@@ -47,7 +47,11 @@ public final class TestGateway {
                 configuration: configuration, logger: logger, clock: clock, providers: providers, modules: modules,
                 overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
-        if listening { try server.start() }
+        if listening {
+            try server.start()
+            // As `serve` starts it beside the listeners (docs/decisions/0813).
+            try application.statusListFetcher?.start()
+        }
     }
 
     /// A gateway configured by `ConfigurationTestEnvironment` with `DATABASE_URL` set for
@@ -74,7 +78,10 @@ public final class TestGateway {
             logger: logger, listening: listening, overcommitModePath: overcommitModePath, tuning: tuning)
     }
 
-    deinit { server.drain() }
+    deinit {
+        application.statusListFetcher?.stop()
+        server.drain()
+    }
 
     /// Fresh connections to the public listener.
     public var publicListener: TestGatewayClient { TestGatewayClient(port: publicPort) }

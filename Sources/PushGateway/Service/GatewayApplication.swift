@@ -43,6 +43,9 @@ public final class GatewayApplication: Sendable {
     /// The enrollment and assertion routes (docs/protocol.md §4.2–§4.6), sharing the challenge
     /// authority with `challengeRoute`.
     let lifecycle: LifecycleRoutes
+    /// Fetches the Key Attestation status list from its URL (docs/protocol.md §5a step 3) once
+    /// started with the other services; nil when the list comes from a file or no profile is android.
+    package let statusListFetcher: KeyAttestationStatusFetcher?
     let nip98Verifier: NIP98Verifier
     /// docs/protocol.md §4.7 and §4.8 without HTTP, shared by both delivery routes.
     let deliveryPipeline: DeliveryPipeline
@@ -127,6 +130,7 @@ public final class GatewayApplication: Sendable {
             limit: SourceRateLimit(
                 ratePerMinute: configuration.lifecycleRatePerMinute, trustedProxies: configuration.trustedProxies),
             keys: keys, attestationVerifier: attestationVerifier, android: androidEnrollment, providers: modules)
+        statusListFetcher = androidEnrollment.statusFetcher
         metrics.registerAndroidStatusListAge { androidEnrollment.statusList.ageSeconds(at: clock.unixSeconds()) }
         for (profileID, provider) in providers {
             metrics.provider(provider.service)?.observe(provider, profileID: profileID)
@@ -140,7 +144,7 @@ public final class GatewayApplication: Sendable {
     }
 
     /// Builds and starts every long-running part of the gateway: both listeners, the reaper, the
-    /// certificate warnings and, when configured, the Marmot subscriber. When one cannot start,
+    /// certificate warnings and, when configured, the status-list fetcher and the Marmot subscriber. When one cannot start,
     /// those already started are stopped and its error is thrown (code `listener` for a listener).
     public func start() throws(GatewayError) {
         let server = try GatewayServer(application: self)
@@ -150,6 +154,7 @@ public final class GatewayApplication: Sendable {
                 pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger),
             CertificateWarnings(configuration: configuration, logger: logger),
         ]
+        if let statusListFetcher { services.append(statusListFetcher) }
         if let marmot = configuration.marmot {
             do {
                 services.append(

@@ -1,9 +1,10 @@
+import GatewayLifecycle
 import MarmotIngress
 import PushSystem
 
 /// One long-running part of a serving gateway that the composition root (`GatewayApplication`)
-/// builds, starts and stops: the listeners, the reaper, the certificate warnings and the Marmot
-/// subscriber.
+/// builds, starts and stops: the listeners, the reaper, the certificate warnings, the Key Attestation
+/// status-list fetcher and the Marmot subscriber.
 public protocol GatewayService: Sendable {
     func start() throws
     /// Asks the service to stop without waiting, so that services stop side by side.
@@ -29,5 +30,7 @@ extension Reaper: GatewayService {
 }
 
 extension CertificateWarnings: GatewayService {}
+
+extension KeyAttestationStatusFetcher: GatewayService {}
 
 extension MarmotSubscriber: GatewayService {}
