@@ -94,7 +94,8 @@ public final class ProviderTokenCache: Sendable {
             throw APNsError(
                 .signatureNotRaw, description: "the signer returned \(signature.count) bytes, not a raw P-256 r‖s")
         }
-        return ProviderToken(jwt: signingInput + "." + Base64.encodeURLNoPadding(signature), issuedAt: issuedAt)
+        return ProviderToken(
+            jwt: JSONWebSignature.compact(signingInput: signingInput, signature: signature), issuedAt: issuedAt)
     }
 
     /// `base64url(header).base64url(claims)` with the exact JSON docs/protocol.md §8 prescribes.
@@ -109,7 +110,7 @@ public final class ProviderTokenCache: Sendable {
         claims.member("iss", teamID)
         claims.member("iat", issuedAt)
         claims.endObject()
-        return Base64.encodeURLNoPadding(header.bytes) + "." + Base64.encodeURLNoPadding(claims.bytes)
+        return JSONWebSignature.signingInput(header: header.bytes, claims: claims.bytes)
     }
 }
 

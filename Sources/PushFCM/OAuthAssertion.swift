@@ -28,14 +28,14 @@ public enum OAuthAssertion {
         claims.member("iat", issuedAt)
         claims.member("exp", issuedAt + lifetimeSeconds)
         claims.endObject()
-        return Base64.encodeURLNoPadding(header.bytes) + "." + Base64.encodeURLNoPadding(claims.bytes)
+        return JSONWebSignature.signingInput(header: header.bytes, claims: claims.bytes)
     }
 
     /// The signed compact JWT.
     public static func jwt(account: ServiceAccount, issuedAt: Int64) throws(CryptoError) -> String {
         let input = signingInput(account: account, issuedAt: issuedAt)
-        let signature = try account.privateKey.rs256Signature(for: Array(input.utf8))
-        return input + "." + Base64.encodeURLNoPadding(signature)
+        return JSONWebSignature.compact(
+            signingInput: input, signature: try account.privateKey.rs256Signature(for: Array(input.utf8)))
     }
 
     /// `application/x-www-form-urlencoded` body: the JWT is base64url and dots, which need no escaping.

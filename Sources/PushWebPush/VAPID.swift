@@ -52,10 +52,9 @@ public final class VAPIDSigner: Sendable {
         claims.member("exp", expiresAt)
         claims.member("sub", subject)
         claims.endObject()
-        let signingInput =
-            Base64.encodeURLNoPadding(Array(#"{"typ":"JWT","alg":"ES256"}"#.utf8)) + "."
-            + Base64.encodeURLNoPadding(claims.bytes)
-        return signingInput + "." + Base64.encodeURLNoPadding(try key.es256Signature(for: Array(signingInput.utf8)))
+        return try JSONWebSignature.sign(header: Array(#"{"typ":"JWT","alg":"ES256"}"#.utf8), claims: claims.bytes) {
+            (input: [UInt8]) throws(CryptoError) in try key.es256Signature(for: input)
+        }
     }
 }
 
