@@ -53,7 +53,9 @@ let package = Package(
             dependencies: ["PushNostr", "PushErrors", "PushCrypto", "PushJSON", "PushMetrics", "PushSystem"]),
         // RFC 6455 client connection as a pure state machine (docs/decisions/0390).
         .target(name: "PushWebSocket", dependencies: ["PushCrypto", "PushErrors", "PushSystem"]),
-        .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushErrors", "PushSystem"]),
+        // A client's stream: TCP connect, the proxy's CONNECT tunnel, the TLS handshake (docs/decisions/0814).
+        .target(name: "PushDial", dependencies: ["PushCrypto", "PushSystem"]),
+        .target(name: "PushHTTP2", dependencies: ["CNghttp2", "PushCrypto", "PushDial", "PushErrors", "PushSystem"]),
         // The provider-neutral push interface (docs/protocol.md §4.7): APNs and FCM implement it.
         .target(name: "PushDelivery"),
         .target(
@@ -83,8 +85,8 @@ let package = Package(
         .target(
             name: "MarmotIngress",
             dependencies: [
-                "PushMarmot", "PushWebSocket", "PushNostr", "PushCrypto", "PushSystem", "PushDelivery", "PushPostgres",
-                "PushRateLimiting",
+                "PushMarmot", "PushWebSocket", "PushNostr", "PushCrypto", "PushDial", "PushSystem", "PushDelivery",
+                "PushPostgres", "PushRateLimiting",
             ]
         ),
         // The gateway's own modules, lowest first (docs/architecture.md): each reads only those above it.
@@ -226,6 +228,7 @@ let package = Package(
         .testTarget(name: "PushHTTP2Tests", dependencies: ["PushCrypto", "PushHTTP2", "PushSystem"]),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PushCryptoTests", dependencies: ["PushCrypto", "PushJSON", "PushSystem"]),
+        .testTarget(name: "PushDialTests", dependencies: ["PushCrypto", "PushDial", "PushSystem"]),
         .testTarget(name: "PushDERTests", dependencies: ["PushDER"]),
         .testTarget(
             name: "PushKeyAttestationTests",

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDial
 import PushSystem
 import PushWebSocket
 

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushDial
 import PushSystem
 
 /// The I/O of one HTTP/2 client connection, confined to the client's event-loop thread: the

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Outgoing TCP: name resolution and non-blocking connects, for the HTTP/2 clients (APNs, FCM) and the
-/// Marmot relay connections (through PushCrypto's `ClientDial`).
+/// Marmot relay connections (through PushDial's `ClientDial`).
 public enum TCPConnector {
     /// The addresses of `host` when it is an IP literal, without touching a resolver (so safe on an
     /// event-loop thread); nil for a DNS name.

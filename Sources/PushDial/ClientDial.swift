@@ -1,3 +1,4 @@
+import PushCrypto
 import PushSystem
 
 /// Watches the sockets of a `ClientDial` on an event loop, for a caller that registers each socket

@@ -1,5 +1,6 @@
 import Glibc
 import PushCrypto
+import PushDial
 import PushSystem
 import Testing
 

@@ -1,3 +1,4 @@
+import PushCrypto
 import PushSystem
 
 /// Why a client could not open its stream: a value its owner turns into its own error (the HTTP/2
