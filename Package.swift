@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "GatewayConfiguration",
             dependencies: [
-                "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2", "PushFCM",
+                "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2",
                 "PushKeyAttestation", "PushDelivery", "PushMarmot", "PushMetrics",
                 "PushWebSocket", "PushWebPush", "MarmotIngress",
             ]

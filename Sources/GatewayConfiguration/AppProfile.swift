@@ -1,9 +1,10 @@
 import PushDelivery
 
 /// One enabled app profile (docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_*`): which app may enroll,
-/// how its device proof is checked and how its push service is reached. An `ios` profile has the
-/// App Attest and APNs members; an `android` profile has `android` and `fcm` instead, and its App
-/// Attest and APNs members are empty (docs/decisions/0451).
+/// how its device proof is checked and which provider wakes its installations. An `ios` profile has
+/// the App Attest members; an `android` profile has `android` instead, and its App Attest members
+/// are empty (docs/decisions/0451). The provider's settings are plain values its module parses
+/// and checks (`providerValues`, docs/decisions/0865).
 public struct AppProfile: Sendable {
     /// docs/protocol.md §12 `PUSH_GATEWAY_PROFILE_<P>_PLATFORM`: which device proof and push service
     /// the profile's installations use.
@@ -17,22 +18,8 @@ public struct AppProfile: Sendable {
         }
     }
 
-    public enum APNsEnvironment: String, Sendable, Equatable, CaseIterable {
-        case production, sandbox
-    }
-
     public enum AppAttestEnvironment: String, Sendable, Equatable, CaseIterable {
         case production, development
-    }
-
-    /// How the gateway authenticates to APNs for this profile (docs/protocol.md §8).
-    public enum APNsAuthentication: Sendable {
-        /// Provider token (ES256 JWT) from a `.p8` PKCS#8 key.
-        case token(privateKeyPEM: SecretBytes, keyID: String, teamID: String)
-        /// TLS client certificate and its unencrypted private key, both PEM in one file.
-        /// The PEM (certificate + unencrypted key) as read at start-up, and the file it came from,
-        /// which the TLS layer loads.
-        case certificate(pem: SecretBytes, path: String)
     }
 
     /// An Android profile's Key Attestation requirements (docs/protocol.md §5a steps 4–6).
@@ -52,16 +39,6 @@ public struct AppProfile: Sendable {
         }
     }
 
-    /// An Android profile's FCM settings (docs/protocol.md §8a), as plain data: the FCM provider
-    /// parses the service account from `serviceAccountJSON`.
-    public struct FCM: Sendable {
-        /// `…_FCM_PROJECT_ID`.
-        public let projectID: String
-        /// `…_FCM_SERVICE_ACCOUNT_FILE`, read at start (a secret).
-        public let serviceAccountJSON: SecretBytes
-        public let serviceAccountFile: String
-    }
-
     /// The profile id as enabled in `PUSH_GATEWAY_PROFILES` and sent as `app_profile`.
     public let id: String
     /// `<P>` in the profile's variable names.
@@ -78,16 +55,17 @@ public struct AppProfile: Sendable {
     public let appID: String
     /// The 10-character team id prefix of `appID`. Empty for android.
     public let teamID: String
-    /// The bundle id; equal to the `apns-topic`. Empty for android.
-    public let apnsTopic: String
-    public let apnsEnvironment: APNsEnvironment
     public let appAttestEnvironment: AppAttestEnvironment
-    /// nil for android.
-    public let apnsAuthentication: APNsAuthentication?
     /// The Key Attestation requirements; nil for ios.
     public var android: Android? = nil
-    /// The FCM settings; nil for ios.
-    public var fcm: FCM? = nil
+
+    /// `PUSH_GATEWAY_PROFILE_<P>_<suffix>`: the name an error about one of the profile's settings gives.
+    public func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(variableKey)_\(suffix)" }
+
+    /// `providerValues` under their full variable names, for a provider module's reader.
+    package var providerVariables: [String: String] {
+        Dictionary(uniqueKeysWithValues: providerValues.map { (variable($0.key), $0.value) })
+    }
 
     /// Profile ids: 1..64 of lowercase letters, digits, `-` and `_`, starting with a letter or
     /// digit (docs/decisions/0014).
@@ -111,7 +89,7 @@ public struct AppProfile: Sendable {
     }
 
     /// Apple team ids and APNs key ids: exactly 10 upper-case letters or digits.
-    static func isAppleIdentifier(_ text: Substring) -> Bool {
+    package static func isAppleIdentifier(_ text: Substring) -> Bool {
         text.utf8.count == 10
             && text.utf8.allSatisfy {
                 (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
@@ -133,11 +111,10 @@ public struct AppProfile: Sendable {
 }
 
 extension AppProfile {
-    /// An Android profile: no App Attest, no APNs.
-    init(id: String, variableKey: String, provider: PushService, android: Android, fcm: FCM?) {
+    /// An Android profile: no App Attest.
+    init(id: String, variableKey: String, provider: PushService, android: Android) {
         self.init(
             id: id, variableKey: variableKey, platform: .android, provider: provider, appID: "", teamID: "",
-            apnsTopic: "", apnsEnvironment: .production, appAttestEnvironment: .production,
-            apnsAuthentication: nil, android: android, fcm: fcm)
+            appAttestEnvironment: .production, android: android)
     }
 }

@@ -1,6 +1,5 @@
 import PushCrypto
 import PushDelivery
-import PushFCM
 import PushKeyAttestation
 
 extension GatewayConfiguration {
@@ -52,9 +51,10 @@ extension GatewayConfiguration {
         "ANDROID_VERIFIED_BOOT_KEYS", withdrawnSelfSignedBootSuffix, "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE",
     ]
 
-    /// The providers whose variables this module still parses itself (docs/decisions/0770), ios's
-    /// default first, android's second, and each one's per-profile variable suffixes: on a profile
-    /// of another provider they are a configuration error (docs/protocol.md §12).
+    /// The built-in providers whose variable names this module knows (docs/decisions/0770, 0865),
+    /// ios's default first, android's second, and each one's per-profile variable suffixes: on a
+    /// profile of another provider they are a configuration error (docs/protocol.md §12); their
+    /// values are their modules' to parse.
     static let builtInProviders = [PushService(rawValue: "apns"), PushService(rawValue: "fcm")]
     static let builtInProviderSuffixes = [
         iosProfileVariableSuffixes.filter { $0.hasPrefix("APNS_") },
@@ -109,15 +109,12 @@ extension GatewayConfiguration {
                 withdrawnName,
                 "is withdrawn: list the accepted verified boot keys (64 hex digits each) in \(bootKeysName) instead")
         }
-        let usesFCM = provider == builtInProviders[1]
-        let fcm = usesFCM ? fcmSettings(&reader, variable: variable) : nil
-        guard let package, let digests, let level, let bootKeys, fcm != nil || !usesFCM else { return nil }
+        guard let package, let digests, let level, let bootKeys else { return nil }
         return AppProfile(
             id: id, variableKey: key, provider: provider,
             android: AppProfile.Android(
                 packageName: package, signingCertificateDigests: digests, minimumSecurityLevel: level,
-                verifiedBootKeys: bootKeys),
-            fcm: fcm)
+                verifiedBootKeys: bootKeys))
     }
 
     /// A comma list of 64-hex SHA-256 digests (either case, stored as bytes).
@@ -139,31 +136,6 @@ extension GatewayConfiguration {
             values.append(value)
         }
         return values.count == items.count ? values : nil
-    }
-
-    private static func fcmSettings(_ reader: inout EnvironmentReader, variable: (String) -> String) -> AppProfile.FCM?
-    {
-        let projectName = variable("FCM_PROJECT_ID")
-        let project = reader.required(projectName).flatMap { text in
-            reader.parsed(
-                projectName, text, "must be a Firebase project id (6..30 of a-z 0-9 -, starting with a letter)"
-            ) {
-                isFirebaseProjectID($0) ? $0 : nil
-            }
-        }
-        let accountName = variable("FCM_SERVICE_ACCOUNT_FILE")
-        var account: (json: [UInt8], path: String)?
-        if let path = reader.required(accountName), let contents = reader.fileContents(named: accountName, path: path) {
-            do {
-                _ = try ServiceAccount.parse(contents)
-                account = (contents, path)
-            } catch {
-                reader.fail(accountName, "is not a usable service-account JSON key (\(error.code))")
-            }
-        }
-        guard let project, let account else { return nil }
-        return AppProfile.FCM(
-            projectID: project, serviceAccountJSON: SecretBytes(account.json), serviceAccountFile: account.path)
     }
 
     /// The gateway-wide Android variables; checked whether or not an Android profile is enabled, so
@@ -267,17 +239,5 @@ extension GatewayConfiguration {
                 guard let first = part.first, first.isASCII, first.isLetter else { return false }
                 return part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
             }
-    }
-
-    /// Firebase (Google Cloud) project ids: 6..30 of lowercase letters, digits and `-`, starting with
-    /// a letter and not ending with `-` (the rule ``ServiceAccount`` applies to `project_id` too).
-    static func isFirebaseProjectID(_ text: String) -> Bool {
-        guard (6...30).contains(text.utf8.count), let first = text.utf8.first, let last = text.utf8.last,
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first), last != UInt8(ascii: "-")
-        else { return false }
-        return text.utf8.allSatisfy {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-                || $0 == UInt8(ascii: "-")
-        }
     }
 }

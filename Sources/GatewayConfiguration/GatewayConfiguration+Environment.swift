@@ -124,9 +124,9 @@ extension GatewayConfiguration {
     }
 
     private struct KeyMaterial {
-        var grant: Keyring
-        var token: Keyring
-        var challenge: Keyring
+        var grant: ConfiguredKeyring
+        var token: ConfiguredKeyring
+        var challenge: ConfiguredKeyring
         var fingerprint: SecretBytes
     }
 
@@ -139,18 +139,18 @@ extension GatewayConfiguration {
         var fingerprint: [UInt8]?
         let fingerprintName = "PUSH_GATEWAY_FINGERPRINT_KEY"
         if let text = reader.requiredSecret(fingerprintName) {
-            if let bytes = Base64.decode(text), bytes.count == Keyring.keyLength {
+            if let bytes = Base64.decode(text), bytes.count == ConfiguredKeyring.keyLength {
                 fingerprint = bytes
             } else {
-                reader.fail(fingerprintName, "must be standard base64 of exactly \(Keyring.keyLength) bytes")
+                reader.fail(fingerprintName, "must be standard base64 of exactly \(ConfiguredKeyring.keyLength) bytes")
             }
         }
         if let grant, let token {
-            if grant.keys.contains(where: { key in token.key(id: Substring(key.id)) != nil }) {
+            if grant.keys.contains(where: { key in token.keys.contains { $0.id == key.id } }) {
                 reader.fail("PUSH_GATEWAY_TOKEN_KEYS", "shares a key id with PUSH_GATEWAY_GRANT_KEYS")
             }
         }
-        let rings: [(String, Keyring?)] = [
+        let rings: [(String, ConfiguredKeyring?)] = [
             ("PUSH_GATEWAY_GRANT_KEYS", grant), ("PUSH_GATEWAY_TOKEN_KEYS", token),
             ("PUSH_GATEWAY_CHALLENGE_KEYS", challenge),
         ]
@@ -171,9 +171,9 @@ extension GatewayConfiguration {
         return KeyMaterial(grant: grant, token: token, challenge: challenge, fingerprint: SecretBytes(fingerprint))
     }
 
-    private static func keyring(_ reader: inout EnvironmentReader, _ name: String) -> Keyring? {
+    private static func keyring(_ reader: inout EnvironmentReader, _ name: String) -> ConfiguredKeyring? {
         guard let text = reader.requiredSecret(name) else { return nil }
-        switch Keyring.parse(text, variable: name) {
+        switch ConfiguredKeyring.parse(text, variable: name) {
         case .success(let keyring):
             return keyring
         case .failure(let failure):

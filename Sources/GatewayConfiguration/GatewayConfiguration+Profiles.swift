@@ -102,104 +102,29 @@ extension GatewayConfiguration {
         return values
     }
 
-    /// An ios profile: App Attest's variables and, for the `apns` provider, APNs' (docs/protocol.md §12).
+    /// An ios profile: App Attest's variables (docs/protocol.md §12); its provider's are its
+    /// module's to parse (docs/decisions/0865).
     private static func iosProfile(
         _ reader: inout EnvironmentReader, id: String, key: String, provider: PushService
     ) -> AppProfile? {
         func variable(_ suffix: String) -> String { "PUSH_GATEWAY_PROFILE_\(key)_\(suffix)" }
-        let usesAPNs = provider == builtInProviders[0]
         let appIDName = variable("APP_ID")
-        let topicName = variable("APNS_TOPIC")
         var teamID: Substring?
-        var bundleID: Substring?
         let appID = reader.required(appIDName)
         if let appID {
             let parts = appID.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.count == 2, AppProfile.isAppleIdentifier(parts[0]), AppProfile.isBundleID(parts[1]) {
                 teamID = parts[0]
-                bundleID = parts[1]
             } else {
                 reader.fail(appIDName, "must be TEAMID.bundle.id with a 10-character upper-case team id")
             }
         }
         let appAttestEnvironment: AppProfile.AppAttestEnvironment? = reader.choice(
             variable("APP_ATTEST_ENVIRONMENT"), default: .production)
-        guard usesAPNs else {
-            guard let appID, let teamID, let appAttestEnvironment else { return nil }
-            return AppProfile(
-                id: id, variableKey: key, platform: .ios, provider: provider, appID: appID, teamID: String(teamID),
-                apnsTopic: "", apnsEnvironment: .production, appAttestEnvironment: appAttestEnvironment,
-                apnsAuthentication: nil)
-        }
-        let topic = reader.required(topicName)
-        if let topic, let bundleID, !topic.utf8.elementsEqual(bundleID.utf8) {
-            reader.fail(topicName, "must equal the bundle id of \(appIDName) (the app id without its team prefix)")
-        }
-        let apnsEnvironment: AppProfile.APNsEnvironment? = reader.choice(variable("APNS_ENVIRONMENT"), default: nil)
-        let authentication = apnsAuthentication(&reader, variable: variable)
-        guard let appID, let teamID, let bundleID, let topic, topic.utf8.elementsEqual(bundleID.utf8),
-            let apnsEnvironment, let appAttestEnvironment, let authentication
-        else { return nil }
+        guard let appID, let teamID, let appAttestEnvironment else { return nil }
         return AppProfile(
             id: id, variableKey: key, platform: .ios, provider: provider, appID: appID, teamID: String(teamID),
-            apnsTopic: topic, apnsEnvironment: apnsEnvironment, appAttestEnvironment: appAttestEnvironment,
-            apnsAuthentication: authentication)
-    }
-
-    /// Token auth (key file, key id, team id: all three) or certificate auth, exactly one.
-    private static func apnsAuthentication(
-        _ reader: inout EnvironmentReader, variable: (String) -> String
-    )
-        -> AppProfile.APNsAuthentication?
-    {
-        let keyFileName = variable("APNS_KEY_FILE")
-        let keyIDName = variable("APNS_KEY_ID")
-        let teamIDName = variable("APNS_TEAM_ID")
-        let certificateName = variable("APNS_CERT_FILE")
-        let tokenNames = [keyFileName, keyIDName, teamIDName]
-        let tokenSet = tokenNames.filter { reader.environment[$0] != nil }
-        let certificateSet = reader.environment[certificateName] != nil
-        if !tokenSet.isEmpty && certificateSet {
-            reader.fail(
-                certificateName,
-                "and \(tokenSet.joined(separator: ", ")) are both set; choose token or certificate auth")
-            return nil
-        }
-        if certificateSet {
-            guard let path = reader.optional(certificateName),
-                let pem = reader.fileContents(named: certificateName, path: path)
-            else { return nil }
-            guard PEMLabels.contains(pem, label: "CERTIFICATE"),
-                PEMLabels.containsUnencryptedPrivateKey(pem)
-            else {
-                reader.fail(certificateName, "must hold a PEM certificate and an unencrypted PEM private key")
-                return nil
-            }
-            return .certificate(pem: SecretBytes(pem), path: path)
-        }
-        if tokenSet.isEmpty {
-            reader.fail(
-                certificateName, "or \(keyFileName), \(keyIDName) and \(teamIDName) are required (one APNs auth)")
-            return nil
-        }
-        for missing in tokenNames where !tokenSet.contains(missing) {
-            reader.fail(missing, "is required with \(tokenSet.joined(separator: ", ")) (token auth needs all three)")
-        }
-        // The variables that are set are checked too, so one run reports every problem.
-        let pem = reader.pemFile(
-            keyFileName, label: "PRIVATE KEY", problem: "must hold the .p8 PEM private key (BEGIN PRIVATE KEY)")?.pem
-        var keyID = reader.optional(keyIDName)
-        if let id = keyID, !AppProfile.isAppleIdentifier(Substring(id)) {
-            reader.fail(keyIDName, "must be the 10-character upper-case APNs key id")
-            keyID = nil
-        }
-        var teamID = reader.optional(teamIDName)
-        if let id = teamID, !AppProfile.isAppleIdentifier(Substring(id)) {
-            reader.fail(teamIDName, "must be the 10-character upper-case team id")
-            teamID = nil
-        }
-        guard let pem, let keyID, let teamID else { return nil }
-        return .token(privateKeyPEM: SecretBytes(pem), keyID: keyID, teamID: teamID)
+            appAttestEnvironment: appAttestEnvironment)
     }
 
     /// A `PUSH_GATEWAY_PROFILE_<P>_…` variable of an enabled profile with a suffix no rule knows is
@@ -207,7 +132,7 @@ extension GatewayConfiguration {
     /// A remainder ending in a known suffix may belong to a profile whose `<P>` extends this one
     /// (`A` and `A_B`), and is left alone.
     /// A profile's own provider's `<PROVIDER>_*` variables are its module's to check, unless the
-    /// provider is one whose variables this module parses.
+    /// provider is a built-in one, whose variable names this module knows.
     private static func unknownProfileVariables(
         _ reader: inout EnvironmentReader, keys: [String], providers: [String: PushService]
     ) {
@@ -271,13 +196,13 @@ extension GatewayConfiguration {
 
 /// Cheap shape checks on PEM files at configuration time; the PEM is parsed for real by the code
 /// that uses it (TLS, JWT signing, App Attest).
-enum PEMLabels {
-    static func contains(_ pem: [UInt8], label: String) -> Bool {
+package enum PEMLabels {
+    package static func contains(_ pem: [UInt8], label: String) -> Bool {
         contains(pem, marker: "-----BEGIN \(label)-----")
     }
 
     /// A `PRIVATE KEY`, `EC PRIVATE KEY` or `RSA PRIVATE KEY` block, and no encryption marker.
-    static func containsUnencryptedPrivateKey(_ pem: [UInt8]) -> Bool {
+    package static func containsUnencryptedPrivateKey(_ pem: [UInt8]) -> Bool {
         let hasKey = ["PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY"].contains { contains(pem, label: $0) }
         return hasKey && !contains(pem, label: "ENCRYPTED PRIVATE KEY")
             && !contains(pem, marker: "Proc-Type: 4,ENCRYPTED")

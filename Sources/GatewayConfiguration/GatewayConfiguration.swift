@@ -22,9 +22,9 @@ public struct GatewayConfiguration: Sendable {
     public let healthListen: ListenAddress
     public let trustedProxies: TrustedProxies
 
-    public let grantKeys: Keyring
-    public let tokenKeys: Keyring
-    public let challengeKeys: Keyring
+    public let grantKeys: ConfiguredKeyring
+    public let tokenKeys: ConfiguredKeyring
+    public let challengeKeys: ConfiguredKeyring
     public let fingerprintKey: SecretBytes
 
     /// The numeric limits, read as `configuration.maxConnections` and so on.
@@ -57,8 +57,9 @@ public struct GatewayConfiguration: Sendable {
 
     init(
         databaseURL: SecretText, origin: GatewayOrigin, publicOrigins: PublicOrigins?, listen: ListenAddress,
-        healthListen: ListenAddress, trustedProxies: TrustedProxies, grantKeys: Keyring, tokenKeys: Keyring,
-        challengeKeys: Keyring, fingerprintKey: SecretBytes, limits: Limits, profiles: [AppProfile],
+        healthListen: ListenAddress, trustedProxies: TrustedProxies, grantKeys: ConfiguredKeyring,
+        tokenKeys: ConfiguredKeyring, challengeKeys: ConfiguredKeyring, fingerprintKey: SecretBytes, limits: Limits,
+        profiles: [AppProfile],
         logLevel: LogLevel, migrationsDirectory: String?, testing: TestingOverrides
     ) {
         self.databaseURL = databaseURL

@@ -115,14 +115,14 @@ public struct PushProviderModules: Sendable {
             guard let module = module(for: profile.provider) else {
                 return [
                     ConfigurationError.Problem(
-                        variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_PROVIDER",
+                        variable: profile.variable("PROVIDER"),
                         problem: "names a provider this build does not have (\(names))")
                 ]
             }
             guard module.platform == profile.platform else {
                 return [
                     ConfigurationError.Problem(
-                        variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_PROVIDER",
+                        variable: profile.variable("PROVIDER"),
                         problem: "is not a provider of \(profile.platform.rawValue) profiles")
                 ]
             }

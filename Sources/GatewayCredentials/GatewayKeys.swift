@@ -12,9 +12,16 @@ package struct GatewayKeys: Sendable {
     package let fingerprinter: EndpointFingerprinter
 
     package init(configuration: GatewayConfiguration) {
-        challenges = ChallengeAuthority(keyring: configuration.challengeKeys)
-        grants = SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)
-        tokens = SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys)
+        challenges = ChallengeAuthority(keyring: Keyring(configuration.challengeKeys))
+        grants = SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(configuration.grantKeys))
+        tokens = SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(configuration.tokenKeys))
         fingerprinter = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
+    }
+}
+
+extension Keyring {
+    /// The keyring a configured keyring variable lists (docs/protocol.md §7, §12), in its order.
+    package init(_ configured: ConfiguredKeyring) {
+        self.init(keys: configured.keys.map { Key(id: $0.id, bytes: $0.bytes) })
     }
 }

@@ -47,18 +47,16 @@ enum CheckConfigCommand: InProcessCommand {
         if let android = profile.android {
             let pinned = android.verifiedBootKeys.count
             let boot = pinned == 0 ? "verified boot" : "verified boot or self-signed with \(pinned) pinned key(s)"
-            let provider = profile.fcm == nil ? profile.provider.rawValue : "fcm service account"
+            // The FCM module's settings, which StartupChecks has accepted (docs/decisions/0865).
+            let provider = (try? FCMProfileSettings(profile)) == nil ? profile.provider.rawValue : "fcm service account"
             return "android, key attestation \(android.minimumSecurityLevel.rawValue) minimum, \(boot), "
                 + "\(android.signingCertificateDigests.count) signing certificate digest(s), \(provider)"
         }
-        let authentication =
-            switch profile.apnsAuthentication {
-            case .token: "token"
-            case .certificate: "certificate"
-            case nil: "no"
-            }
-        return "apns \(profile.apnsEnvironment.rawValue), app attest \(profile.appAttestEnvironment.rawValue), "
-            + "\(authentication) auth"
+        let appAttest = "app attest \(profile.appAttestEnvironment.rawValue)"
+        guard let apns = try? APNsProfileSettings(profile) else {
+            return "\(profile.provider.rawValue), \(appAttest)"
+        }
+        return "apns \(apns.environment.rawValue), \(appAttest), \(apns.authentication.name) auth"
     }
 
     private static func summary(_ configuration: GatewayConfiguration, modules: PushProviderModules) -> String {

@@ -24,11 +24,11 @@ enum KeygenCommand: InProcessCommand {
         case 2 where arguments[0] == "--id": requestedID = arguments[1]
         default: return .usageError("push-gateway keygen: the only option is --id ID\n" + usage)
         }
-        if let requestedID, !Keyring.isValidKeyID(Substring(requestedID)) {
+        if let requestedID, !ConfiguredKeyring.isValidKeyID(Substring(requestedID)) {
             return .usageError("push-gateway keygen: --id must be 1..32 characters of A-Z a-z 0-9 _ -\n")
         }
         do {
-            let key = try randomBytes(Keyring.keyLength)
+            let key = try randomBytes(ConfiguredKeyring.keyLength)
             let id = try requestedID ?? defaultID(now: now, suffix: randomBytes(2))
             return .success("\(id):\(Base64.encode(key))\n")
         } catch {

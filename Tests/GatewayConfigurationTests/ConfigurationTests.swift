@@ -34,7 +34,8 @@ struct ConfigurationTests {
 
     @Test("a minimum environment parses with every documented default")
     func minimumEnvironment() throws {
-        let configuration = try #require(try TestEnvironment().configuration())
+        let environment = try TestEnvironment()
+        let configuration = try #require(environment.configuration())
         #expect(configuration.databaseURL.value == "postgresql://gateway:\(TestEnvironment.marker)@db.internal/push")
         #expect(configuration.origin.text == "https://push.buzz.xyz")
         #expect(configuration.origin.audience(path: "/v1/delegations") == "https://push.buzz.xyz/v1/delegations")
@@ -54,24 +55,24 @@ struct ConfigurationTests {
         #expect(configuration.apnsProductionServer == nil && configuration.apnsSandboxServer == nil)
         #expect(configuration.apnsExtraTrustAnchorPEM == nil && configuration.appAttestRootPEM == nil)
         #expect(!configuration.allowsUntrustedAppAttestRoot)
-        #expect(configuration.grantKeys.sealingKey.id == "g1")
-        #expect(configuration.grantKeys.sealingKey.bytes == TestEnvironment.key(0x11))
-        #expect(configuration.tokenKeys.sealingKey.bytes == TestEnvironment.key(0x22))
-        #expect(configuration.challengeKeys.sealingKey.bytes == TestEnvironment.key(0x33))
+        #expect(configuration.grantKeys.keys[0].id == "g1")
+        #expect(configuration.grantKeys.keys[0].bytes == TestEnvironment.key(0x11))
+        #expect(configuration.tokenKeys.keys[0].bytes == TestEnvironment.key(0x22))
+        #expect(configuration.challengeKeys.keys[0].bytes == TestEnvironment.key(0x33))
         #expect(configuration.fingerprintKey.bytes == TestEnvironment.key(0x44))
         let profile = try #require(configuration.profile(id: "buzz-ios-production"))
         #expect(profile.variableKey == "BUZZ_IOS_PRODUCTION")
         #expect(profile.appID == "ABCDE12345.xyz.buzz.app")
         #expect(profile.teamID == "ABCDE12345")
-        #expect(profile.apnsTopic == "xyz.buzz.app")
-        #expect(profile.apnsEnvironment == .production)
         #expect(profile.appAttestEnvironment == .production)
-        guard case .token(let pem, let keyID, let teamID) = profile.apnsAuthentication else {
-            Issue.record("expected token auth")
-            return
-        }
-        #expect(pem.bytes == Array(TestEnvironment.privateKeyPEM.utf8))
-        #expect(keyID == "KEY1234567" && teamID == "ABCDE12345")
+        // The provider's variables as plain values; the APNs module parses them (docs/decisions/0865).
+        #expect(profile.provider.rawValue == "apns")
+        let keyFile = try #require(environment.variables[profileVariable + "APNS_KEY_FILE"])
+        #expect(
+            profile.providerValues == [
+                "APNS_TOPIC": "xyz.buzz.app", "APNS_ENVIRONMENT": "production", "APNS_KEY_ID": "KEY1234567",
+                "APNS_TEAM_ID": "ABCDE12345", "APNS_KEY_FILE": keyFile,
+            ])
         #expect(configuration.profile(id: "other") == nil)
     }
 
@@ -87,19 +88,26 @@ struct ConfigurationTests {
             ])
     }
 
-    @Test("errors in several variables are all reported together")
+    @Test("errors in several variables are all reported together; a provider's settings once the rest parses")
     func collectsAllErrors() throws {
         let environment = try TestEnvironment()
             .with("PUSH_GATEWAY_ORIGIN", "http://\(TestEnvironment.marker)")
             .with("PUSH_GATEWAY_LISTEN", TestEnvironment.marker)
             .with("PUSH_GATEWAY_RELAY_RATE_PER_SECOND", "0")
-            .with(profileVariable + "APNS_ENVIRONMENT", TestEnvironment.marker)
+            .with(profileVariable + "APP_ATTEST_ENVIRONMENT", TestEnvironment.marker)
         expectErrors(
             environment,
             named: [
                 "PUSH_GATEWAY_ORIGIN", "PUSH_GATEWAY_LISTEN", "PUSH_GATEWAY_RELAY_RATE_PER_SECOND",
-                profileVariable + "APNS_ENVIRONMENT",
+                profileVariable + "APP_ATTEST_ENVIRONMENT",
             ])
+        // The APNs module reads its variables from a configuration that parsed (docs/decisions/0865).
+        let apns = try TestEnvironment()
+            .with(profileVariable + "APNS_ENVIRONMENT", TestEnvironment.marker)
+            .with(profileVariable + "APNS_KEY_ID", TestEnvironment.marker)
+        expectErrors(apns, named: [profileVariable + "APNS_ENVIRONMENT", profileVariable + "APNS_KEY_ID"])
+        expectErrors(
+            apns.with("PUSH_GATEWAY_LISTEN", TestEnvironment.marker), named: ["PUSH_GATEWAY_LISTEN"])
     }
 
     @Test("a variable set to the empty string is an error, not its default")
@@ -139,10 +147,10 @@ struct ConfigurationTests {
         }
         let configuration = try #require(environment.configuration())
         #expect(configuration.databaseURL.value == "postgresql://from-file/db")
-        #expect(configuration.grantKeys.sealingKey.id == "gf")
-        #expect(configuration.grantKeys.sealingKey.bytes == TestEnvironment.key(0x61))
-        #expect(configuration.tokenKeys.sealingKey.bytes == TestEnvironment.key(0x62))
-        #expect(configuration.challengeKeys.sealingKey.bytes == TestEnvironment.key(0x63))
+        #expect(configuration.grantKeys.keys[0].id == "gf")
+        #expect(configuration.grantKeys.keys[0].bytes == TestEnvironment.key(0x61))
+        #expect(configuration.tokenKeys.keys[0].bytes == TestEnvironment.key(0x62))
+        #expect(configuration.challengeKeys.keys[0].bytes == TestEnvironment.key(0x63))
         #expect(configuration.fingerprintKey.bytes == TestEnvironment.key(0x64))
     }
 
@@ -351,9 +359,8 @@ struct ConfigurationTests {
             + TestEnvironment.base64(TestEnvironment.key(0x72)).replacingOccurrences(of: "=", with: "")
         let configuration = try #require(try TestEnvironment().with("PUSH_GATEWAY_GRANT_KEYS", ring).configuration())
         #expect(configuration.grantKeys.keys.map(\.id) == ["new", "old_1-A"])
-        #expect(configuration.grantKeys.sealingKey.bytes == TestEnvironment.key(0x71))
-        #expect(configuration.grantKeys.key(id: "old_1-A")?.bytes == TestEnvironment.key(0x72))
-        #expect(configuration.grantKeys.key(id: "missing") == nil)
+        #expect(configuration.grantKeys.keys[0].bytes == TestEnvironment.key(0x71))
+        #expect(configuration.grantKeys.keys[1].bytes == TestEnvironment.key(0x72))
     }
 
     @Test("keyrings refuse bad ids, bad base64, wrong key lengths and repeats, in every ring")
@@ -479,13 +486,10 @@ struct ConfigurationTests {
         #expect(configuration.profiles.map(\.id) == ["buzz-ios-production", "buzz_ios-sandbox2"])
         let profile = try #require(configuration.profile(id: "buzz_ios-sandbox2"))
         #expect(profile.variableKey == "BUZZ_IOS_SANDBOX2")
-        #expect(profile.apnsEnvironment == .sandbox)
+        #expect(profile.providerValues["APNS_ENVIRONMENT"] == "sandbox")
         #expect(profile.appAttestEnvironment == .development)
-        guard case .certificate(let pem, _) = profile.apnsAuthentication else {
-            Issue.record("expected certificate auth")
-            return
-        }
-        #expect(pem.bytes == Array((TestEnvironment.certificatePEM + TestEnvironment.privateKeyPEM).utf8))
+        #expect(profile.providerValues["APNS_CERT_FILE"] == environment.variables[sandbox + "APNS_CERT_FILE"])
+        #expect(environment.errors().isEmpty)
     }
 
     @Test("a profile's PLATFORM is ios unset or set, or android; other values are refused")
@@ -507,14 +511,13 @@ struct ConfigurationTests {
         let configuration = try #require(try environment.configuration())
         let profile = try #require(configuration.profile(id: TestEnvironment.androidProfile))
         #expect(profile.platform == .android)
-        #expect(profile.apnsAuthentication == nil && profile.appID.isEmpty)
+        #expect(profile.appID.isEmpty && profile.provider.rawValue == "fcm")
         let android = try #require(profile.android)
         #expect(android.packageName == TestEnvironment.androidPackage)
         #expect(android.signingCertificateDigests == [TestEnvironment.androidSigningDigest])
         #expect(android.minimumSecurityLevel == .tee && android.verifiedBootKeys.isEmpty)
-        let fcm = try #require(profile.fcm)
-        #expect(fcm.projectID == TestEnvironment.fcmProjectID)
-        #expect(fcm.serviceAccountJSON.bytes == Array(TestEnvironment.serviceAccountJSON().utf8))
+        #expect(profile.providerValues["FCM_PROJECT_ID"] == TestEnvironment.fcmProjectID)
+        #expect(environment.errors().isEmpty)
         #expect(configuration.profile(id: "buzz-ios-production")?.android == nil)
         #expect(configuration.android.extraRootDER == authority.root.derEncoded)
         #expect(
@@ -579,13 +582,14 @@ struct ConfigurationTests {
         expectErrors(
             environment.with(profileVariable + "FCM_PROJECT_ID", "buzz-wake-1"),
             named: [profileVariable + "FCM_PROJECT_ID"])
-        // An ios profile switched to android names its APNs variables and the missing android ones.
+        // An ios profile switched to android names its APNs variables and the missing android ones;
+        // the FCM module names its own once the profile parses (docs/decisions/0865).
         let switched = try TestEnvironment().with(profileVariable + "PLATFORM", "android")
         expectErrors(
             switched,
             named: Set(
                 (["APP_ID", "APNS_TOPIC", "APNS_ENVIRONMENT", "APNS_KEY_FILE", "APNS_KEY_ID", "APNS_TEAM_ID"]
-                    + ["ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256", "FCM_PROJECT_ID", "FCM_SERVICE_ACCOUNT_FILE"])
+                    + ["ANDROID_PACKAGE", "ANDROID_SIGNING_CERT_SHA256"])
                     .map { profileVariable + $0 }))
     }
 
@@ -692,8 +696,7 @@ struct ConfigurationTests {
         }
         let development = try TestEnvironment().with(profileVariable + "APP_ATTEST_ENVIRONMENT", "development")
         #expect(development.configuration()?.profiles.first?.appAttestEnvironment == .development)
-        let sandbox = try TestEnvironment().with(profileVariable + "APNS_ENVIRONMENT", "sandbox")
-        #expect(sandbox.configuration()?.profiles.first?.apnsEnvironment == .sandbox)
+        #expect(try TestEnvironment().with(profileVariable + "APNS_ENVIRONMENT", "sandbox").errors().isEmpty)
     }
 
     @Test("token auth needs key file, key id and team id together; each missing one is named")
@@ -880,9 +883,8 @@ struct ConfigurationTests {
         dump(configuration, to: &dumped)
         let renderings = [
             String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped,
-            "\(configuration.grantKeys)", String(reflecting: configuration.grantKeys.sealingKey),
-            "\(configuration.fingerprintKey)", "\(configuration.databaseURL)", "\(configuration.profiles)",
-            String(reflecting: configuration.profiles[1].apnsAuthentication),
+            "\(configuration.grantKeys)", String(reflecting: configuration.grantKeys.keys[0]),
+            "\(configuration.fingerprintKey)", "\(configuration.databaseURL)",
         ]
         var forbidden = [TestEnvironment.marker, "MIGTAgEAMBMGByqGSM49", "postgresql://", "db.internal"]
         for fill: UInt8 in [0x11, 0x22, 0x33, 0x44] {
@@ -895,6 +897,10 @@ struct ConfigurationTests {
             for secret in forbidden {
                 #expect(!rendering.contains(secret), "\(secret) printed")
             }
+        }
+        // The profiles hold plain values only: file paths, never what the files hold (docs/decisions/0865).
+        for secret in forbidden + ["MIIBszCCAVmgAwIBAgIUQ"] {
+            #expect(!"\(configuration.profiles)".contains(secret), "\(secret) printed")
         }
         #expect(String(describing: configuration).contains("https://push.buzz.xyz"))
     }

@@ -10,7 +10,7 @@ struct ChallengeAuthorityTests {
     static let previousKey = [UInt8](repeating: 0x22, count: 32)
 
     static func authority(_ keys: [UInt8]...) -> ChallengeAuthority {
-        let entries = keys.enumerated().map { Keyring.Key(id: "c\($0.offset)", secret: SecretBytes($0.element)) }
+        let entries = keys.enumerated().map { Keyring.Key(id: "c\($0.offset)", bytes: $0.element) }
         return ChallengeAuthority(keyring: Keyring(keys: entries))
     }
     static let now: Int64 = 1_764_421_234_567

@@ -8,7 +8,7 @@ import Testing
 struct EndpointGrantTests {
     static let envelope = SealedEnvelope(
         purpose: .endpointGrant,
-        keyring: Keyring(keys: [Keyring.Key(id: "grant-1", secret: SecretBytes([UInt8](repeating: 7, count: 32)))]))
+        keyring: Keyring(keys: [Keyring.Key(id: "grant-1", bytes: [UInt8](repeating: 7, count: 32))]))
     static let grant = EndpointGrant(
         delegationID: CanonicalUUID("0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b")!,
         relayPublicKey: [UInt8](repeating: 0xab, count: 32), appProfile: "buzz-ios-sandbox", endpointEpoch: 3,

@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Sealed envelopes and endpoint fingerprints (docs/protocol.md §7)")
 struct SealedEnvelopeTests {
-    static let current = Keyring.Key(id: "g2", secret: SecretBytes([UInt8](repeating: 0xa1, count: 32)))
-    static let previous = Keyring.Key(id: "g1", secret: SecretBytes([UInt8](repeating: 0xb2, count: 32)))
+    static let current = Keyring.Key(id: "g2", bytes: [UInt8](repeating: 0xa1, count: 32))
+    static let previous = Keyring.Key(id: "g1", bytes: [UInt8](repeating: 0xb2, count: 32))
     static let plaintext = Array(#"{"v":1,"delegation_id":"x"}"#.utf8)
 
     @Test("an envelope is the key id, a dot and base64url of nonce, ciphertext and tag")
@@ -81,12 +81,15 @@ struct SealedEnvelopeTests {
         let keys = GatewayKeys(configuration: configuration)
         let grant = try keys.grants.seal(Self.plaintext)
         #expect(grant.hasPrefix("g1."))
-        #expect(SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys).open(grant) == Self.plaintext)
+        #expect(
+            SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(configuration.grantKeys)).open(grant)
+                == Self.plaintext)
         #expect(keys.tokens.open(grant) == nil)
         let custody = try keys.tokens.seal(Self.plaintext)
         #expect(custody.hasPrefix("t1."))
         #expect(
-            SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys).open(custody) == Self.plaintext)
+            SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(configuration.tokenKeys)).open(custody)
+                == Self.plaintext)
         #expect(keys.grants.open(custody) == nil)
         let token: [UInt8] = [0xde, 0xad, 0xbe, 0xef]
         #expect(
@@ -94,7 +97,7 @@ struct SealedEnvelopeTests {
                 == EndpointFingerprinter(key: ConfigurationTestEnvironment.key(0x44)).fingerprint(
                     profileID: "p1", token: token))
         let issued = try keys.challenges.issue(unixMilliseconds: 1_700_000_000_000)
-        let configured = ChallengeAuthority(keyring: configuration.challengeKeys)
+        let configured = ChallengeAuthority(keyring: Keyring(configuration.challengeKeys))
         // Throws, failing the test, unless the configured challenge keyring tagged it.
         try configured.verify(
             challengeID: issued.challengeID, challenge: issued.challenge, unixMilliseconds: 1_700_000_000_000)

@@ -88,7 +88,7 @@ final class LiveGateway {
         try #require(
             EndpointGrant.open(
                 grant.endpointGrant,
-                with: SealedEnvelope(purpose: .endpointGrant, keyring: gateway.configuration.grantKeys)))
+                with: SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(gateway.configuration.grantKeys))))
     }
 }
 

@@ -52,6 +52,34 @@ struct CheckConfigCommandTests {
         #expect(!result.standardError.contains("db.internal"))
     }
 
+    @Test(
+        "the APNs module's problems are check-config's: each names its variable, exit 1; with another error they follow it in the next run"
+    )
+    func apnsSettingsRefused() throws {
+        let key = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_"
+        let marker = ConfigurationTestEnvironment.marker
+        let environment = try ConfigurationTestEnvironment()
+        let broken = environment.with(key + "APNS_KEY_FILE", try environment.write("k.p8", "not a key \(marker)"))
+            .with(key + "APNS_TEAM_ID", marker).with(key + "APNS_ENVIRONMENT", "staging")
+        let result = CheckConfigCommand.execute(arguments: [], environment: broken.variables)
+        #expect(result.exitCode == 1 && result.standardOutput.isEmpty)
+        #expect(
+            result.standardError == """
+                push-gateway check-config: configuration error: \(key)APNS_ENVIRONMENT: must be one of production, sandbox
+                push-gateway check-config: configuration error: \(key)APNS_KEY_FILE: must hold the .p8 PEM private key (BEGIN PRIVATE KEY)
+                push-gateway check-config: configuration error: \(key)APNS_TEAM_ID: must be the 10-character upper-case team id
+
+                """)
+        // The configuration's own errors come first; the module reads a profile that parsed.
+        let both = CheckConfigCommand.execute(
+            arguments: [], environment: broken.with("PUSH_GATEWAY_LOG_LEVEL", "loud").variables)
+        #expect(both.exitCode == 1)
+        #expect(
+            both.standardError
+                == "push-gateway check-config: configuration error: PUSH_GATEWAY_LOG_LEVEL: must be one of debug, info, warning, error\n"
+        )
+    }
+
     @Test("a DATABASE_URL libpq cannot parse is refused by name, never quoted, directly or through its _FILE")
     func malformedDatabaseURL() throws {
         let marker = ConfigurationTestEnvironment.marker

@@ -14,11 +14,13 @@ struct KeygenCommandTests {
         #expect(result.standardError.isEmpty)
         #expect(result.standardOutput.hasPrefix("grant-2026_11:"))
         #expect(result.standardOutput.hasSuffix("\n"))
-        let keyring = try Keyring.parse(String(result.standardOutput.dropLast()), variable: "PUSH_GATEWAY_GRANT_KEYS")
-            .get()
+        let keyring = try ConfiguredKeyring.parse(
+            String(result.standardOutput.dropLast()), variable: "PUSH_GATEWAY_GRANT_KEYS"
+        )
+        .get()
         #expect(keyring.keys.count == 1)
-        #expect(keyring.sealingKey.id == "grant-2026_11")
-        #expect(keyring.sealingKey.bytes.count == 32)
+        #expect(keyring.keys[0].id == "grant-2026_11")
+        #expect(keyring.keys[0].bytes.count == 32)
     }
 
     @Test("the default id is k, the UTC date and four random hex digits")
@@ -36,7 +38,7 @@ struct KeygenCommandTests {
         )
         let line = String(result.standardOutput.dropLast())
         #expect(
-            try Keyring.parse(line, variable: "PUSH_GATEWAY_GRANT_KEYS").get().sealingKey.bytes
+            try ConfiguredKeyring.parse(line, variable: "PUSH_GATEWAY_GRANT_KEYS").get().keys[0].bytes
                 == [UInt8](repeating: 0xAB, count: 32))
     }
 

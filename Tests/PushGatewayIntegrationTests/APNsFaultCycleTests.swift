@@ -206,7 +206,8 @@ private final class FaultCycleFixture {
         let now = DeliveryTestGateway.now()
         let handle = try CanonicalUUID.version4().text
         let token = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        let sealedToken = try SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys).seal(token)
+        let sealedToken = try SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(configuration.tokenKeys)).seal(
+            token)
         try DeliveryFixtures.insertInstallation(
             admin, handle: handle, appProfile: profileID, sealedToken: Array(sealedToken.utf8),
             fingerprint: EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
@@ -222,7 +223,7 @@ private final class FaultCycleFixture {
         return DeliveryScenario(
             handle: handle, relay: relay, token: token, grant: grant,
             sealedGrant: try grant.sealed(
-                with: SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)))
+                with: SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(configuration.grantKeys))))
     }
 
     /// Runs one cycle's deliveries on `clientThreads` threads; the stalled row goes first so its

@@ -47,7 +47,7 @@ struct AndroidLifecycleTests {
         #expect(try row.bytes(row: 0, column: 2) == device.device.key.publicKey.uncompressedPoint)
         #expect(try row.bool(row: 0, column: 3) == true)
         #expect(try row.string(row: 0, column: 4) == AndroidLifecycleGateway.profile)
-        let custody = SealedEnvelope(purpose: .tokenCustody, keyring: gateway.configuration.tokenKeys)
+        let custody = SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(gateway.configuration.tokenKeys))
         let sealed = try #require(try row.bytes(row: 0, column: 5))
         #expect(custody.open(String(decoding: sealed, as: UTF8.self)) == Array(device.endpoint.utf8))
         #expect(try row.bytes(row: 0, column: 6) == Self.fingerprint(gateway, token: device.endpoint))

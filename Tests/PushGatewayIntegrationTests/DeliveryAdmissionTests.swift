@@ -312,12 +312,7 @@ struct DeliveryAdmissionTests {
         let gateway = try DeliveryTestGateway()
         let scenario = try gateway.enroll()
         // Sealed under a token key the gateway no longer has (an operator dropped it from the keyring).
-        let retiredKeyring = try #require(
-            try? Keyring.parse(
-                "t0:" + ConfigurationTestEnvironment.base64(ConfigurationTestEnvironment.key(0x77)),
-                variable: "PUSH_GATEWAY_GRANT_KEYS"
-            )
-            .get())
+        let retiredKeyring = Keyring(keys: [Keyring.Key(id: "t0", bytes: ConfigurationTestEnvironment.key(0x77))])
         let orphan = try SealedEnvelope(purpose: .tokenCustody, keyring: retiredKeyring).seal(scenario.token)
         try DeliveryFixtures.updateInstallation(
             gateway.admin, handle: scenario.handle, set: "encrypted_endpoint = $2", [.bytes(Array(orphan.utf8))])
@@ -337,7 +332,7 @@ struct DeliveryAdmissionTests {
             delegationID: scenario.grant.delegationID, relayPublicKey: scenario.grant.relayPublicKey,
             appProfile: "retired-profile", endpointEpoch: 1, generation: 1, expiresAt: scenario.grant.expiresAt)
         let sealed = try foreign.sealed(
-            with: SealedEnvelope(purpose: .endpointGrant, keyring: gateway.configuration.grantKeys))
+            with: SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(gateway.configuration.grantKeys)))
         let response = try gateway.deliver(scenario, grant: sealed)
         #expect(response.status == 503)
         #expect(response.bodyText == #"{"error":"configuration_fault"}"#)

@@ -196,9 +196,7 @@ struct DeliveryPipelineTests {
         // The ios profile's id and keys with android's platform and provider.
         let android = AppProfile(
             id: ios.id, variableKey: ios.variableKey, platform: .android, provider: .fcm, appID: ios.appID,
-            teamID: ios.teamID,
-            apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
-            appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
+            teamID: ios.teamID, appAttestEnvironment: ios.appAttestEnvironment)
         return DeliveryPipeline(
             relayLimiter: served.relayLimiter, keys: served.keys, profiles: [android],
             admissions: served.admissions, providers: [android.id: provider], logger: served.logger, metrics: metrics,

@@ -158,8 +158,10 @@ struct DeliveryRouteTests {
             ("expires_at in the past", try gateway.deliver(scenario, expiresAt: now - 5)),
         ]
         // A token custody envelope is not a grant even though it is sealed by this gateway.
-        let tokenEnvelope = try SealedEnvelope(purpose: .tokenCustody, keyring: gateway.configuration.tokenKeys)
-            .seal(scenario.grant.plaintext)
+        let tokenEnvelope = try SealedEnvelope(
+            purpose: .tokenCustody, keyring: Keyring(gateway.configuration.tokenKeys)
+        )
+        .seal(scenario.grant.plaintext)
         failures.append(("token-keyring envelope", try gateway.deliver(scenario, grant: tokenEnvelope)))
 
         // An older generation: the delegation row now holds generation 2.

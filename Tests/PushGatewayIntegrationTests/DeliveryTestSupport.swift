@@ -155,7 +155,8 @@ final class DeliveryTestGateway {
         let now = Self.now()
         let handle = try CanonicalUUID.version4().text
         let token = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        let sealedToken = try SealedEnvelope(purpose: .tokenCustody, keyring: configuration.tokenKeys).seal(token)
+        let sealedToken = try SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(configuration.tokenKeys)).seal(
+            token)
         let fingerprint = EndpointFingerprinter(key: configuration.fingerprintKey.bytes)
             .fingerprint(profileID: Self.profileID, token: token)
         try DeliveryFixtures.insertInstallation(
@@ -180,7 +181,8 @@ final class DeliveryTestGateway {
             delegationID: delegationID, relayPublicKey: relay.publicKey.bytes, appProfile: Self.profileID,
             endpointEpoch: epoch, generation: generation, expiresAt: expiresAt)
         return (
-            grant, try grant.sealed(with: SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys))
+            grant,
+            try grant.sealed(with: SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(configuration.grantKeys)))
         )
     }
 

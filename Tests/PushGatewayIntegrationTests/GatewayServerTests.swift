@@ -68,7 +68,7 @@ struct GatewayServerTests {
         let challenge = try #require(Base64.decodeURLNoPadding(challengeText))
         let expiresAt = try #require(object["expires_at"] as? Int)
         #expect(abs(expiresAt - Int(Date().timeIntervalSince1970) - 300) <= 2)
-        let keyring = gateway.server.application.configuration.challengeKeys
+        let keyring = Keyring(gateway.server.application.configuration.challengeKeys)
         try ChallengeAuthority(keyring: keyring).verify(
             challengeID: challengeID, challenge: challenge, unixMilliseconds: SystemWallClock().unixMilliseconds())
     }

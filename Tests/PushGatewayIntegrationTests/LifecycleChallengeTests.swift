@@ -13,9 +13,7 @@ struct LifecycleChallengeTests {
 
     /// A challenge issued by a keyring holding only `key` (id `id`) at `unixMilliseconds`.
     static func challenge(key: UInt8, id: String, unixMilliseconds: Int64) throws -> LifecycleChallenge {
-        let keyring = try Keyring.parse(
-            id + ":" + Base64.encode([UInt8](repeating: key, count: 32)), variable: "PUSH_GATEWAY_GRANT_KEYS"
-        ).get()
+        let keyring = Keyring(keys: [Keyring.Key(id: id, bytes: [UInt8](repeating: key, count: 32))])
         let issued = try ChallengeAuthority(keyring: keyring).issue(unixMilliseconds: unixMilliseconds)
         return LifecycleChallenge(id: issued.challengeID.text, challenge: issued.challengeText)
     }

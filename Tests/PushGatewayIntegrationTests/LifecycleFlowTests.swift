@@ -25,7 +25,7 @@ struct LifecycleFlowTests {
             [.text(handle)])
         let encrypted = try #require(try row.bytes(row: 0, column: 0))
         let tokenBytes = try #require(Hex.decode(token, lowercaseOnly: true))
-        let custody = SealedEnvelope(purpose: .tokenCustody, keyring: gateway.configuration.tokenKeys)
+        let custody = SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(gateway.configuration.tokenKeys))
         #expect(custody.open(String(decoding: encrypted, as: UTF8.self)) == tokenBytes)
         #expect(try row.bytes(row: 0, column: 1) == expectedFingerprint(gateway, token: tokenBytes))
         let rowText = try gateway.installationsText()
@@ -86,7 +86,8 @@ struct LifecycleFlowTests {
         #expect(grantText.hasPrefix("g1."))
         let grant = try #require(
             EndpointGrant.open(
-                grantText, with: SealedEnvelope(purpose: .endpointGrant, keyring: gateway.configuration.grantKeys)))
+                grantText,
+                with: SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(gateway.configuration.grantKeys))))
         #expect(grant.relayPublicKey == Hex.decode(relay, lowercaseOnly: true))
         #expect(grant.appProfile == LifecycleGateway.profile)
         #expect(grant.endpointEpoch == 1 && grant.generation == 1)

@@ -25,7 +25,9 @@ struct LifecycleGrantTests {
         try gateway.enroll(device)
         let response = try gateway.delegate(device, relay: lifecycleRelayKey(), generation: 1)
         let grant = try #require(try lifecycleObject(response)["endpoint_grant"] as? String)
-        return (grant, SealedEnvelope(purpose: .endpointGrant, keyring: gateway.configuration.grantKeys), gateway)
+        return (
+            grant, SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(gateway.configuration.grantKeys)), gateway
+        )
     }
 
     @Test("the issued grant opens; any tampered byte of its sealed part makes it unopenable")
@@ -50,7 +52,7 @@ struct LifecycleGrantTests {
         #expect(EndpointGrant.open("g9" + body, with: envelope) == nil)
         // The token custody keyring does not open grants (separate keys and AAD).
         let (_, _, gateway) = try Self.issuedGrant()
-        let custody = SealedEnvelope(purpose: .tokenCustody, keyring: gateway.configuration.tokenKeys)
+        let custody = SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(gateway.configuration.tokenKeys))
         #expect(custody.open(grant) == nil)
     }
 

@@ -91,7 +91,8 @@ final class LifecycleGateway {
     func grant(_ response: HTTPTestResponse) throws -> EndpointGrant {
         let text = try #require(try lifecycleObject(response)["endpoint_grant"] as? String)
         return try #require(
-            EndpointGrant.open(text, with: SealedEnvelope(purpose: .endpointGrant, keyring: configuration.grantKeys)))
+            EndpointGrant.open(
+                text, with: SealedEnvelope(purpose: .endpointGrant, keyring: Keyring(configuration.grantKeys))))
     }
 
     /// A challenge from `POST /v1/installations/challenges`.

@@ -93,9 +93,7 @@ struct NeutralDeliveryPathTests {
         let ios = try #require(gateway.configuration.profile(id: DeliveryTestGateway.profileID))
         let android = AppProfile(
             id: ios.id, variableKey: ios.variableKey, platform: .android, provider: .fcm, appID: ios.appID,
-            teamID: ios.teamID,
-            apnsTopic: ios.apnsTopic, apnsEnvironment: ios.apnsEnvironment,
-            appAttestEnvironment: ios.appAttestEnvironment, apnsAuthentication: ios.apnsAuthentication)
+            teamID: ios.teamID, appAttestEnvironment: ios.appAttestEnvironment)
         let delivery = try DeliveryRequest(body: Self.singleBody(scenario, requestID: CanonicalUUID.version4()))
         let relay = scenario.relay.publicKey.bytes
         let served = gateway.server.application.deliveryPipeline

@@ -76,7 +76,7 @@ struct RollingUpgradeReadinessTests {
                 .text(LifecycleGateway.profile), .null,
                 .bytes(
                     Array(
-                        try SealedEnvelope(purpose: .tokenCustody, keyring: gateway.configuration.tokenKeys)
+                        try SealedEnvelope(purpose: .tokenCustody, keyring: Keyring(gateway.configuration.tokenKeys))
                             .seal(token).utf8)),
                 .bytes(LifecycleFlowTests.expectedFingerprint(gateway, token: token)), .int64(now + 86_400),
             ])

@@ -68,10 +68,11 @@ public struct ConfigurationTestEnvironment {
         Result { () throws(ConfigurationError) in try GatewayConfiguration(environment: variables) }
     }
 
-    /// The problems (empty when the configuration parsed).
+    /// The problems `check-config` names from the environment alone: the configuration's, or, once
+    /// it parses, the provider modules' with their profiles' settings (docs/decisions/0865).
     public func errors() -> [ConfigurationError.Problem] {
         switch parse() {
-        case .success: return []
+        case .success(let configuration): return PushProviderModules.standard.problems(configuration)
         case .failure(let failure): return failure.problems
         }
     }

@@ -1,4 +1,3 @@
-import GatewayConfiguration
 import PushCrypto
 
 /// A freshly issued challenge, as `POST /v1/installations/challenges` answers it (docs/protocol.md §4.1).

@@ -1,4 +1,3 @@
-import GatewayConfiguration
 import PushCrypto
 
 /// The sealed envelope of docs/protocol.md §7, shared by endpoint grants and token custody:

@@ -26,15 +26,20 @@ struct APNsProviderModule: PushProviderModule {
         APNsProviderMetrics(profileIDs: profileIDs)
     }
 
+    /// The profile's `…_APNS_*` settings, its files read and its key parsed (docs/decisions/0865).
+    func problems(_ profile: AppProfile, configuration: GatewayConfiguration) -> [ConfigurationError.Problem] {
+        APNsProfileSettings.problems(profile)
+    }
+
     /// iOS profiles share one `APNsPushProvider`.
     func makeProvider(
         profiles: [AppProfile], configuration: GatewayConfiguration
     ) throws(PushProviderStartError) -> any PushProvider {
         var apnsProfiles: [String: APNsProfile] = [:]
-        for profile in profiles {
-            apnsProfiles[profile.id] = APNsProfile(
-                server: server(for: profile.apnsEnvironment, configuration: configuration),
-                topic: profile.apnsTopic, credential: try credential(for: profile),
+        for (profileID, settings) in try APNsProfileSettings.loaded(profiles) {
+            apnsProfiles[profileID] = APNsProfile(
+                server: server(for: settings.environment, configuration: configuration), topic: settings.topic,
+                credential: try credential(settings.authentication, profileID: profileID),
                 extraTrustAnchorsFile: configuration.apnsExtraTrustAnchorFile)
         }
         do {
@@ -46,18 +51,13 @@ struct APNsProviderModule: PushProviderModule {
     }
 
     func describe(_ profile: AppProfile) -> String {
-        let authentication =
-            switch profile.apnsAuthentication {
-            case .token: "token"
-            case .certificate: "certificate"
-            case nil: "no APNs"
-            }
-        return "apns \(profile.apnsEnvironment.rawValue), \(authentication) auth"
+        guard let settings = try? APNsProfileSettings(profile) else { return "apns, settings refused" }
+        return "apns \(settings.environment.rawValue), \(settings.authentication.name) auth"
     }
 
     /// Apple's host for the environment, unless a test/development override is configured (§12).
     private func server(
-        for environment: AppProfile.APNsEnvironment, configuration: GatewayConfiguration
+        for environment: APNsProfileSettings.Environment, configuration: GatewayConfiguration
     ) -> APNsServer {
         let override =
             switch environment {
@@ -68,21 +68,21 @@ struct APNsProviderModule: PushProviderModule {
         return environment == .production ? .production : .sandbox
     }
 
-    private func credential(for profile: AppProfile) throws(PushProviderStartError) -> APNsProfile.Credential {
-        switch profile.apnsAuthentication {
+    private func credential(
+        _ authentication: APNsProfileSettings.Authentication, profileID: String
+    ) throws(PushProviderStartError) -> APNsProfile.Credential {
+        switch authentication {
         case .token(let privateKeyPEM, let keyID, let teamID):
             do {
                 return try .token(
                     teamID: teamID, keyID: keyID, privateKeyPEM: String(decoding: privateKeyPEM.bytes, as: UTF8.self))
             } catch {
                 throw PushProviderStartError(
-                    profileID: profile.id, problem: "the APNs .p8 key does not load as a P-256 private key")
+                    profileID: profileID, problem: "the APNs .p8 key does not load as a P-256 private key")
             }
         case .certificate(_, let path):
             // One PEM file holds the certificate and its unencrypted key (§12).
             return .certificate(certificateFile: path, keyFile: path)
-        case nil:
-            throw PushProviderStartError(profileID: profile.id, problem: "no APNs key or certificate")
         }
     }
 }

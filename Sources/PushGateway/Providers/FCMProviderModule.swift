@@ -28,26 +28,20 @@ struct FCMProviderModule: PushProviderModule {
         FCMProviderMetrics(profileIDs: profileIDs, module: self)
     }
 
+    /// The profile's `…_FCM_*` settings, its service-account file read and parsed (docs/decisions/0865).
+    func problems(_ profile: AppProfile, configuration: GatewayConfiguration) -> [ConfigurationError.Problem] {
+        FCMProfileSettings.problems(profile)
+    }
+
     /// Android profiles share one `FCMPushProvider`, on the same HTTP/2 layer, timeout and egress
     /// proxy as APNs.
     func makeProvider(
         profiles: [AppProfile], configuration: GatewayConfiguration
     ) throws(PushProviderStartError) -> any PushProvider {
         let android = configuration.android
-        var fcmProfiles: [String: FCMProfile] = [:]
-        for profile in profiles {
-            guard let settings = profile.fcm else {
-                throw PushProviderStartError(profileID: profile.id, problem: "no FCM project and service account")
-            }
-            let account: ServiceAccount
-            do {
-                account = try ServiceAccount.parse(settings.serviceAccountJSON.bytes)
-            } catch {
-                throw PushProviderStartError(
-                    profileID: profile.id, problem: "the FCM service-account file does not load")
-            }
-            fcmProfiles[profile.id] = FCMProfile(
-                projectID: settings.projectID, account: account,
+        let fcmProfiles = try FCMProfileSettings.loaded(profiles).mapValues { settings in
+            FCMProfile(
+                projectID: settings.projectID, account: settings.account,
                 server: android.fcmServer.map { FCMServer(host: $0.host, port: $0.port) } ?? .production,
                 tokenEndpoint: android.googleTokenEndpoint.map { FCMServer(host: $0.host, port: $0.port) }
                     ?? .googleTokenEndpoint,
@@ -63,7 +57,7 @@ struct FCMProviderModule: PushProviderModule {
     }
 
     func describe(_ profile: AppProfile) -> String {
-        "fcm project \(profile.fcm?.projectID ?? "none"), service account"
+        "fcm project \(profile.providerValues["FCM_PROJECT_ID"] ?? "none"), service account"
     }
 }
 

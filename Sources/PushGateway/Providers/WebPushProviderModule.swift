@@ -58,14 +58,8 @@ struct WebPushProviderModule: PushProviderModule {
     func makeProvider(
         profiles: [AppProfile], configuration: GatewayConfiguration
     ) throws(PushProviderStartError) -> any PushProvider {
-        var webPushProfiles: [String: WebPushProfile] = [:]
-        for profile in profiles {
-            do {
-                let settings = try WebPushProfileSettings(profile)
-                webPushProfiles[profile.id] = WebPushProfile(vapid: settings.vapid, allowedHosts: settings.allowedHosts)
-            } catch {
-                throw PushProviderStartError(profileID: profile.id, problem: error.problem.description)
-            }
+        let webPushProfiles = try WebPushProfileSettings.loaded(profiles).mapValues {
+            WebPushProfile(vapid: $0.vapid, allowedHosts: $0.allowedHosts)
         }
         let webPush = configuration.webPush
         var settings = WebPushSender.Settings()
@@ -94,11 +88,7 @@ struct WebPushProviderModule: PushProviderModule {
 
 /// A `webpush` profile's settings from its `…_WEBPUSH_*` values (docs/protocol.md §12), each
 /// refusal naming its variable.
-struct WebPushProfileSettings {
-    struct Refusal: Error {
-        let problem: ConfigurationError.Problem
-    }
-
+struct WebPushProfileSettings: ProviderProfileSettings {
     static let keyFile = "WEBPUSH_VAPID_KEY_FILE"
     static let subject = "WEBPUSH_VAPID_SUBJECT"
     static let allowedHostsSuffix = "WEBPUSH_ALLOWED_HOSTS"
@@ -107,10 +97,10 @@ struct WebPushProfileSettings {
     let vapid: VAPIDSigner
     let allowedHosts: WebPushAllowedHosts?
 
-    init(_ profile: AppProfile) throws(Refusal) {
+    init(_ profile: AppProfile) throws(ProviderSettingsRefusal) {
         let values = profile.providerValues
-        func refuse(_ suffix: String, _ problem: String) -> Refusal {
-            Refusal(problem: .init(variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_\(suffix)", problem: problem))
+        func refuse(_ suffix: String, _ problem: String) -> ProviderSettingsRefusal {
+            ProviderSettingsRefusal(variable: profile.variable(suffix), problem: problem)
         }
         if let unknown = values.keys.sorted().first(where: { !Self.known.contains($0) }) {
             throw refuse(unknown, "is not a webpush profile variable (check its spelling)")
@@ -135,26 +125,16 @@ struct WebPushProfileSettings {
     }
 
     /// `…_WEBPUSH_ALLOWED_HOSTS`, nil when unset.
-    static func allowedHosts(_ profile: AppProfile) throws(Refusal) -> WebPushAllowedHosts? {
+    static func allowedHosts(_ profile: AppProfile) throws(ProviderSettingsRefusal) -> WebPushAllowedHosts? {
         guard let text = profile.providerValues[allowedHostsSuffix] else { return nil }
         guard let hosts = WebPushAllowedHosts(text) else {
-            throw Refusal(
-                problem: .init(
-                    variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_\(allowedHostsSuffix)",
-                    problem:
-                        "must be a comma list of lowercase host names or *.suffix patterns (A-labels, no spaces, no repeats)"
-                ))
+            throw ProviderSettingsRefusal(
+                variable: profile.variable(allowedHostsSuffix),
+                problem:
+                    "must be a comma list of lowercase host names or *.suffix patterns (A-labels, no spaces, no repeats)"
+            )
         }
         return hosts
-    }
-
-    static func problems(_ profile: AppProfile) -> [ConfigurationError.Problem] {
-        do {
-            _ = try WebPushProfileSettings(profile)
-            return []
-        } catch {
-            return [error.problem]
-        }
     }
 
     /// RFC 8292 §2.1: the contact is a `mailto:` or `https:` URI; it goes into a JWT claim, so

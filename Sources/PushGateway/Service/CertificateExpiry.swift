@@ -1,4 +1,5 @@
 import GatewayConfiguration
+import PushAPNs
 import PushCrypto
 
 /// The `notAfter` of every certificate-auth profile (docs/protocol.md §12): expired is a
@@ -12,15 +13,17 @@ struct CertificateExpiry: Sendable, Equatable {
     let variable: String
     let notAfter: Int64
 
-    /// One entry per certificate-auth profile whose certificate could be read.
+    /// One entry per certificate-auth `apns` profile whose settings the APNs module accepts and
+    /// whose certificate could be read.
     static func of(_ configuration: GatewayConfiguration) -> [CertificateExpiry] {
         configuration.profiles.compactMap { profile in
-            guard case .certificate(let pem, _) = profile.apnsAuthentication,
+            guard profile.provider == .apns,
+                case .certificate(let pem, _)? = try? APNsProfileSettings(profile).authentication,
                 let certificate = try? X509Certificate(pem: String(decoding: pem.bytes, as: UTF8.self)),
                 let notAfter = certificate.notAfterUnixSeconds
             else { return nil }
             return CertificateExpiry(
-                profile: profile.id, variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_APNS_CERT_FILE",
+                profile: profile.id, variable: profile.variable("APNS_CERT_FILE"),
                 notAfter: notAfter)
         }
     }

@@ -4,29 +4,22 @@ import PushCrypto
 import PushSystem
 
 /// What the environment's syntax cannot show and `serve` must refuse anyway (docs/protocol.md §12):
-/// an App Attest root that is not Apple's without the explicit insecure setting, APNs `.p8` keys
-/// that are not P-256 private keys, and expired APNs certificates. `check-config` reports the same
-/// problems, and the same warnings.
+/// every provider module's problems with its profiles' settings (files read, keys parsed:
+/// docs/decisions/0865), an App Attest root that is not Apple's without the explicit insecure
+/// setting, and expired APNs certificates. `check-config` reports the same problems, and the same
+/// warnings.
 package enum StartupChecks {
     package static func problems(
         _ configuration: GatewayConfiguration, now: Int64 = SystemWallClock().unixSeconds(),
         modules: PushProviderModules = .standard
     ) -> [ConfigurationError.Problem] {
-        // Each profile's provider is one a registered module serves (docs/decisions/0770).
+        // Each profile's provider is one a registered module serves and its settings are ones the
+        // module accepts (docs/decisions/0770, 0865).
         var problems = modules.problems(configuration)
         if case .failure(let refusal) = AppAttestRoot.verifier(for: configuration) {
             problems.append(
                 ConfigurationError.Problem(
                     variable: "PUSH_GATEWAY_APP_ATTEST_ROOT_CA_FILE", problem: refusal.reason ?? ""))
-        }
-        for profile in configuration.profiles {
-            guard case .token(let privateKeyPEM, _, _) = profile.apnsAuthentication else { continue }
-            if (try? P256PrivateKey(pem: String(decoding: privateKeyPEM.bytes, as: UTF8.self))) == nil {
-                problems.append(
-                    ConfigurationError.Problem(
-                        variable: "PUSH_GATEWAY_PROFILE_\(profile.variableKey)_APNS_KEY_FILE",
-                        problem: "does not hold an unencrypted P-256 private key (PKCS#8 .p8)"))
-            }
         }
         for expiry in CertificateExpiry.of(configuration) where expiry.isExpired(at: now) {
             problems.append(

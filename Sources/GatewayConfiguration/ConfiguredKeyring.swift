@@ -1,8 +1,9 @@
 import PushCrypto
 
-/// A keyring `id:base64(32 bytes),...` (docs/protocol.md §7, §12): the first key seals, every key
-/// opens, so older keys stay listed after it for rotation.
-public struct Keyring: Sendable {
+/// A keyring variable as configured, `id:base64(32 bytes),...` (docs/protocol.md §7, §12): its keys
+/// in order, each id and each key's bytes distinct. Plain key material: GatewayCredentials'
+/// `Keyring` seals with the first and opens with any (docs/decisions/0865).
+public struct ConfiguredKeyring: Sendable {
     /// One named 32-byte key.
     public struct Key: Sendable {
         /// 1..32 characters of `[A-Za-z0-9_-]`; written into sealed values, never secret.
@@ -20,12 +21,6 @@ public struct Keyring: Sendable {
 
     /// Keys in configured order; never empty.
     public let keys: [Key]
-
-    /// The key that seals (the first).
-    public var sealingKey: Key { keys[0] }
-
-    /// The key named `id`, for opening.
-    public func key(id: Substring) -> Key? { keys.first { $0.id.utf8.elementsEqual(id.utf8) } }
 
     /// Key bytes length for every keyring key and the fingerprint key.
     public static let keyLength = 32
@@ -45,7 +40,7 @@ public struct Keyring: Sendable {
 
     /// Parses the keyring `variable` holds; its problems (naming entry positions, never quoting the
     /// text) when it is invalid.
-    public static func parse(_ text: String, variable: String) -> Result<Keyring, ConfigurationError> {
+    public static func parse(_ text: String, variable: String) -> Result<ConfiguredKeyring, ConfigurationError> {
         var problems: [String] = []
         var keys: [Key] = []
         for (index, entry) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
@@ -81,12 +76,10 @@ public struct Keyring: Sendable {
                     .invalidKeyring,
                     problems: problems.map { ConfigurationError.Problem(variable: variable, problem: $0) }))
         }
-        return .success(Keyring(keys: keys))
+        return .success(ConfiguredKeyring(keys: keys))
     }
 
-    /// A keyring of already validated keys (tests build them directly; operators go through `parse`).
-    init(keys: [Key]) {
-        precondition(!keys.isEmpty && keys.allSatisfy { $0.bytes.count == Keyring.keyLength })
+    private init(keys: [Key]) {
         self.keys = keys
     }
 }
