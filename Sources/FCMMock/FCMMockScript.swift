@@ -2,27 +2,20 @@ import APNsMock
 
 /// How `fcm-mock` answers one `messages:send` that carried a valid access token.
 public struct FCMMockReply: Sendable, Equatable {
-    /// `respond` answers with `status` and, outside 200, an error body in FCM's shape.
+    /// `respond` answers with `status` and, outside 200, `error`.
     public var action: MockAction
     public var status: Int
-    /// FCM's `errorCode` (in an `FcmError` detail), if any.
-    public var errorCode: String?
-    /// The google.rpc `status` of the error body (e.g. `INVALID_ARGUMENT`), if any.
-    public var rpcStatus: String?
-    /// `fieldViolations[].field` of a `BadRequest` detail.
-    public var violatedFields: [String]
+    public var error: FCMMockErrorBody
     /// The raw `Retry-After` value (seconds or an HTTP date).
     public var retryAfter: String?
 
     public init(
-        action: MockAction = .respond, status: Int = 200, errorCode: String? = nil, rpcStatus: String? = nil,
-        violatedFields: [String] = [], retryAfter: String? = nil
+        action: MockAction = .respond, status: Int = 200, error: FCMMockErrorBody = FCMMockErrorBody(),
+        retryAfter: String? = nil
     ) {
         self.action = action
         self.status = status
-        self.errorCode = errorCode
-        self.rpcStatus = rpcStatus
-        self.violatedFields = violatedFields
+        self.error = error
         self.retryAfter = retryAfter
     }
 }

@@ -103,7 +103,7 @@ public final class FCMMockServer: Sendable {
                     answer = Self.answerSend(request, state: &state)
                 } else {
                     kind = .other
-                    answer = Self.error(404, rpcStatus: "NOT_FOUND")
+                    answer = Self.error(404, FCMMockErrorBody(rpcStatus: "NOT_FOUND"))
                 }
                 let record = Record(
                     kind: kind, path: request.path, headers: request.headers, body: request.body,
@@ -183,16 +183,14 @@ public final class FCMMockServer: Sendable {
     private static func answerSend(_ request: MockRequest, state: inout State) -> MockAnswer {
         guard let authorization = request.header("authorization"), authorization.hasPrefix("Bearer "),
             state.issued.contains(String(authorization.dropFirst("Bearer ".count)))
-        else { return error(401, rpcStatus: "UNAUTHENTICATED") }
+        else { return error(401, FCMMockErrorBody(rpcStatus: "UNAUTHENTICATED")) }
         let reply = state.script.sends.isEmpty ? state.script.defaultSend : state.script.sends.removeFirst()
         if reply.action == .stall { return MockAnswer(action: .stall) }
         var answer: MockAnswer
         if reply.status == 200 {
             answer = MockAnswer(body: Array(#"{"name":"projects/p/messages/0:1"}"#.utf8))
         } else {
-            answer = error(
-                reply.status, rpcStatus: reply.rpcStatus ?? "UNKNOWN", errorCode: reply.errorCode,
-                fields: reply.violatedFields)
+            answer = error(reply.status, reply.error)
         }
         if let retryAfter = reply.retryAfter { answer.headers.append(HTTPField("retry-after", retryAfter)) }
         answer.action = reply.action
@@ -200,28 +198,28 @@ public final class FCMMockServer: Sendable {
     }
 
     /// A google.rpc error body in FCM's shape.
-    static func error(_ status: Int, rpcStatus: String, errorCode: String? = nil, fields: [String] = []) -> MockAnswer {
+    static func error(_ status: Int, _ error: FCMMockErrorBody) -> MockAnswer {
         var body = JSONWriter()
         body.beginObject()
         body.name("error")
         body.beginObject()
         body.member("code", Int64(status))
         body.member("message", "mock")
-        body.member("status", rpcStatus)
+        body.member("status", error.rpcStatus)
         body.name("details")
         body.beginArray()
-        if let errorCode {
+        if let errorCode = error.errorCode {
             body.beginObject()
             body.member("@type", "type.googleapis.com/google.firebase.fcm.v1.FcmError")
             body.member("errorCode", errorCode)
             body.endObject()
         }
-        if !fields.isEmpty {
+        if !error.violatedFields.isEmpty {
             body.beginObject()
             body.member("@type", "type.googleapis.com/google.rpc.BadRequest")
             body.name("fieldViolations")
             body.beginArray()
-            for field in fields {
+            for field in error.violatedFields {
                 body.beginObject()
                 body.member("field", field)
                 body.endObject()

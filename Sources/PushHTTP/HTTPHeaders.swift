@@ -1,11 +1,10 @@
 /// Request header fields exactly as received: one copy of the header-section bytes plus the
 /// position of each name and value. Lookup by name is ASCII case-insensitive (RFC 9110 §5.1).
 public struct HTTPHeaders: Sendable {
+    /// Where one field's name and value lie in `storage`.
     struct Field: Sendable {
-        let nameStart: Int32
-        let nameEnd: Int32
-        let valueStart: Int32
-        let valueEnd: Int32
+        let name: Range<Int32>
+        let value: Range<Int32>
     }
 
     let storage: [UInt8]
@@ -25,8 +24,7 @@ public struct HTTPHeaders: Sendable {
             storage.append(contentsOf: name.utf8)
             let nameEnd = Int32(storage.count)
             storage.append(contentsOf: value.utf8)
-            fields.append(
-                Field(nameStart: nameStart, nameEnd: nameEnd, valueStart: nameEnd, valueEnd: Int32(storage.count)))
+            fields.append(Field(name: nameStart..<nameEnd, value: nameEnd..<Int32(storage.count)))
         }
         self.init(storage: storage, fields: fields)
     }
@@ -38,28 +36,28 @@ public struct HTTPHeaders: Sendable {
     /// `valueBytes(_:)` keeps them.
     public subscript(name: String) -> String? {
         guard let field = firstField(named: name) else { return nil }
-        return string(field.valueStart, field.valueEnd)
+        return string(field.value)
     }
 
     /// Every value of the field `name`, in received order.
     public func values(_ name: String) -> [String] {
-        fields.filter { matches($0, name) }.map { string($0.valueStart, $0.valueEnd) }
+        fields.filter { matches($0, name) }.map { string($0.value) }
     }
 
     /// The raw bytes of the first value of `name`.
     public func valueBytes(_ name: String) -> ArraySlice<UInt8>? {
         guard let field = firstField(named: name) else { return nil }
-        return storage[Int(field.valueStart)..<Int(field.valueEnd)]
+        return bytes(field.value)
     }
 
     /// The raw bytes of every value of `name`, in received order.
     public func everyValueBytes(_ name: String) -> [ArraySlice<UInt8>] {
-        fields.filter { matches($0, name) }.map { storage[Int($0.valueStart)..<Int($0.valueEnd)] }
+        fields.filter { matches($0, name) }.map { bytes($0.value) }
     }
 
     /// All fields as (name, value) in received order, names spelled as received.
     public var all: [(name: String, value: String)] {
-        fields.map { (string($0.nameStart, $0.nameEnd), string($0.valueStart, $0.valueEnd)) }
+        fields.map { (string($0.name), string($0.value)) }
     }
 
     func firstField(named name: String) -> Field? {
@@ -69,8 +67,8 @@ public struct HTTPHeaders: Sendable {
     func matches(_ field: Field, _ name: String) -> Bool {
         var name = name
         return name.withUTF8 { wanted in
-            guard wanted.count == Int(field.nameEnd - field.nameStart) else { return false }
-            var index = Int(field.nameStart)
+            guard wanted.count == field.name.count else { return false }
+            var index = Int(field.name.lowerBound)
             for byte in wanted {
                 if ASCII.lowercased(storage[index]) != ASCII.lowercased(byte) { return false }
                 index += 1
@@ -79,8 +77,13 @@ public struct HTTPHeaders: Sendable {
         }
     }
 
-    private func string(_ start: Int32, _ end: Int32) -> String {
-        String(decoding: storage[Int(start)..<Int(end)], as: UTF8.self)
+    /// The bytes of a field's name or value.
+    func bytes(_ range: Range<Int32>) -> ArraySlice<UInt8> {
+        storage[Int(range.lowerBound)..<Int(range.upperBound)]
+    }
+
+    private func string(_ range: Range<Int32>) -> String {
+        String(decoding: bytes(range), as: UTF8.self)
     }
 }
 

@@ -116,8 +116,7 @@ enum RequestHeadParser {
             }
             fields.append(
                 HTTPHeaders.Field(
-                    nameStart: Int32(nameStart), nameEnd: Int32(nameEnd),
-                    valueStart: Int32(valueStart), valueEnd: Int32(valueEnd)))
+                    name: Int32(nameStart)..<Int32(nameEnd), value: Int32(valueStart)..<Int32(valueEnd)))
         }
 
         // docs/protocol.md §1: any Transfer-Encoding, with or without Content-Length → 411.

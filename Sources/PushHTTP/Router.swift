@@ -110,7 +110,7 @@ public struct Router: Sendable {
             contentType = field
         }
         guard let contentType else { return false }
-        let value = headers.storage[Int(contentType.valueStart)..<Int(contentType.valueEnd)]
+        let value = headers.bytes(contentType.value)
         var start = value.startIndex
         var end = value.firstIndex(of: UInt8(ascii: ";")) ?? value.endIndex
         while start < end && (value[start] == ASCII.space || value[start] == ASCII.tab) { start += 1 }

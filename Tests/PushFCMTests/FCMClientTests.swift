@@ -186,20 +186,23 @@ struct FCMClientTests {
         Row(name: "200", reply: FCMMockReply(), outcome: .accepted, requestOutcome: .accepted, reason: nil),
         Row(
             name: "404 UNREGISTERED",
-            reply: FCMMockReply(status: 404, errorCode: "UNREGISTERED", rpcStatus: "NOT_FOUND"),
+            reply: FCMMockReply(
+                status: 404, error: FCMMockErrorBody(rpcStatus: "NOT_FOUND", errorCode: "UNREGISTERED")),
             outcome: .endpointDead(invalidAtSeconds: nil), requestOutcome: .invalidEndpoint, reason: "UNREGISTERED"),
         Row(
             name: "400 INVALID_ARGUMENT naming message.token",
             reply: FCMMockReply(
-                status: 400, errorCode: "INVALID_ARGUMENT", rpcStatus: "INVALID_ARGUMENT",
-                violatedFields: ["message.token"]),
+                status: 400,
+                error: FCMMockErrorBody(
+                    rpcStatus: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT", violatedFields: ["message.token"])),
             outcome: .endpointDead(invalidAtSeconds: nil), requestOutcome: .invalidEndpoint,
             reason: "INVALID_ARGUMENT"),
         Row(
             name: "400 INVALID_ARGUMENT naming another field",
             reply: FCMMockReply(
-                status: 400, errorCode: "INVALID_ARGUMENT", rpcStatus: "INVALID_ARGUMENT",
-                violatedFields: ["message.data"]),
+                status: 400,
+                error: FCMMockErrorBody(
+                    rpcStatus: "INVALID_ARGUMENT", errorCode: "INVALID_ARGUMENT", violatedFields: ["message.data"])),
             outcome: .permanentRequestFault, requestOutcome: .rejected, reason: "INVALID_ARGUMENT"),
         Row(
             name: "bare 400", reply: FCMMockReply(status: 400), outcome: .permanentRequestFault,
@@ -209,43 +212,51 @@ struct FCMClientTests {
             requestOutcome: .configurationFault, reason: nil),
         Row(
             name: "403 SENDER_ID_MISMATCH",
-            reply: FCMMockReply(status: 403, errorCode: "SENDER_ID_MISMATCH", rpcStatus: "PERMISSION_DENIED"),
+            reply: FCMMockReply(
+                status: 403, error: FCMMockErrorBody(rpcStatus: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH")),
             outcome: .configurationFault(.endpointNotForApp), requestOutcome: .configurationFault,
             reason: "SENDER_ID_MISMATCH"),
         Row(
             name: "401 THIRD_PARTY_AUTH_ERROR, without a renewal",
-            reply: FCMMockReply(status: 401, errorCode: "THIRD_PARTY_AUTH_ERROR", rpcStatus: "UNAUTHENTICATED"),
+            reply: FCMMockReply(
+                status: 401, error: FCMMockErrorBody(rpcStatus: "UNAUTHENTICATED", errorCode: "THIRD_PARTY_AUTH_ERROR")),
             outcome: .configurationFault(.credentialsRejected), requestOutcome: .configurationFault,
             reason: "THIRD_PARTY_AUTH_ERROR"),
         Row(
-            name: "bare 403", reply: FCMMockReply(status: 403, rpcStatus: "PERMISSION_DENIED"),
+            name: "bare 403", reply: FCMMockReply(status: 403, error: FCMMockErrorBody(rpcStatus: "PERMISSION_DENIED")),
             outcome: .configurationFault(.credentialsRejected), requestOutcome: .configurationFault, reason: nil),
         Row(
             name: "429 QUOTA_EXCEEDED, Retry-After in seconds",
-            reply: FCMMockReply(status: 429, errorCode: "QUOTA_EXCEEDED", retryAfter: "30"),
+            reply: FCMMockReply(status: 429, error: FCMMockErrorBody(errorCode: "QUOTA_EXCEEDED"), retryAfter: "30"),
             outcome: .retry(retryAfterSeconds: 30), requestOutcome: .transient, reason: "QUOTA_EXCEEDED"),
         Row(
             name: "429 QUOTA_EXCEEDED, Retry-After as a date",
-            reply: FCMMockReply(status: 429, errorCode: "QUOTA_EXCEEDED", retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT"),
+            reply: FCMMockReply(
+                status: 429, error: FCMMockErrorBody(errorCode: "QUOTA_EXCEEDED"),
+                retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT"),
             outcome: .retry(retryAfterSeconds: nil), requestOutcome: .transient, reason: "QUOTA_EXCEEDED"),
         Row(
             name: "503 UNAVAILABLE, Retry-After as a date",
-            reply: FCMMockReply(status: 503, errorCode: "UNAVAILABLE", retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT"),
+            reply: FCMMockReply(
+                status: 503, error: FCMMockErrorBody(errorCode: "UNAVAILABLE"),
+                retryAfter: "Wed, 21 Oct 2026 07:28:00 GMT"),
             outcome: .retry(retryAfterSeconds: nil), requestOutcome: .transient, reason: "UNAVAILABLE"),
         Row(
             name: "bare 503, Retry-After past the clamp", reply: FCMMockReply(status: 503, retryAfter: "86400"),
             outcome: .retry(retryAfterSeconds: 3600), requestOutcome: .transient, reason: nil),
         Row(
-            name: "500 INTERNAL", reply: FCMMockReply(status: 500, errorCode: "INTERNAL"),
+            name: "500 INTERNAL", reply: FCMMockReply(status: 500, error: FCMMockErrorBody(errorCode: "INTERNAL")),
             outcome: .retry(retryAfterSeconds: nil), requestOutcome: .transient, reason: "INTERNAL"),
         Row(
             name: "bare 500", reply: FCMMockReply(status: 500), outcome: .retry(retryAfterSeconds: nil),
             requestOutcome: .transient, reason: nil),
         Row(
-            name: "400 UNSPECIFIED_ERROR", reply: FCMMockReply(status: 400, errorCode: "UNSPECIFIED_ERROR"),
+            name: "400 UNSPECIFIED_ERROR",
+            reply: FCMMockReply(status: 400, error: FCMMockErrorBody(errorCode: "UNSPECIFIED_ERROR")),
             outcome: .permanentRequestFault, requestOutcome: .rejected, reason: "UNSPECIFIED_ERROR"),
         Row(
-            name: "an unlisted errorCode", reply: FCMMockReply(status: 400, errorCode: "SOMETHING_NEW"),
+            name: "an unlisted errorCode",
+            reply: FCMMockReply(status: 400, error: FCMMockErrorBody(errorCode: "SOMETHING_NEW")),
             outcome: .permanentRequestFault, requestOutcome: .rejected, reason: "other"),
     ]
 
@@ -283,7 +294,7 @@ struct FCMClientTests {
 
     @Test("a second 401 after the renewal is a configuration fault (credentials rejected), without a third request")
     func secondUnauthorizedIsConfigurationFault() throws {
-        let unauthorized = FCMMockReply(status: 401, rpcStatus: "UNAUTHENTICATED")
+        let unauthorized = FCMMockReply(status: 401, error: FCMMockErrorBody(rpcStatus: "UNAUTHENTICATED"))
         let harness = try MockFCMHarness(script: FCMMockScript(sends: [unauthorized, unauthorized]))
         defer { harness.stop() }
         #expect(

@@ -221,7 +221,8 @@ struct FCMDeliveryTests {
     func unregisteredEndpointIsDead() throws {
         let gateway = try FCMDeliveryGateway(
             fcmScript: FCMMockScript(
-                defaultSend: FCMMockReply(status: 404, errorCode: "UNREGISTERED", rpcStatus: "NOT_FOUND")))
+                defaultSend: FCMMockReply(
+                    status: 404, error: FCMMockErrorBody(rpcStatus: "NOT_FOUND", errorCode: "UNREGISTERED"))))
         let (_, relay, grant) = try gateway.delegatedAndroid()
         let dead = #"{"status":"invalid_endpoint","generation":1,"invalid_at":null}"#
 

@@ -43,7 +43,9 @@ struct SendTestPushFCMTests {
     )
     func fcmAnswersArePrinted() throws {
         let script = FCMMockScript(
-            sends: [FCMMockReply(status: 404, errorCode: "UNREGISTERED", rpcStatus: "NOT_FOUND")])
+            sends: [
+                FCMMockReply(status: 404, error: FCMMockErrorBody(rpcStatus: "NOT_FOUND", errorCode: "UNREGISTERED"))
+            ])
         try Self.withMock(script) { fcm, environment in
             let profileLine =
                 "profile buzz-android: fcm project \(ConfigurationTestEnvironment.fcmProjectID), service account\n"

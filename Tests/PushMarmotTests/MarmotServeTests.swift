@@ -158,7 +158,11 @@ struct MarmotServeTests {
                 Hex.encode(MarmotFixture.apnsToken): [APNsMockReply(status: 400, reason: "BadDeviceToken")]
             ]),
             fcmScript: FCMMockScript(
-                sends: [FCMMockReply(status: 403, errorCode: "SENDER_ID_MISMATCH", rpcStatus: "PERMISSION_DENIED")]))
+                sends: [
+                    FCMMockReply(
+                        status: 403,
+                        error: FCMMockErrorBody(rpcStatus: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH"))
+                ]))
         #expect(eventually(within: 20) { harness.metrics.relayCount(.subscribed) == 1 })
         try harness.publishBothTokens()
         #expect(eventually(within: 20) { harness.metrics.tokenCount(.fcm, .configurationFault) == 1 })
