@@ -1,50 +1,32 @@
 import GatewayCredentials
 import PushCrypto
 
-/// The members of `POST /v1/delegations` besides the proof (docs/protocol.md §4.3).
-package struct DelegationRequest {
-    package let relayPublicKey: [UInt8]
-    package let endpointEpoch: Int64
-    package let generation: Int64
-    package let notBefore: Int64
-    package let expiresAt: Int64
-
-    package init(relayPublicKey: [UInt8], endpointEpoch: Int64, generation: Int64, notBefore: Int64, expiresAt: Int64) {
-        self.relayPublicKey = relayPublicKey
-        self.endpointEpoch = endpointEpoch
-        self.generation = generation
-        self.notBefore = notBefore
-        self.expiresAt = expiresAt
-    }
-}
-
 extension LifecycleFlows {
-    /// §4.3: writes the delegation and returns its sealed endpoint grant. `takeToken` takes the
-    /// source's lifecycle token once the request's own rules passed (§1).
+    /// §4.3: writes the delegation of (installation, `relay`) and returns its sealed endpoint grant.
+    /// `takeToken` takes the source's lifecycle token once the request's own rules passed (§1).
     package func delegate(
-        _ request: DelegationRequest, proof: DeviceAssertion, now: LifecycleInstant,
-        takeToken: () throws(LifecycleError) -> Void
+        relayPublicKey relay: [UInt8], endpointEpoch: Int64, generation: Int64, notBefore: Int64, expiresAt: Int64,
+        proof: DeviceAssertion, now: LifecycleInstant, takeToken: () throws(LifecycleError) -> Void
     ) throws(LifecycleError) -> String {
-        guard request.notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
-            request.expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
+        guard notBefore <= now.seconds + Self.maximumNotBeforeLeadSeconds,
+            expiresAt <= now.seconds + configuration.maxGrantLifetimeSeconds
         else { throw LifecycleError(.invalidRequest) }
-        let relay = request.relayPublicKey
         return try performAsserted(proof, now: now, takeToken: takeToken) { installation in
             // §4.3 authority: live, at the stated epoch, and never outliving the installation.
-            installation.isLive(at: now.seconds) && installation.endpointEpoch == request.endpointEpoch
-                && request.expiresAt <= installation.expiresAt
+            installation.isLive(at: now.seconds) && installation.endpointEpoch == endpointEpoch
+                && expiresAt <= installation.expiresAt
         } apply: { store, installation in
             // Generation strictly greater than any earlier one for (installation, relay).
             if let current = try store.lockDelegationGeneration(installation: installation.handle, relay: relay),
-                current >= request.generation
+                current >= generation
             {
                 throw LifecycleError(.notAuthorized)
             }
             let grant = EndpointGrant(
                 delegationID: try CanonicalUUID.version4(), relayPublicKey: relay, appProfile: installation.appProfile,
-                endpointEpoch: request.endpointEpoch, generation: request.generation, expiresAt: request.expiresAt)
+                endpointEpoch: endpointEpoch, generation: generation, expiresAt: expiresAt)
             let sealed = try grant.sealed(with: keys.grants)
-            guard try store.upsertDelegation(grant, installation: installation.handle, notBefore: request.notBefore)
+            guard try store.upsertDelegation(grant, installation: installation.handle, notBefore: notBefore)
             else { throw LifecycleError(.notAuthorized) }
             return sealed
         }

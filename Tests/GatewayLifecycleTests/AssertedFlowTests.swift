@@ -20,10 +20,8 @@ enum AssertedOperation: String, CaseIterable, CustomTestStringConvertible {
         switch self {
         case .delegate:
             _ = try harness.flows.delegate(
-                DelegationRequest(
-                    relayPublicKey: Self.relay, endpointEpoch: 1, generation: 1, notBefore: now.seconds,
-                    expiresAt: now.seconds + 600),
-                proof: proof, now: now, takeToken: {})
+                relayPublicKey: Self.relay, endpointEpoch: 1, generation: 1, notBefore: now.seconds,
+                expiresAt: now.seconds + 600, proof: proof, now: now, takeToken: {})
         case .rotateEndpoint:
             try harness.flows.rotateEndpoint(
                 "token-rotated", endpointEpoch: 1, newEndpointEpoch: 2, proof: proof, now: now, takeToken: {})
@@ -58,10 +56,8 @@ struct AssertedFlowTests {
     func expiredInstallation(_ operation: AssertedOperation) throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed(expiresIn: -1)
-        let before = harness.database.tables
 
-        #expect(throws: LifecycleError(.notAuthorized)) { try operation.run(harness, try harness.proof(installation)) }
-        #expect(harness.database.tables == before)
+        harness.expectRefusal(.notAuthorized) { try operation.run(harness, try harness.proof(installation)) }
     }
 
     @Test(
@@ -70,10 +66,8 @@ struct AssertedFlowTests {
     func revokedInstallation(_ operation: AssertedOperation) throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed(revokedAt: harness.now.seconds - 5)
-        let before = harness.database.tables
 
-        #expect(throws: LifecycleError(.notAuthorized)) { try operation.run(harness, try harness.proof(installation)) }
-        #expect(harness.database.tables == before)
+        harness.expectRefusal(.notAuthorized) { try operation.run(harness, try harness.proof(installation)) }
     }
 
     @Test("the lifecycle token is taken first: a rate-limited request reads and writes nothing")
@@ -111,13 +105,11 @@ struct AssertedFlowTests {
         let installation = try harness.seed(.ios, counter: 4)
         let issued = try harness.challenge()
         harness.database.seed { $0.consumedChallenges[issued.challengeID] = 1 }
-        let before = harness.database.tables
 
-        #expect(throws: LifecycleError(.notAuthorized)) {
+        harness.expectRefusal(.notAuthorized) {
             try AssertedOperation.rotateEndpoint.run(
                 harness, try harness.proof(installation, counter: 5, challenge: issued))
         }
-        #expect(harness.database.tables == before)
         #expect(harness.database.rolledBackTransactions == 1)
     }
 
@@ -125,13 +117,11 @@ struct AssertedFlowTests {
     func proofThatDoesNotVerify() throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed()
-        let before = harness.database.tables
 
-        #expect(throws: LifecycleError(.invalidAttestation)) {
+        harness.expectRefusal(.invalidAttestation) {
             try AssertedOperation.revokeInstallation.run(
                 harness, try harness.proof(installation, signer: try P256PrivateKey.generate()))
         }
-        #expect(harness.database.tables == before)
         #expect(harness.stages.stages == [.deviceProof])
     }
 
@@ -185,16 +175,14 @@ struct AssertedFlowTests {
     func missingCounterForAnAppAttestInstallation() throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed(.ios, counter: 4)
-        let before = harness.database.tables
         let proof = try harness.proof(installation)
         let uncounted = DeviceAssertion(
             handle: proof.handle, challengeID: proof.challengeID, challenge: proof.challenge, assertion: [],
             transcript: proof.transcript, deadline: proof.deadline)
 
-        #expect(throws: LifecycleError(.notAuthorized)) {
+        harness.expectRefusal(.notAuthorized) {
             try AssertedOperation.revokeInstallation.run(harness, uncounted)
         }
-        #expect(harness.database.tables == before)
     }
 
     @Test("an App Attest counter above the stored one is stored with the change, and the challenge with it")
@@ -219,13 +207,11 @@ struct AssertedFlowTests {
     func storageFailureRollsEverythingBack() throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed(.ios, counter: 4)
-        let before = harness.database.tables
         harness.database.fail(.revokeInstallation, with: PostgresError(code: .unavailable, message: "connection lost"))
 
-        #expect(throws: LifecycleError(.unavailable)) {
+        harness.expectRefusal(.unavailable) {
             try AssertedOperation.revokeInstallation.run(harness, try harness.proof(installation, counter: 5))
         }
-        #expect(harness.database.tables == before)
         #expect(harness.logs.all.count == 1 && harness.logs.all[0].contains("storage or randomness failure"))
         #expect(!harness.logs.all[0].contains(installation.handle.text))
     }
@@ -234,27 +220,23 @@ struct AssertedFlowTests {
     func dataExceptionIsInvalidRequest() throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed()
-        let before = harness.database.tables
         harness.database.fail(
             .rotateEndpoint, with: PostgresError(code: .server, sqlState: "22003", message: "out of range"))
 
-        #expect(throws: LifecycleError(.invalidRequest)) {
+        harness.expectRefusal(.invalidRequest) {
             try AssertedOperation.rotateEndpoint.run(harness, try harness.proof(installation))
         }
-        #expect(harness.database.tables == before)
     }
 
     @Test("an assertion whose 408 fired before its transaction is late and writes nothing")
     func lateAssertionWritesNothing() throws {
         let harness = try LifecycleHarness()
         let installation = try harness.seed()
-        let before = harness.database.tables
 
-        #expect(throws: LifecycleError(.late)) {
+        harness.expectRefusal(.late) {
             try AssertedOperation.revokeInstallation.run(
                 harness, try harness.proof(installation, deadline: MonotonicInstant.now()))
         }
-        #expect(harness.database.tables == before)
         #expect(harness.stages.stages == [.deviceProof])
     }
 }

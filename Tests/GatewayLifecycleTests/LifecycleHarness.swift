@@ -51,6 +51,15 @@ struct LifecycleHarness {
 
     func profile(_ id: String) throws -> AppProfile { try #require(configuration.profile(id: id)) }
 
+    /// Expects `attempt` to be refused with `code` and to leave every table as it was.
+    func expectRefusal(
+        _ code: LifecycleError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ attempt: () throws -> Void
+    ) {
+        let before = database.tables
+        #expect(throws: LifecycleError(code), sourceLocation: sourceLocation) { try attempt() }
+        #expect(database.tables == before, "the refused request changed the tables", sourceLocation: sourceLocation)
+    }
+
     static func laterDeadline() -> MonotonicInstant { MonotonicInstant.now().advanced(by: .seconds(3600)) }
 
     func challenge() throws -> IssuedChallenge { try keys.challenges.issue(unixMilliseconds: now.unixMilliseconds) }

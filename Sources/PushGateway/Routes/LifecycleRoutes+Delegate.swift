@@ -10,9 +10,8 @@ extension LifecycleRoutes {
         respond { () throws(LifecycleError) in
             let (delegate, proof): (DelegateRequest, DeviceAssertion) = try parseAsserted(request)
             let grant = try flows.delegate(
-                DelegationRequest(
-                    relayPublicKey: delegate.relayPublicKey.value.bytes, endpointEpoch: delegate.endpointEpoch,
-                    generation: delegate.generation, notBefore: delegate.notBefore, expiresAt: delegate.expiresAt),
+                relayPublicKey: delegate.relayPublicKey.value.bytes, endpointEpoch: delegate.endpointEpoch,
+                generation: delegate.generation, notBefore: delegate.notBefore, expiresAt: delegate.expiresAt,
                 proof: proof, now: Now(unixMilliseconds: clock.unixMilliseconds())
             ) { () throws(LifecycleError) in try takeLifecycleToken(request) }
 

@@ -24,6 +24,7 @@ protocol AssertedRouteBody {
 /// ``LifecycleError``. `GatewayApplication` hands them its shared parts.
 struct LifecycleRoutes: Sendable {
     let configuration: GatewayConfiguration
+    let pool: PostgresPool
     let clock: any WallClock
     let logger: Logger
     /// The lifecycle bucket's 429s, App Attest verification and transaction durations (docs/protocol.md §9).
@@ -35,23 +36,12 @@ struct LifecycleRoutes: Sendable {
     let attestationVerifier: AttestationVerifier?
     /// Android enrollment's roots and status list (docs/protocol.md §4.2a).
     let android: AndroidEnrollment
-    /// The checks and transactions of every route, over the gateway's PostgreSQL pool.
-    let flows: LifecycleFlows
+    /// Whose endpoint syntax a profile's installations use (docs/protocol.md §1).
+    let providers: PushProviderModules
 
-    init(
-        configuration: GatewayConfiguration, pool: PostgresPool, clock: any WallClock, logger: Logger,
-        metrics: GatewayMetrics, limit: SourceRateLimit, keys: GatewayKeys, attestationVerifier: AttestationVerifier?,
-        android: AndroidEnrollment, providers: PushProviderModules
-    ) {
-        self.configuration = configuration
-        self.clock = clock
-        self.logger = logger
-        self.metrics = metrics
-        self.limit = limit
-        self.keys = keys
-        self.attestationVerifier = attestationVerifier
-        self.android = android
-        flows = LifecycleFlows(
+    /// The checks and transactions of every route, over the gateway's PostgreSQL pool.
+    var flows: LifecycleFlows {
+        LifecycleFlows(
             configuration: configuration, keys: keys, providers: providers,
             database: PostgresLifecycleDatabase(pool: pool), logger: logger,
             timer: LifecycleStageDurations(stages: metrics.stageDurations))
