@@ -294,7 +294,12 @@ let package = Package(
                 "PushDelivery", "PushMetrics", "PushNostr", "PushPostgres", "PushRateLimiting", "PushSystem",
                 "PushTestSupport",
             ]),
-        .testTarget(name: "GatewayLifecycleTests", dependencies: ["GatewayLifecycle", "PushHTTP", "PushSystem"]),
+        .testTarget(
+            name: "GatewayLifecycleTests",
+            dependencies: [
+                "GatewayConfiguration", "GatewayCredentials", "GatewayLifecycle", "PushAttest", "PushCrypto",
+                "PushDelivery", "PushHTTP", "PushMetrics", "PushPostgres", "PushSystem", "PushTestSupport",
+            ]),
         // PushGateway's unit tests and its in-process gateway on loopback: no PostgreSQL, no child process.
         .testTarget(
             name: "PushGatewayTests",

@@ -15,7 +15,7 @@ extension LifecycleRoutes {
             // §4.2a: never enroll on a stale revocation view; nothing else has been done yet.
             guard let verifier = android.verifier, let statusList = android.statusList.usableList(at: now.seconds)
             else { throw LifecycleError(.unavailable) }
-            try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
+            try flows.checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
 
             let transcript = AndroidEnrollmentTranscript(
                 origin: configuration.origin.text, challengeID: head.challengeID.text, challenge: head.challenge.text,

@@ -15,7 +15,7 @@ extension LifecycleRoutes {
         enroll(EnrollRequest.self, request) {
             (enroll, profile, environment, now) throws(LifecycleError) -> AttestedEnrollmentKey in
             let head = enroll.head
-            try checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
+            try flows.checkChallenge(id: head.challengeID.value, challenge: head.challenge.value, now: now)
 
             // §3: the enrollment transcript bytes are the App Attest clientData.
             let transcript = AppAttestTranscript.enroll(
@@ -39,8 +39,8 @@ extension LifecycleRoutes {
 
     /// One enrollment (§4.2, §4.2a): the body, a profile the route enrolls into and an expiry within
     /// the installation lifetime (400), then the lifecycle token (429); then `attest`, which checks
-    /// the challenge and the route's attestation; then the installation with its sealed token and
-    /// its fingerprint, stored by `storeEnrollment` and answered with the `201`.
+    /// the challenge and the route's attestation; then the flow stores the installation, and the
+    /// route answers its `201`.
     func enroll<Body: EnrollmentBody>(
         _: Body.Type, _ request: Request,
         attest: (Body, AppProfile, Body.Requirements, Now) throws(LifecycleError) -> AttestedEnrollmentKey
@@ -50,26 +50,19 @@ extension LifecycleRoutes {
             guard let body = try? Body(body: request.body),
                 let profile = configuration.profile(id: body.head.appProfile),
                 let requirements = Body.requirements(of: profile),
-                let endpoint = endpoint(body.head.endpoint, profile: profile),
+                let endpoint = flows.endpoint(body.head.endpoint, profile: profile),
                 now.seconds < body.head.expiresAt,
                 body.head.expiresAt <= now.seconds + configuration.maxInstallationLifetimeSeconds
             else { throw LifecycleError(.invalidRequest) }
             try takeLifecycleToken(request)
             let key = try attest(body, profile, requirements, now)
-            let head = body.head
-            let installation: NewInstallation
-            do {
-                installation = try NewInstallation(
-                    platform: Body.platform, provider: profile.provider.rawValue, key: key, appProfile: profile.id,
-                    endpoint: endpoint, fingerprintInput: fingerprintInput(endpoint, profile: profile),
-                    expiresAt: head.expiresAt, keys: keys)
-            } catch {
-                throw LifecycleError(.unavailable)
-            }
-            let handle = try storeEnrollment(
-                installation, challengeID: head.challengeID.value, now: now, deadline: request.deadline,
-                route: Body.route)
-            return Self.enrolled(handle: handle, expiresAt: installation.expiresAt)
+            let handle = try flows.enroll(
+                Enrollment(
+                    platform: Body.platform, profile: profile, key: key, endpoint: endpoint,
+                    expiresAt: body.head.expiresAt, challengeID: body.head.challengeID.value,
+                    deadline: request.deadline, route: Body.route),
+                now: now)
+            return Self.enrolled(handle: handle, expiresAt: body.head.expiresAt)
         }
     }
 
@@ -82,57 +75,6 @@ extension LifecycleRoutes {
         writer.member("expires_at", expiresAt)
         writer.endObject()
         return .json(status: 201, writer.bytes)
-    }
-
-    /// One transaction: consume the challenge, clear expired conflicts, refuse a live duplicate
-    /// unless it is this very enrollment again (the idempotent retry of §4.2), insert. A concurrent
-    /// enrollment that wins a live-uniqueness index makes the insert fail; the transaction then runs
-    /// once more, so an identical retry finds the winner and answers with its handle.
-    func storeEnrollment(
-        _ installation: NewInstallation, challengeID: CanonicalUUID, now: Now, deadline: MonotonicInstant,
-        route: String
-    ) throws(LifecycleError) -> CanonicalUUID {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try pool.withConnection { connection in
-                    try inTransaction(on: connection, before: deadline) { connection in
-                        let store = InstallationStore(connection: connection)
-                        try store.consumeChallenge(challengeID, expiresAt: Self.consumedChallengeExpiry(challengeID))
-                        let conflicts = try store.lockLiveConflicts(
-                            keyID: installation.key.keyID, profile: installation.appProfile,
-                            fingerprint: installation.endpointFingerprint, now: now.seconds)
-                        if conflicts.isEmpty {
-                            try store.insertInstallation(installation)
-                            return installation.handle
-                        }
-                        guard conflicts.count == 1, Self.isRetry(of: conflicts[0], installation) else {
-                            throw LifecycleError(.notAuthorized)
-                        }
-                        return conflicts[0].handle
-                    }
-                }
-            } catch let failure as PostgresError
-                where attempt == 1 && failure.isUniqueViolation
-                && failure.constraintName?.hasPrefix("installations_live_") == true
-            {
-                continue
-            } catch {
-                throw rejection(for: error, route: route)
-            }
-        }
-    }
-
-    /// §4.2, §4.2a idempotent retry: same platform, provider, key id, public key, profile, fingerprint,
-    /// epoch 1 and `expires_at`.
-    static func isRetry(of existing: InstallationRecord, _ installation: NewInstallation) -> Bool {
-        existing.platform == installation.platform && existing.provider == installation.provider
-            && existing.keyID == installation.key.keyID
-            && existing.publicKey == installation.key.publicKey
-            && existing.appProfile == installation.appProfile
-            && existing.endpointFingerprint == installation.endpointFingerprint && existing.endpointEpoch == 1
-            && existing.expiresAt == installation.expiresAt
     }
 }
 
