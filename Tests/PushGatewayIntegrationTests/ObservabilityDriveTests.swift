@@ -391,9 +391,10 @@ struct ObservabilityDriveTests {
     func everySeriesMoves() throws {
         let drive = try ObservabilityDrive.shared.get()
         // The drive's gateway is an iOS one without the Marmot mode: the families of android
-        // profiles and of the mode are moved by their own suites, named here.
+        // profiles (FCM and Web Push) and of the mode are moved by their own suites, named here.
         let movedElsewhere = [
             "push_gateway_fcm_": "DeliveryPipelineTests, FCMDeliveryTests",
+            "push_gateway_webpush_": "WebPushDeliveryTests",
             "push_gateway_android_": "AndroidEnrollmentRefusalTests, AndroidStatusListFetchTests",
             "push_gateway_marmot_": "MarmotIngressTests, MarmotRelayTests",
         ]
