@@ -94,9 +94,8 @@ let package = Package(
         .target(
             name: "GatewayConfiguration",
             dependencies: [
-                "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushHTTP2",
-                "PushKeyAttestation", "PushDelivery", "PushMarmot", "PushMetrics",
-                "PushWebSocket", "PushWebPush", "MarmotIngress",
+                "PushErrors", "PushSystem", "PushCrypto", "PushNostr", "PushPostgres", "PushKeyAttestation",
+                "PushDelivery", "PushMarmot", "PushMetrics", "PushWebSocket", "PushWebPush",
             ]
         ),
         // The gateway's own sealed artifacts: grants, sealed envelopes, endpoint fingerprints, challenges.
@@ -143,7 +142,8 @@ let package = Package(
                 "GatewayConfiguration", "GatewayCredentials", "GatewayAPI", "GatewayMetrics", "GatewayDelivery",
                 "GatewayLifecycle", "PushErrors", "PushSystem", "PushHTTP", "PushJSON", "PushCrypto", "PushAttest",
                 "PushNostr", "PushPostgres", "PushHTTP2", "PushAPNs", "PushDelivery", "PushFCM", "PushMetrics",
-                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushWire", "PushWebPush", "PushCurl",
+                "PushRateLimiting", "PushKeyAttestation", "MarmotIngress", "PushMarmot", "PushWire", "PushWebPush",
+                "PushCurl",
             ]
         ),
         // The subcommands of docs/protocol.md §12 (docs/decisions/0231).

@@ -1,9 +1,6 @@
-import MarmotIngress
 import PushCrypto
-import PushHTTP2
 import PushMarmot
 import PushNostr
-import PushPostgres
 import PushSystem
 import PushWebSocket
 
@@ -15,21 +12,11 @@ public struct MarmotConfiguration: Sendable {
     /// The profiles whose credentials wake platform `0x01` / `0x02` tokens.
     public let apnsProfileID: String?
     public let fcmProfileID: String?
-    public let ingress: MarmotIngressSettings
-}
-
-extension MarmotConfiguration {
-    /// The mode's service for the composition root to `start()` and `stop()`: the configured
-    /// relays through `proxy` (the egress proxy), wakes through `providers` (the profiles named by
-    /// `apnsProfileID` / `fcmProfileID`).
-    public func subscriber(
-        providers: MarmotProviderMap, pool: PostgresPool, metrics: MarmotMetrics, logger: Logger, proxy: EgressProxy?
-    ) throws(CryptoError) -> MarmotSubscriber {
-        try MarmotSubscriber(
-            serverKey: serverKey, relays: relays, proxy: proxy,
-            providers: providers, settings: ingress, pool: pool, metrics: metrics, logger: logger,
-            unixTime: { SystemWallClock().unixSeconds() })
-    }
+    /// `…_TOKEN_RATE_PER_MINUTE`, `…_TOKEN_RATE_PER_HOUR`: each token's buckets (§13 step 6).
+    public let tokenRatePerMinute: Int
+    public let tokenRatePerHour: Int
+    /// `…_UNWRAP_RATE_PER_MINUTE`: the unwrap bucket the relays share (§13 step 1).
+    public let unwrapRatePerMinute: Int
 }
 
 extension GatewayConfiguration {
@@ -71,16 +58,13 @@ extension GatewayConfiguration {
                 "PUSH_GATEWAY_MARMOT_APNS_PROFILE",
                 "or PUSH_GATEWAY_MARMOT_FCM_PROFILE is required with \(keyName)")
         }
-        var ingress = MarmotIngressSettings()
         let perMinute = reader.integer("PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_MINUTE", in: 1...100_000, default: 240)
         let perHour = reader.integer("PUSH_GATEWAY_MARMOT_TOKEN_RATE_PER_HOUR", in: 1...1_000_000, default: 5000)
         let unwrap = reader.integer("PUSH_GATEWAY_MARMOT_UNWRAP_RATE_PER_MINUTE", in: 1...1_000_000, default: 6000)
         guard let serverKey, let relays, let perMinute, let perHour, let unwrap else { return nil }
-        ingress.tokenRatePerMinute = Int(perMinute)
-        ingress.tokenRatePerHour = Int(perHour)
-        ingress.unwrapRatePerMinute = Int(unwrap)
         return MarmotConfiguration(
-            serverKey: serverKey, relays: relays, apnsProfileID: apns, fcmProfileID: fcm, ingress: ingress)
+            serverKey: serverKey, relays: relays, apnsProfileID: apns, fcmProfileID: fcm,
+            tokenRatePerMinute: Int(perMinute), tokenRatePerHour: Int(perHour), unwrapRatePerMinute: Int(unwrap))
     }
 
     /// 1...16 relay URLs, `wss://` unless `PUSH_GATEWAY_MARMOT_ALLOW_PLAIN_WS=true`.

@@ -1,4 +1,3 @@
-import PushHTTP2
 import PushSystem
 
 /// The whole validated configuration of docs/protocol.md §12, built from the environment by

@@ -21,9 +21,9 @@ struct MarmotConfigurationTests {
         #expect(marmot.relays.map(\.description) == ["wss://relay.example.org", "wss://inbox.example.net:7447/nostr"])
         #expect(marmot.apnsProfileID == "buzz-ios-production")
         #expect(marmot.fcmProfileID == nil)
-        #expect(marmot.ingress.tokenRatePerMinute == 240)
-        #expect(marmot.ingress.tokenRatePerHour == 5000)
-        #expect(marmot.ingress.unwrapRatePerMinute == 6000)
+        #expect(marmot.tokenRatePerMinute == 240)
+        #expect(marmot.tokenRatePerHour == 5000)
+        #expect(marmot.unwrapRatePerMinute == 6000)
     }
 
     @Test("the secret key may come from a file, and the rates are configurable")
@@ -38,7 +38,7 @@ struct MarmotConfigurationTests {
         let marmot = try #require(try environment.parse().get().marmot)
         #expect(marmot.serverKey.publicKey == MarmotFixture.server.publicKey)
         #expect(
-            [marmot.ingress.tokenRatePerMinute, marmot.ingress.tokenRatePerHour, marmot.ingress.unwrapRatePerMinute]
+            [marmot.tokenRatePerMinute, marmot.tokenRatePerHour, marmot.unwrapRatePerMinute]
                 == [10, 100, 30])
     }
 
