@@ -5,7 +5,6 @@ import PushDelivery
 import PushSystem
 import PushTestSupport
 import PushWebPush
-import Synchronization
 import Testing
 import WebPushMock
 
@@ -37,29 +36,13 @@ struct RefusingOriginsThroughMockTests {
         let gone = try servers[2].subscribe(script: WebPushMockScript(defaultReply: WebPushMockReply(status: 410)))
 
         #expect(provider.refusingOriginCount == 0)
-        #expect(try Self.send(madeForAnotherKey.endpoint, through: provider).status == 403)
+        #expect(try WebPushPushProviderTests.send(madeForAnotherKey.endpoint, through: provider).status == 403)
         #expect(provider.refusingOriginCount == 1)
-        #expect(try Self.send(madeForAnotherKey.endpoint, through: provider).status == 403)
+        #expect(try WebPushPushProviderTests.send(madeForAnotherKey.endpoint, through: provider).status == 403)
         #expect(provider.refusingOriginCount == 1, "one origin's answers count once")
-        #expect(try Self.send(gone.endpoint, through: provider).status == 410)
+        #expect(try WebPushPushProviderTests.send(gone.endpoint, through: provider).status == 410)
         #expect(provider.refusingOriginCount == 1, "a 410 is not a refusal of the credential")
-        #expect(try Self.send(unauthorized.endpoint, through: provider).status == 401)
+        #expect(try WebPushPushProviderTests.send(unauthorized.endpoint, through: provider).status == 401)
         #expect(provider.refusingOriginCount == 2)
-    }
-
-    static func send(_ endpoint: String, through provider: WebPushPushProvider) throws -> PushReport {
-        let report = Mutex<PushReport?>(nil)
-        let latch = CompletionLatch()
-        let now = SystemWallClock().unixSeconds()
-        provider.submit(
-            PushWake(
-                deviceToken: Array(endpoint.utf8), profileID: "up", style: .reconnect, expiresAt: now + 120,
-                requestID: nil)
-        ) { sent in
-            report.withLock { $0 = sent }
-            latch.open()
-        }
-        guard latch.wait(until: .now().advanced(by: .seconds(60))) else { throw TestSupportError("no report in 60 s") }
-        return try #require(report.withLock { $0 })
     }
 }
