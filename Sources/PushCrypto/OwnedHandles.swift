@@ -24,6 +24,75 @@ final class OwnedKey {
         self.init(parsed)
     }
 
+    /// A P-256 key from its parts through `EVP_PKEY_fromdata`, which refuses a point off the curve:
+    /// the 65-byte uncompressed point alone, or with the 32-byte big-endian private scalar. OpenSSL
+    /// 3's DER decoders try every registered format and cost several times more
+    /// (docs/performance.md "Web Push provider").
+    convenience init(p256Point point: [UInt8], scalar: [UInt8]? = nil) throws(CryptoError) {
+        guard point.count == 65, point[0] == 0x04, scalar.map({ $0.count == 32 }) ?? true,
+            let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil)
+        else { throw CryptoError(.invalidKey) }
+        defer { EVP_PKEY_CTX_free(context) }
+        // An OSSL_PARAM keeps pointers to its name and value, and EVP_PKEY_fromdata reads them: each
+        // lives in an array whose scope spans that call (docs/reliability.md, "C pointer lifetimes").
+        // An integer parameter is native-endian.
+        var groupParameter = Array("group".utf8CString)
+        var pointParameter = Array("pub".utf8CString)
+        var scalarParameter = Array("priv".utf8CString)
+        var groupName = Array("prime256v1".utf8CString)
+        var pointBytes = point
+        #if _endian(little)
+            var scalarBytes = Array((scalar ?? []).reversed())
+        #else
+            var scalarBytes = scalar ?? []
+        #endif
+        defer { scalarBytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        var selection = OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+        selection |= OSSL_KEYMGMT_SELECT_PUBLIC_KEY | (scalar == nil ? 0 : OSSL_KEYMGMT_SELECT_PRIVATE_KEY)
+        var key: OpaquePointer?
+        let status = groupParameter.withUnsafeMutableBufferPointer { group in
+            pointParameter.withUnsafeMutableBufferPointer { pub in
+                scalarParameter.withUnsafeMutableBufferPointer { priv in
+                    groupName.withUnsafeMutableBufferPointer { groupName in
+                        pointBytes.withUnsafeMutableBytes { pointBytes in
+                            scalarBytes.withUnsafeMutableBytes { scalarBytes in
+                                var parameters = [
+                                    OSSL_PARAM_construct_utf8_string(group.baseAddress, groupName.baseAddress, 0),
+                                    OSSL_PARAM_construct_octet_string(
+                                        pub.baseAddress, pointBytes.baseAddress, pointBytes.count),
+                                ]
+                                if scalar != nil {
+                                    parameters.append(
+                                        OSSL_PARAM_construct_BN(
+                                            priv.baseAddress,
+                                            scalarBytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                            scalarBytes.count))
+                                }
+                                parameters.append(OSSL_PARAM_construct_end())
+                                guard EVP_PKEY_fromdata_init(context) == 1 else { return Int32(0) }
+                                return EVP_PKEY_fromdata(context, &key, Int32(selection), &parameters)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard status == 1, let key else { throw CryptoError.capturing(.invalidKey) }
+        self.init(key)
+    }
+
+    /// The 32-byte big-endian private scalar of an EC key.
+    func privateScalar() throws(CryptoError) -> [UInt8] {
+        var bignum: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(pointer, "priv", &bignum) == 1, let bignum else {
+            throw CryptoError.capturing(.invalidKey)
+        }
+        defer { BN_clear_free(bignum) }
+        var scalar = [UInt8](repeating: 0, count: 32)
+        guard BN_bn2binpad(bignum, &scalar, 32) == 32 else { throw CryptoError.capturing(.invalidKey) }
+        return scalar
+    }
+
     deinit { EVP_PKEY_free(pointer) }
 
     /// Signs `message` hashed with `digest` under the key's own scheme (ECDSA gives a DER

@@ -1,10 +1,12 @@
 internal import COpenSSL
 
 /// A NIST P-256 private key (ES256 signing for the APNs provider token, docs/protocol.md §8, and the
-/// synthetic App Attest devices of the tests). Held as DER so the value is `Sendable`; an OpenSSL
-/// handle exists only during each operation.
+/// synthetic App Attest devices of the tests). Held as its scalar so the value is `Sendable`; an
+/// OpenSSL handle exists only during each operation, built from the scalar and the point
+/// (`EVP_PKEY_fromdata`, not OpenSSL 3's slow DER decoders: Web Push makes one per message).
 public struct P256PrivateKey: Sendable {
-    private let privateKeyDER: [UInt8]
+    /// The 32-byte big-endian private scalar.
+    private let scalar: [UInt8]
     /// The matching public key.
     public let publicKey: P256PublicKey
 
@@ -34,12 +36,12 @@ public struct P256PrivateKey: Sendable {
     /// The ECDH shared secret with `peer`: the x coordinate of the shared point, 32 bytes (SEC 1
     /// §3.3.1), RFC 8291 §3.1's `ecdh_secret`.
     public func sharedSecret(with peer: P256PublicKey) throws(CryptoError) -> [UInt8] {
-        try handle().derive(with: OwnedKey(subjectPublicKeyInfoDER: peer.subjectPublicKeyInfoDER))
+        try handle().derive(with: OwnedKey(p256Point: peer.uncompressedPoint))
     }
 
     private init(owning key: OwnedKey) throws(CryptoError) {
         publicKey = try P256PublicKey(uncompressedPoint: P256PublicKey.uncompressedPoint(of: key))
-        privateKeyDER = try DEREncoding.encode { i2d_PrivateKey(key.pointer, $0) }
+        scalar = try key.privateScalar()
     }
 
     /// PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), unencrypted.
@@ -58,6 +60,6 @@ public struct P256PrivateKey: Sendable {
     }
 
     func handle() throws(CryptoError) -> OwnedKey {
-        try OwnedKey(privateKeyDER: privateKeyDER)
+        try OwnedKey(p256Point: publicKey.uncompressedPoint, scalar: scalar)
     }
 }

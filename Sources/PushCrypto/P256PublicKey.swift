@@ -14,10 +14,11 @@ public struct P256PublicKey: Sendable, Hashable {
         0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
     ]
 
-    /// From `0x04 ‖ X ‖ Y`; throws `.invalidKey` for any other length or a point not on the curve.
+    /// From `0x04 ‖ X ‖ Y`; throws `.invalidKey` for any other length or a point not on the curve
+    /// (OpenSSL checks it, coordinates below the field prime included, building the key).
     public init(uncompressedPoint: [UInt8]) throws(CryptoError) {
-        guard uncompressedPoint.count == 65, uncompressedPoint[0] == 0x04 else { throw CryptoError(.invalidKey) }
-        try self.init(subjectPublicKeyInfoDER: Self.subjectPublicKeyInfoPrefix + uncompressedPoint)
+        _ = try OwnedKey(p256Point: uncompressedPoint)
+        self.uncompressedPoint = uncompressedPoint
     }
 
     /// From a DER SubjectPublicKeyInfo; only P-256 keys with an uncompressed point are accepted.

@@ -48,6 +48,18 @@ struct OriginTable<Value> {
     /// The value of `key` without changing its recency; nil when absent.
     func peek(_ key: String) -> Value? { indexByKey[key].map { slots[$0].value } }
 
+    /// How many values, from the most recently used on, satisfy `condition` before the first that
+    /// does not: O(the count).
+    func countNewest(while condition: (Value) -> Bool) -> Int {
+        var count = 0
+        var index = newest
+        while index >= 0, condition(slots[index].value) {
+            count += 1
+            index = slots[index].older
+        }
+        return count
+    }
+
     private mutating func unlink(_ index: Int) {
         let newer = slots[index].newer
         let older = slots[index].older

@@ -125,6 +125,10 @@ public final class WebPushPushProvider: PushProvider {
         sender.send(endpoint: endpoint, vapid: profile.vapid, expiresAt: expiresAt, now: now, completion: completion)
     }
 
+    /// The distinct push-service origins that answered 401 or 403 within `RefusingOrigins.window`
+    /// (docs/protocol.md §4.7; `push_gateway_webpush_refusing_origins`, docs/decisions/0856).
+    public var refusingOriginCount: Int { sender.refusingOrigins.count() }
+
     public func shutdown() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         sender.client.shutdown()

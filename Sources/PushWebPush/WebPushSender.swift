@@ -53,6 +53,8 @@ public final class WebPushSender: @unchecked Sendable {
 
     public let client: CurlMultiClient
     public let settings: Settings
+    /// The origins that refused the VAPID credential lately (docs/protocol.md §4.7).
+    public let refusingOrigins: RefusingOrigins
     private let resolver: any HostResolver
     private let resolverWorkers: WorkerPool
     private var origins: OriginTable<OriginState>
@@ -68,6 +70,7 @@ public final class WebPushSender: @unchecked Sendable {
         self.resolverWorkers = resolverWorkers
         self.settings = settings
         origins = OriginTable(capacity: settings.maximumOrigins)
+        refusingOrigins = RefusingOrigins(capacity: settings.maximumOrigins)
     }
 
     private var loop: EventLoop { client.eventLoop }
@@ -161,6 +164,7 @@ public final class WebPushSender: @unchecked Sendable {
         switch result {
         case .success(let response):
             let report = PushReport.webPush(status: response.status, retryAfter: response.retryAfter)
+            if response.status == 401 || response.status == 403 { refusingOrigins.record(origin) }
             if response.status == 429 || response.status == 503 {
                 let pause = min(PushReport.webPushRetryAfter(response.retryAfter) ?? 60, 60)
                 blockOrigin(origin, for: .seconds(pause))

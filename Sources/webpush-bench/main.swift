@@ -7,8 +7,9 @@ import PushWebPush
 import Synchronization
 
 // Development tool: the Web Push provider's CPU per message (encryption, VAPID, libcurl, TLS and
-// the sender's bookkeeping) against the scripted local push service (HTTP/1.1 over TLS, another
-// process, so its CPU is not counted). Usage: webpush-bench [messages] (default 2000). Never shipped.
+// the sender's bookkeeping) against a push service in another process, so its CPU is not counted:
+// a running webpush-mock (`--endpoint`, `--ca-file`, as scripts/bench-webpush starts it) or, without
+// them, the scripted local push service (HTTP/1.1 over TLS). Never shipped.
 
 struct LoopbackResolver: HostResolver {
     func addresses(of host: String, port: Int) -> [IPAddress] { [IPAddress("127.0.0.1")!] }
@@ -17,25 +18,43 @@ struct LoopbackResolver: HostResolver {
 func cpuSeconds() -> Double { ProcessStatistics.current().cpuSeconds ?? 0 }
 
 let usage = """
-    usage: webpush-bench [MESSAGES]
-    Sends MESSAGES Web Push wakes (default 2000) through WebPushSender to a scripted local push
-    service and prints the provider's CPU per message, with encryption alone beside it.
+    usage: webpush-bench [--endpoint SUBSCRIPTION --ca-file PEM] [MESSAGES]
+    Sends MESSAGES Web Push wakes (default 2000) through WebPushSender and prints the provider's
+    CPU per message, with encryption alone beside it. --endpoint is a webpush-mock subscription
+    string (<p256dh>.<auth>.<url>, docs/protocol.md §8b) and --ca-file the CA of its certificate;
+    without them a scripted local push service is started.
 
     """
-let argument = CommandLine.arguments.dropFirst().first
-if argument == "--help" || argument == "-h" {
-    print(usage, terminator: "")
-    exit(0)
-}
-guard let messages = argument.map({ Int($0) }) ?? 2000, messages > 0 else {
+func refuse() -> Never {
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
-let service = try ScriptedPushService()
-let subscriberKey = try P256PrivateKey.generate()
-let endpointText =
-    Base64.encodeURLNoPadding(subscriberKey.publicKey.uncompressedPoint) + "."
-    + Base64.encodeURLNoPadding(try SecureRandom.bytes(16)) + ".https://push.example:\(service.port)/status/201"
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--help" || arguments.first == "-h" {
+    print(usage, terminator: "")
+    exit(0)
+}
+@MainActor func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name) else { return nil }
+    guard index + 1 < arguments.count else { refuse() }
+    defer { arguments.removeSubrange(index...(index + 1)) }
+    return arguments[index + 1]
+}
+let mockEndpoint = option("--endpoint")
+let mockCAFile = option("--ca-file")
+guard (mockEndpoint == nil) == (mockCAFile == nil), arguments.count <= 1,
+    let messages = arguments.first.map({ Int($0) }) ?? 2000, messages > 0
+else { refuse() }
+let service = mockEndpoint == nil ? try ScriptedPushService() : nil
+let endpointText: String
+if let mockEndpoint {
+    endpointText = mockEndpoint
+} else {
+    let subscriberKey = try P256PrivateKey.generate()
+    endpointText =
+        Base64.encodeURLNoPadding(subscriberKey.publicKey.uncompressedPoint) + "."
+        + Base64.encodeURLNoPadding(try SecureRandom.bytes(16)) + ".https://push.example:\(service!.port)/status/201"
+}
 guard let endpoint = WebPushEndpoint(endpointText) else { fatalError("the bench endpoint does not parse") }
 
 // Encryption alone, for the share of the total.
@@ -44,7 +63,7 @@ for _ in 0..<messages { _ = try WebPushEncryption.encrypt(WebPushEncryption.wake
 let encryptionCPU = cpuSeconds() - encryptionStart
 
 var clientConfiguration = CurlMultiClient.Configuration()
-clientConfiguration.extraTrustAnchorFile = try PushServiceTestCertificates.shared().caFile
+clientConfiguration.extraTrustAnchorFile = try mockCAFile ?? PushServiceTestCertificates.shared().caFile
 let loop = try EventLoop()
 let client = CurlMultiClient(eventLoop: loop, configuration: clientConfiguration)
 let workers = try WorkerPool(threadCount: 1, queueCapacity: 4096)
@@ -63,7 +82,12 @@ let sendStart = cpuSeconds()
 let now = Int64(Date().timeIntervalSince1970)
 for _ in 0..<messages {
     sender.send(endpoint: endpoint, vapid: vapid, expiresAt: now + 60, now: now) { report in
-        if report.outcome == .accepted { accepted.add(1, ordering: .relaxed) }
+        if report.outcome == .accepted {
+            accepted.add(1, ordering: .relaxed)
+        } else {
+            FileHandle.standardError.write(
+                Data("not accepted: \(report.reason ?? "?") status \(report.status.map(String.init) ?? "none")\n".utf8))
+        }
         if finished.add(1, ordering: .relaxed).newValue == messages { done.open() }
     }
 }
@@ -73,7 +97,7 @@ let wall = Double(wallStart.duration(to: .now()).nanosecondsClamped) / 1e9
 client.shutdown()
 workers.shutdown()
 loop.shutdown()
-service.stop()
+service?.stop()
 print("messages \(messages), accepted \(accepted.load(ordering: .relaxed)), wall \(String(format: "%.2f", wall)) s")
 print(
     "provider CPU per message \(String(format: "%.0f", sendCPU / Double(messages) * 1e6)) µs"

@@ -55,7 +55,10 @@ struct DeployEnvExample {
         case "fingerprint-key": return reference.variables["PUSH_GATEWAY_FINGERPRINT_KEY"]
         case "marmot-secret-key": return Hex.encode(SHA256.hash(Array("marmot server".utf8)))
         case "attestation-status.json": return #"{"entries":{}}"#
-        default: return file.hasSuffix(".p8") ? ConfigurationTestEnvironment.privateKeyPEM : nil
+        default:
+            // An APNs `.p8` key and a Web Push VAPID key are both P-256 private keys in PEM.
+            let isKey = file.hasSuffix(".p8") || (file.hasPrefix("webpush-vapid-") && file.hasSuffix(".pem"))
+            return isKey ? ConfigurationTestEnvironment.privateKeyPEM : nil
         }
     }
 
@@ -173,5 +176,32 @@ struct DeployEnvExampleTests {
             $0.replacingOccurrences(of: "#PUSH_GATEWAY_EGRESS_PROXY=", with: "#PUSH_GATEWAY_EGRES_PROXY=")
         }.problems()
         #expect(misspelt.count == 1 && misspelt[0].contains("PUSH_GATEWAY_EGRES_PROXY"), "\(misspelt)")
+    }
+
+    @Test(
+        "the Android example has a webpush profile check-config accepts, every global Web Push variable of §12, and the checker catches a missing VAPID subject"
+    )
+    func androidExampleCoversWebPush() throws {
+        let example = try Self.androidExample { $0 }
+        let reference = try ConfigurationTestEnvironment()
+        let configuration = try GatewayConfiguration(
+            environment: try DeployEnvExample.withTestFiles(example.settings, reference: reference))
+        #expect(configuration.profiles.map(\.provider.rawValue).sorted() == ["fcm", "webpush"])
+        let named = Set(example.settings.keys).union(example.optional.map(\.name))
+        for variable in [
+            "PUSH_GATEWAY_PROFILE_UNIFIEDPUSH_WEBPUSH_VAPID_KEY_FILE",
+            "PUSH_GATEWAY_PROFILE_UNIFIEDPUSH_WEBPUSH_VAPID_SUBJECT",
+            "PUSH_GATEWAY_PROFILE_UNIFIEDPUSH_WEBPUSH_ALLOWED_HOSTS", "PUSH_GATEWAY_WEBPUSH_ORIGIN_RATE_PER_SECOND",
+            "PUSH_GATEWAY_WEBPUSH_MAX_CONNECTIONS", "PUSH_GATEWAY_WEBPUSH_NAT64_PREFIXES",
+            "PUSH_GATEWAY_WEBPUSH_DENY_CIDRS", "PUSH_GATEWAY_PROFILE_UNIFIEDPUSH_ANDROID_VERIFIED_BOOT_KEYS",
+        ] {
+            #expect(named.contains(variable), "the Android example does not name \(variable)")
+        }
+        let subject = "PUSH_GATEWAY_PROFILE_UNIFIEDPUSH_WEBPUSH_VAPID_SUBJECT"
+        let missing = try Self.androidExample {
+            $0.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix(subject + "=") }
+                .joined(separator: "\n")
+        }.problems()
+        #expect(missing.count == 1 && missing[0].contains(subject), "\(missing)")
     }
 }

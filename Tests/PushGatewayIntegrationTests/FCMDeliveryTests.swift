@@ -18,7 +18,11 @@ final class FCMDeliveryGateway {
     let apns: APNsMockServer
     let android: AndroidLifecycleGateway
 
-    init(fcmScript: FCMMockScript = FCMMockScript()) throws {
+    /// `adjust` changes the environment further (another profile beside the two).
+    init(
+        fcmScript: FCMMockScript = FCMMockScript(),
+        adjust: @escaping (ConfigurationTestEnvironment) -> ConfigurationTestEnvironment = { $0 }
+    ) throws {
         let certificates = try APNsTestCertificates.shared()
         let fcm = try Self.mock(fcmScript)
         let apns = try APNsMockServer.loopback(script: APNsMockScript())
@@ -26,10 +30,13 @@ final class FCMDeliveryGateway {
         self.apns = apns
         do {
             android = try AndroidLifecycleGateway(providers: .configured) {
-                $0.sending(to: apns, trusting: certificates)
-                    .with("PUSH_GATEWAY_FCM_URL", "https://127.0.0.1:\(fcm.port)")
-                    .with("PUSH_GATEWAY_GOOGLE_TOKEN_URL", "https://127.0.0.1:\(fcm.port)\(FCMMockServer.tokenPath)")
-                    .with("PUSH_GATEWAY_FCM_CA_FILE", certificates.caFile)
+                adjust(
+                    $0.sending(to: apns, trusting: certificates)
+                        .with("PUSH_GATEWAY_FCM_URL", "https://127.0.0.1:\(fcm.port)")
+                        .with(
+                            "PUSH_GATEWAY_GOOGLE_TOKEN_URL", "https://127.0.0.1:\(fcm.port)\(FCMMockServer.tokenPath)"
+                        )
+                        .with("PUSH_GATEWAY_FCM_CA_FILE", certificates.caFile))
             }
         } catch {
             fcm.stop()
@@ -59,17 +66,8 @@ final class FCMDeliveryGateway {
 
     /// An enrolled Android device delegated to a fresh relay: the device, the relay and the sealed grant.
     func delegatedAndroid() throws -> (device: AndroidLifecycleDevice, relay: SchnorrSigningKey, grant: String) {
-        let device = try android.makeDevice()
-        try android.enroll(device)
         let relay = DeliveryTestGateway.randomRelayKey()
-        let now = lifecycle.clock.unixSeconds()
-        let delegated = try android.post(
-            "/v1/delegations",
-            try device.delegateBody(
-                challenge: try lifecycle.challenge(), relay: relay.publicKey.hex, generation: 1, notBefore: now,
-                expiresAt: now + 3600))
-        guard delegated.status == 201, let grant = try lifecycleObject(delegated)["endpoint_grant"] as? String
-        else { throw TestSupportError("android delegation answered \(delegated.status) \(delegated.bodyText)") }
+        let (device, grant) = try android.delegated(endpoint: nil, relay: relay)
         return (device, relay, grant)
     }
 

@@ -79,6 +79,7 @@ struct MetricsLiveTests {
                 // Exported without series: no webpush profile is enabled (docs/decisions/0840).
                 "push_gateway_webpush_requests_total": "counter",
                 "push_gateway_webpush_responses_total": "counter",
+                "push_gateway_webpush_refusing_origins": "gauge",
                 "push_gateway_stage_duration_seconds": "histogram",
                 "push_gateway_reaper_runs_total": "counter",
                 "push_gateway_reaper_deleted_rows_total": "counter",

@@ -61,32 +61,13 @@ final class WebPushDeliveryGateway {
 
     /// Enrolls a fresh device with `endpoint`; the response.
     func enroll(_ device: AndroidLifecycleDevice, endpoint: String) throws -> HTTPTestResponse {
-        let response = try android.post(
-            AndroidLifecycleGateway.path,
-            try device.enrollBody(
-                challenge: try lifecycle.challenge(), expiresAt: lifecycle.clock.unixSeconds() + 86_400,
-                endpoint: endpoint))
-        if response.status == 201 {
-            device.handle = try lifecycleObject(response)["installation_handle"] as? String
-        }
-        return response
+        try android.enrollResponse(device, endpoint: endpoint)
     }
 
     /// A device enrolled with `endpoint` and delegated to a fresh relay: the relay and the grant.
     func delegated(endpoint: String) throws -> (relay: SchnorrSigningKey, grant: String) {
-        let device = try android.makeDevice()
-        let enrolled = try enroll(device, endpoint: endpoint)
-        guard enrolled.status == 201 else { throw TestSupportError("enrollment answered \(enrolled.bodyText)") }
         let relay = DeliveryTestGateway.randomRelayKey()
-        let now = lifecycle.clock.unixSeconds()
-        let delegated = try android.post(
-            "/v1/delegations",
-            try device.delegateBody(
-                challenge: try lifecycle.challenge(), relay: relay.publicKey.hex, generation: 1, notBefore: now,
-                expiresAt: now + 3600))
-        guard delegated.status == 201, let grant = try lifecycleObject(delegated)["endpoint_grant"] as? String
-        else { throw TestSupportError("android delegation answered \(delegated.status) \(delegated.bodyText)") }
-        return (relay, grant)
+        return (relay, try android.delegated(endpoint: endpoint, relay: relay).grant)
     }
 
     func deliver(grant: String, relay: SchnorrSigningKey, expiresAt: Int64) throws -> HTTPTestResponse {
@@ -292,5 +273,42 @@ struct SendTestPushWebPushTests {
                 #expect(!result.standardOutput.contains(endpoint) && !result.standardError.contains(endpoint))
             }
         }
+    }
+}
+
+extension AndroidLifecycleGateway {
+    /// Enrolls `device` in `profile` with `endpoint` (nil: its FCM token); the response (the device
+    /// keeps its handle on 201).
+    func enrollResponse(
+        _ device: AndroidLifecycleDevice, endpoint: String?, profile: String = AndroidLifecycleGateway.profile
+    ) throws -> HTTPTestResponse {
+        let response = try post(
+            Self.path,
+            try device.enrollBody(
+                challenge: try lifecycle.challenge(), expiresAt: lifecycle.clock.unixSeconds() + 86_400,
+                endpoint: endpoint, profile: profile))
+        if response.status == 201 {
+            device.handle = try lifecycleObject(response)["installation_handle"] as? String
+        }
+        return response
+    }
+
+    /// A fresh device enrolled in `profile` with `endpoint` (nil: its FCM token) and delegated to
+    /// `relay`: the device and the grant.
+    func delegated(
+        endpoint: String?, profile: String = AndroidLifecycleGateway.profile, relay: SchnorrSigningKey
+    ) throws -> (device: AndroidLifecycleDevice, grant: String) {
+        let device = try makeDevice()
+        let enrolled = try enrollResponse(device, endpoint: endpoint, profile: profile)
+        guard enrolled.status == 201 else { throw TestSupportError("enrollment answered \(enrolled.bodyText)") }
+        let now = lifecycle.clock.unixSeconds()
+        let delegated = try post(
+            "/v1/delegations",
+            try device.delegateBody(
+                challenge: try lifecycle.challenge(), relay: relay.publicKey.hex, generation: 1, notBefore: now,
+                expiresAt: now + 3600))
+        guard delegated.status == 201, let grant = try lifecycleObject(delegated)["endpoint_grant"] as? String
+        else { throw TestSupportError("android delegation answered \(delegated.status) \(delegated.bodyText)") }
+        return (device, grant)
     }
 }

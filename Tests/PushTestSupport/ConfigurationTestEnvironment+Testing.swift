@@ -16,7 +16,8 @@ extension ConfigurationTestEnvironment {
     /// `environment` with every value under /etc/push-gateway/secrets/ (the chart's mount and the
     /// env example's folder) replaced by a file in `reference`'s directory holding a valid value.
     public static func withSecretFiles(
-        _ environment: [String: String], in reference: ConfigurationTestEnvironment, apnsKeyFile: String
+        _ environment: [String: String], in reference: ConfigurationTestEnvironment, apnsKeyFile: String,
+        otherFiles: [String: String] = [:]
     ) throws -> [String: String] {
         let secretsDirectory = "/etc/push-gateway/secrets/"
         let files = [
@@ -26,7 +27,7 @@ extension ConfigurationTestEnvironment {
             "challenge-keys": reference.variables["PUSH_GATEWAY_CHALLENGE_KEYS"]!,
             "fingerprint-key": reference.variables["PUSH_GATEWAY_FINGERPRINT_KEY"]!,
             apnsKeyFile: ConfigurationTestEnvironment.privateKeyPEM,
-        ]
+        ].merging(otherFiles) { _, other in other }
         var result: [String: String] = [:]
         for (name, value) in environment {
             guard value.hasPrefix(secretsDirectory) else {

@@ -42,7 +42,9 @@ struct WebPushPushProviderTests {
             resolver: FixedResolver(address: "127.0.0.1"))
     }
 
-    func send(_ endpoint: String, profile: String = "up", through provider: WebPushPushProvider) throws -> PushReport {
+    static func send(
+        _ endpoint: String, profile: String = "up", through provider: WebPushPushProvider
+    ) throws -> PushReport {
         let report = Mutex<PushReport?>(nil)
         let latch = CompletionLatch()
         let now = SystemWallClock().unixSeconds()
@@ -64,7 +66,7 @@ struct WebPushPushProviderTests {
         let provider = try provider()
         defer { provider.shutdown() }
         let subscription = try server.subscribe(applicationServerKey: vapid.publicKey)
-        let report = try send(subscription.endpoint, through: provider)
+        let report = try Self.send(subscription.endpoint, through: provider)
         #expect(report.outcome == .accepted, "\(report)")
         #expect(report.service == .webpush && report.status == 201 && report.requestOutcome == .accepted)
         let message = try #require(server.messages.first)
@@ -82,7 +84,7 @@ struct WebPushPushProviderTests {
         defer { provider.shutdown() }
         let subscription = try server.subscribe(
             script: WebPushMockScript(replies: [WebPushMockReply(status: 410)]))
-        let report = try send(subscription.endpoint, through: provider)
+        let report = try Self.send(subscription.endpoint, through: provider)
         #expect(report.outcome == .endpointDead(invalidAtSeconds: nil), "\(report)")
         #expect(report.status == 410 && report.requestOutcome == .invalidEndpoint)
     }
@@ -94,7 +96,7 @@ struct WebPushPushProviderTests {
         defer { provider.shutdown() }
         let subscription = try server.subscribe(
             script: WebPushMockScript(replies: [WebPushMockReply(status: 429, retryAfter: "17")]))
-        let report = try send(subscription.endpoint, through: provider)
+        let report = try Self.send(subscription.endpoint, through: provider)
         #expect(report.outcome == .retry(retryAfterSeconds: 17), "\(report)")
         #expect(report.status == 429 && report.requestOutcome == .transient)
     }
@@ -105,7 +107,7 @@ struct WebPushPushProviderTests {
         let subscription = try server.subscribe()
         let outside = try provider(allowedHosts: "push.example.org,*.example.net")
         defer { outside.shutdown() }
-        let refused = try send(subscription.endpoint, through: outside)
+        let refused = try Self.send(subscription.endpoint, through: outside)
         #expect(refused.outcome == .endpointDead(invalidAtSeconds: nil), "\(refused)")
         #expect(refused.webPushReason == .hostNotAllowed && refused.requests == 0)
         #expect(server.messages.isEmpty)
@@ -116,7 +118,7 @@ struct WebPushPushProviderTests {
         let byName = subscription.endpoint.replacingOccurrences(of: "https://127.0.0.1:", with: "https://localhost:")
         let inside = try provider(allowedHosts: "push.example.org,localhost")
         defer { inside.shutdown() }
-        let sent = try send(byName, through: inside)
+        let sent = try Self.send(byName, through: inside)
         #expect(sent.requests == 1 && sent.status == 403, "\(sent)")
         #expect(server.messages.map(\.subscriptionID) == [subscription.id])
         #expect(server.messages.first?.vapid?.verdict == .wrongAudience)
@@ -128,9 +130,9 @@ struct WebPushPushProviderTests {
         let provider = try provider()
         defer { provider.shutdown() }
         let subscription = try server.subscribe()
-        let unknown = try send(subscription.endpoint, profile: "other", through: provider)
+        let unknown = try Self.send(subscription.endpoint, profile: "other", through: provider)
         #expect(unknown.outcome == .configurationFault(.missingCredentials))
-        let malformed = try send("https://127.0.0.1/push/x", through: provider)
+        let malformed = try Self.send("https://127.0.0.1/push/x", through: provider)
         #expect(malformed.outcome == .endpointDead(invalidAtSeconds: nil))
         #expect(malformed.webPushReason == .endpointRefused)
         #expect(server.messages.isEmpty)

@@ -6,7 +6,7 @@ kubernetes-validate package (strict: unknown fields are errors), and checks the 
 (non-root, read-only root FS, no capabilities, the same pod security context for the Deployment and
 the migration Job, probes on the private port, secrets only as files, migration hook). Prints one
 JSON object: the kinds rendered per value set, the Deployment's environment (defaults, everything
-enabled, an android profile with its status list) and rollout strategy, the pod checksums for the defaults and for one change of
+enabled, an android profile with its status list, a Web Push profile) and rollout strategy, the pod checksums for the defaults and for one change of
 the configuration and of the Secret revision, the optional Ingress with and without TLS, and the
 migration Job's pod. Exit 0 when everything holds, 1 otherwise."""
 
@@ -32,6 +32,15 @@ ANDROID_PROFILE = {
     "androidSigningCertSha256": ["0123456789abcdef" * 4, "fedcba9876543210" * 4],
     "androidMinSecurityLevel": "strongbox", "androidVerifiedBootKeys": ["0f" * 32, "F0" * 32],
     "fcmProjectId": "example-app-1"}
+
+# An android profile woken through Web Push (docs/protocol.md §8b), and the global Web Push values.
+WEBPUSH_PROFILE = {
+    "id": "example-unifiedpush", "platform": "android", "provider": "webpush", "androidPackage": "com.example.app",
+    "androidSigningCertSha256": ["0123456789abcdef" * 4], "webpushVapidSubject": "mailto:ops@example.com",
+    "webpushAllowedHosts": ["ntfy.sh", "*.unifiedpush.example"]}
+WEBPUSH_VALUES = {
+    "originRatePerSecond": 50, "maxConnections": 256, "nat64Prefixes": ["2001:db8:64::/96"],
+    "denyCidrs": ["198.51.100.0/24", "2001:db8:1::/48"]}
 
 problems = []
 
@@ -156,6 +165,9 @@ def main():
     with_android = copy.deepcopy(defaults)
     with_android["profiles"].append(ANDROID_PROFILE)
     with_android["androidAttestationStatus"]["configMap"] = "android-attestation-status"
+    with_webpush = copy.deepcopy(with_android)
+    with_webpush["profiles"].append(WEBPUSH_PROFILE)
+    with_webpush["webPush"] = WEBPUSH_VALUES
     with_marmot = copy.deepcopy(with_android)
     with_marmot["marmot"] = {
         "enabled": True, "relays": ["wss://relay-one.example", "wss://relay-two.example/inbox"],
@@ -168,7 +180,7 @@ def main():
     for scenario, values, upgrade in (("defaults", defaults, False), ("everything", everything, True),
                                       ("without-migration", without_migration, False),
                                       ("with-ingress", with_ingress, True), ("with-android", with_android, False),
-                                      ("with-marmot", with_marmot, False)):
+                                      ("with-marmot", with_marmot, False), ("with-webpush", with_webpush, False)):
         summary["kinds"][scenario] = sorted(validate(render(chart, values, upgrade), scenario))
     deployment = next(d for d in render(chart, defaults) if d["kind"] == "Deployment")
     summary["environment"] = {v["name"]: v["value"] for v in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -191,6 +203,11 @@ def main():
     pod = next(d for d in render(chart, mirrored) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
     summary["androidMirror"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]
                                 if v["name"].startswith("PUSH_GATEWAY_ANDROID_")}
+    pod = next(d for d in render(chart, with_webpush) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    summary["webPush"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]
+                          if v["name"].startswith(("PUSH_GATEWAY_WEBPUSH_", "PUSH_GATEWAY_PROFILE_EXAMPLE_UNIFIEDPUSH_"))
+                          or v["name"] == "PUSH_GATEWAY_PROFILES"}
+    summary["webPushEnvironment"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]}
     pod = next(d for d in render(chart, with_marmot) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
     summary["marmot"] = {v["name"]: v["value"] for v in pod["containers"][0]["env"]
                          if v["name"].startswith("PUSH_GATEWAY_MARMOT_")}
@@ -255,6 +272,28 @@ def main():
     bad_digest = copy.deepcopy(with_android)
     bad_digest["profiles"][1]["androidSigningCertSha256"] = ["AB:CD"]
     must_fail(chart, bad_digest, "signing digest that is not 64 lowercase hex")
+    for change, scenario in ((dict(webpushVapidSubject=None), "webpush profile without a VAPID subject"),
+                             (dict(fcmProjectId="example-app-1"), "webpush profile with an FCM value"),
+                             (dict(webpushVapidSubject="ops@example.com"), "VAPID subject that is not a URI"),
+                             (dict(webpushAllowedHosts=["Push.Example"]), "allowed host that is not lowercase"),
+                             (dict(provider="apns"), "android profile with provider apns")):
+        values = copy.deepcopy(with_webpush)
+        profile = values["profiles"][2]
+        for key, value in change.items():
+            if value is None:
+                del profile[key]
+            else:
+                profile[key] = value
+        must_fail(chart, values, scenario)
+    fcm_with_subject = copy.deepcopy(with_android)
+    fcm_with_subject["profiles"][1]["webpushVapidSubject"] = "mailto:ops@example.com"
+    must_fail(chart, fcm_with_subject, "FCM profile with a Web Push value")
+    ios_with_provider = copy.deepcopy(defaults)
+    ios_with_provider["profiles"][0]["provider"] = "webpush"
+    must_fail(chart, ios_with_provider, "ios profile with provider webpush")
+    bad_deny = copy.deepcopy(with_webpush)
+    bad_deny["webPush"]["denyCidrs"] = ["10.0.0.0"]
+    must_fail(chart, bad_deny, "deny CIDR without a prefix length")
     for broken, scenario in ((dict(relays=[]), "marmot without relays"),
                              (dict(apnsProfile="", fcmProfile=""), "marmot without a profile"),
                              (dict(relays=["ws://relay.example"]), "marmot relay that is not wss://")):

@@ -5,6 +5,7 @@ import PushCurl
 import PushDelivery
 import PushMetrics
 import PushWebPush
+import Synchronization
 
 /// Web Push (docs/protocol.md §8b) as a provider module: `android` profiles whose installations
 /// enroll a §8b subscription string and are woken through the push service it names
@@ -191,6 +192,9 @@ enum WebPushStatusLabel: String, CaseIterable {
 package final class WebPushProviderMetrics: PushProviderMetrics {
     let requests: CounterFamily
     let responses: CounterFamily
+    /// `push_gateway_webpush_refusing_origins` (docs/decisions/0856), read from the one provider.
+    let refusingOrigins: SampledGaugeFamily
+    private let observed: ObservedWebPushProvider
 
     init(profileIDs: [String]) {
         requests = CounterFamily(
@@ -202,9 +206,23 @@ package final class WebPushProviderMetrics: PushProviderMetrics {
             help: "Web Push answers, by profile and status class; transport and refused_address without one.",
             labelNames: ["profile", "status"],
             series: profileIDs.flatMap { profile in WebPushStatusLabel.allCases.map { [profile, $0.rawValue] } })
+        let observed = ObservedWebPushProvider()
+        self.observed = observed
+        refusingOrigins = SampledGaugeFamily(
+            name: "push_gateway_webpush_refusing_origins",
+            help: "Distinct Web Push origins that answered 401 or 403 in the last 10 minutes, on this replica."
+        ) {
+            let provider: WebPushPushProvider? = observed.provider.withLock { $0 }
+            return provider.map { [([], Double($0.refusingOriginCount))] } ?? []
+        }
     }
 
-    package var families: [any MetricFamily] { [requests, responses] }
+    package var families: [any MetricFamily] { [requests, responses, refusingOrigins] }
+
+    package func observe(_ provider: any PushProvider, profileID: String) {
+        guard let webPush = provider as? WebPushPushProvider else { return }
+        observed.provider.withLock { $0 = webPush }
+    }
 
     package func record(_ report: PushReport, profile: String) {
         if let outcome = report.requestOutcome {
@@ -212,4 +230,9 @@ package final class WebPushProviderMetrics: PushProviderMetrics {
         }
         if let label = WebPushStatusLabel(report) { responses.add(1, labelValues: [profile, label.rawValue]) }
     }
+}
+
+/// The provider `observe` was given, read at scrape time.
+private final class ObservedWebPushProvider: Sendable {
+    let provider = Mutex<WebPushPushProvider?>(nil)
 }
