@@ -10,15 +10,26 @@ import PushRateLimiting
 import PushSystem
 import Synchronization
 
+/// The two readings of the clocks a delivery request is judged by, taken once when it arrives.
+package struct DeliveryTime: Sendable {
+    /// The gateway's Unix time in seconds for every comparison of this request.
+    let now: Int64
+    /// When the request's 408 is due; no admission begins after it (docs/protocol.md §1).
+    let deadline: MonotonicInstant
+
+    package init(now: Int64, deadline: MonotonicInstant) {
+        self.now = now
+        self.deadline = deadline
+    }
+}
+
 /// What one request of the delivery routes brings, whichever ingress carried it.
 package struct DeliveryContext: Sendable {
     /// The relay the request authenticated as (docs/protocol.md §6) and the NIP-98 event that will
     /// be burned at admission.
     let relay: NIP98Authorization
-    /// The gateway's Unix time in seconds for every comparison of this request.
-    let now: Int64
-    /// When the request's 408 is due; no admission begins after it (docs/protocol.md §1).
-    let deadline: MonotonicInstant
+    /// When the request is judged: its `now` and its 408.
+    let time: DeliveryTime
     /// `ios` on the `/apns` paths, nil on the platform-neutral ones (docs/protocol.md §4.7, §4.8).
     let requiredPlatform: AppProfile.Platform?
     /// Runs work on a worker thread: a report arrives on a push service's I/O thread, which must
@@ -27,12 +38,11 @@ package struct DeliveryContext: Sendable {
     let resume: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     package init(
-        relay: NIP98Authorization, now: Int64, deadline: MonotonicInstant, requiredPlatform: AppProfile.Platform?,
+        relay: NIP98Authorization, time: DeliveryTime, requiredPlatform: AppProfile.Platform?,
         resume: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         self.relay = relay
-        self.now = now
-        self.deadline = deadline
+        self.time = time
         self.requiredPlatform = requiredPlatform
         self.resume = resume
     }
@@ -118,16 +128,16 @@ package struct DeliveryPipeline: Sendable {
         if let limited = takeTokens(relay: relay, count: 1) { return completion(limited) }
         let grant: EndpointGrant
         let profile: AppProfile
-        switch check(delivery, relay: relay, now: context.now, requiredPlatform: context.requiredPlatform) {
+        switch check(delivery, relay: relay, now: context.time.now, requiredPlatform: context.requiredPlatform) {
         case .refused(let result): return completion(result)
         case .valid(let validGrant, let validProfile): (grant, profile) = (validGrant, validProfile)
         }
         // docs/protocol.md §1: once the 408 is out, nothing is admitted, so the relay can retry as it was.
-        guard clock.now() < context.deadline else { return completion(.requestTimeout) }
+        guard clock.now() < context.time.deadline else { return completion(.requestTimeout) }
         let request = AdmissionRequest(
             item: AdmissionItem(grant: grant, delivery: delivery),
-            authorization: context.relay, now: context.now,
-            deadlineUnixMilliseconds: clock.unixMilliseconds(at: context.deadline))
+            authorization: context.relay, now: context.time.now,
+            deadlineUnixMilliseconds: clock.unixMilliseconds(at: context.time.deadline))
         let decision: AdmissionDecision
         let admissionStarted = clock.now()
         do {
@@ -178,7 +188,7 @@ package struct DeliveryPipeline: Sendable {
                 results[index] = .invalidGrant
                 continue
             }
-            switch check(delivery, relay: relay, now: context.now, requiredPlatform: context.requiredPlatform) {
+            switch check(delivery, relay: relay, now: context.time.now, requiredPlatform: context.requiredPlatform) {
             case .refused(let result): results[index] = result
             case .valid(let grant, let profile):
                 checked.append((index, AdmissionItem(grant: grant, delivery: delivery), profile))
@@ -188,7 +198,7 @@ package struct DeliveryPipeline: Sendable {
         let request = BatchAdmissionRequest(
             authorization: context.relay,
             items: checked.map(\.item),
-            now: context.now, deadlineUnixMilliseconds: clock.unixMilliseconds(at: context.deadline))
+            now: context.time.now, deadlineUnixMilliseconds: clock.unixMilliseconds(at: context.time.deadline))
         let decisions: [AdmissionDecision]
         let admissionStarted = clock.now()
         do {

@@ -28,26 +28,24 @@ package protocol LifecycleStageTimer: Sendable {
     func time<Result>(_ stage: LifecycleStage, _ body: () throws -> Result) rethrows -> Result
 }
 
-/// What an assertion route received (docs/protocol.md §4.3–§4.6): the proof members and the
-/// transcript (§3) its assertion signs.
+/// What an assertion route received (docs/protocol.md §4.3–§4.6): the installation it speaks for,
+/// the challenge it answers and the device's assertion over the transcript (§3) of its members.
 package struct DeviceAssertion {
     package let handle: CanonicalUUID
-    package let challengeID: CanonicalUUID
-    package let challenge: [UInt8]
-    package let assertion: [UInt8]
-    package let transcript: AppAttestTranscript
+    /// `challenge_id` and the bytes of `challenge` (§4.1).
+    package let challenge: (id: CanonicalUUID, bytes: [UInt8])
+    /// The `assertion` member and the transcript it signs.
+    package let assertion: (bytes: [UInt8], transcript: AppAttestTranscript)
     /// The request's 408 instant: its transaction neither begins nor commits past it (§1).
     package let deadline: MonotonicInstant
 
     package init(
-        handle: CanonicalUUID, challengeID: CanonicalUUID, challenge: [UInt8], assertion: [UInt8],
-        transcript: AppAttestTranscript, deadline: MonotonicInstant
+        handle: CanonicalUUID, challenge: (id: CanonicalUUID, bytes: [UInt8]),
+        assertion: (bytes: [UInt8], transcript: AppAttestTranscript), deadline: MonotonicInstant
     ) {
         self.handle = handle
-        self.challengeID = challengeID
         self.challenge = challenge
         self.assertion = assertion
-        self.transcript = transcript
         self.deadline = deadline
     }
 }
@@ -156,7 +154,7 @@ package struct LifecycleFlows: Sendable {
         apply: (any LifecycleStore, InstallationRecord) throws -> Value
     ) throws(LifecycleError) -> Value {
         try takeToken()
-        try checkChallenge(id: proof.challengeID, challenge: proof.challenge, now: now)
+        try checkChallenge(id: proof.challenge.id, challenge: proof.challenge.bytes, now: now)
         do {
             return try database.withSession { session in
                 let unlocked = try session.read { store in try store.installation(proof.handle) }
@@ -169,15 +167,15 @@ package struct LifecycleFlows: Sendable {
                 do {
                     counter = try timer.time(.deviceProof) {
                         try proofs(record.platform).verify(
-                            assertion: proof.assertion, transcript: proof.transcript, installation: record,
-                            profile: profile)
+                            assertion: proof.assertion.bytes, transcript: proof.assertion.transcript,
+                            installation: record, profile: profile)
                     }
                 } catch {
                     throw LifecycleError(.invalidAttestation)
                 }
                 return try transaction(in: session, before: proof.deadline) { store in
                     try store.consumeChallenge(
-                        proof.challengeID, expiresAt: Self.consumedChallengeExpiry(proof.challengeID))
+                        proof.challenge.id, expiresAt: Self.consumedChallengeExpiry(proof.challenge.id))
                     // The row may have changed since the unlocked read: another key enrolled under
                     // the handle, a revocation, a rotation or a counter another request advanced.
                     guard let locked = try store.lockInstallation(proof.handle), locked.keyID == record.keyID,
@@ -187,7 +185,7 @@ package struct LifecycleFlows: Sendable {
                 }
             }
         } catch {
-            throw rejection(for: error, route: proof.transcript.route.rawValue)
+            throw rejection(for: error, route: proof.assertion.transcript.route.rawValue)
         }
     }
 

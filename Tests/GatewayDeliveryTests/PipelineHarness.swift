@@ -91,8 +91,8 @@ struct PipelineHarness {
             relay: NIP98Authorization(
                 relayPublicKey: signer ?? relay, eventID: [UInt8](repeating: 0x01, count: 32),
                 createdAt: clock.unixSeconds),
-            now: clock.unixSeconds, deadline: clock.now().advanced(by: timeout), requiredPlatform: .ios,
-            resume: workers.resume)
+            time: DeliveryTime(now: clock.unixSeconds, deadline: clock.now().advanced(by: timeout)),
+            requiredPlatform: .ios, resume: workers.resume)
     }
 
     /// Starts one delivery; its answer, once given, is in the returned box.

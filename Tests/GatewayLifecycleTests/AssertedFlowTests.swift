@@ -177,8 +177,8 @@ struct AssertedFlowTests {
         let installation = try harness.seed(.ios, counter: 4)
         let proof = try harness.proof(installation)
         let uncounted = DeviceAssertion(
-            handle: proof.handle, challengeID: proof.challengeID, challenge: proof.challenge, assertion: [],
-            transcript: proof.transcript, deadline: proof.deadline)
+            handle: proof.handle, challenge: proof.challenge, assertion: ([], proof.assertion.transcript),
+            deadline: proof.deadline)
 
         harness.expectRefusal(.notAuthorized) {
             try AssertedOperation.revokeInstallation.run(harness, uncounted)
@@ -197,7 +197,7 @@ struct AssertedFlowTests {
         #expect(row.proofCounter == 9 && row.revokedAt == harness.now.seconds)
         #expect(
             harness.database.tables.consumedChallenges
-                == [proof.challengeID: LifecycleFlows.consumedChallengeExpiry(proof.challengeID)])
+                == [proof.challenge.id: LifecycleFlows.consumedChallengeExpiry(proof.challenge.id)])
         #expect(harness.stages.stages == [.deviceProof, .transaction])
     }
 

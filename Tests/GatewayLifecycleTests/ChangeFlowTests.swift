@@ -217,7 +217,7 @@ struct ChangeFlowTests {
         try AssertedOperation.revokeInstallation.run(harness, retry)
 
         var expected = before
-        expected.consumedChallenges[retry.challengeID] = LifecycleFlows.consumedChallengeExpiry(retry.challengeID)
+        expected.consumedChallenges[retry.challenge.id] = LifecycleFlows.consumedChallengeExpiry(retry.challenge.id)
         #expect(harness.database.tables == expected)
     }
 

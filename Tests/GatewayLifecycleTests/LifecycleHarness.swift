@@ -129,8 +129,8 @@ struct LifecycleHarness {
             ? ScriptedAppAttestProof.assertion(counter: counter)
             : try (signer ?? installation.key).derSignature(for: transcript.bytes)
         return DeviceAssertion(
-            handle: installation.handle, challengeID: issued.challengeID, challenge: issued.challenge,
-            assertion: assertion, transcript: transcript, deadline: deadline)
+            handle: installation.handle, challenge: (issued.challengeID, issued.challenge),
+            assertion: (assertion, transcript), deadline: deadline)
     }
 }
 

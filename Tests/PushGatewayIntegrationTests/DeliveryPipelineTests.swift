@@ -35,8 +35,8 @@ struct DeliveryPipelineTests {
         let context = DeliveryContext(
             relay: NIP98Authorization(
                 relayPublicKey: scenario.relay.publicKey, eventID: try SecureRandom.bytes(32), createdAt: now),
-            now: now, deadline: MonotonicInstant.now().advanced(by: .seconds(10)), requiredPlatform: requiredPlatform,
-            resume: { work in work() })
+            time: DeliveryTime(now: now, deadline: MonotonicInstant.now().advanced(by: .seconds(10))),
+            requiredPlatform: requiredPlatform, resume: { work in work() })
         let answer = Mutex<DeliveryResult?>(nil)
         let answered = CompletionLatch()
         pipeline.deliver(delivery, context) { result in

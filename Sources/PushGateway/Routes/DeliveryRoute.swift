@@ -41,8 +41,8 @@ struct DeliveryRoute: Sendable {
                 .nip98Authentication, { authenticate(request, now: now) })
         else { return nil }
         return DeliveryContext(
-            relay: authorization, now: now, deadline: request.deadline, requiredPlatform: requiredPlatform,
-            resume: responder.resume)
+            relay: authorization, time: DeliveryTime(now: now, deadline: request.deadline),
+            requiredPlatform: requiredPlatform, resume: responder.resume)
     }
 
     /// NIP-98 against the received request URL of docs/protocol.md §2.

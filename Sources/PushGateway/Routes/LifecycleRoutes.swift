@@ -80,9 +80,9 @@ struct LifecycleRoutes: Sendable {
         return (
             parsed,
             DeviceAssertion(
-                handle: proof.installationHandle.value, challengeID: proof.challengeID.value,
-                challenge: proof.challenge.value, assertion: proof.assertion,
-                transcript: parsed.transcript(origin: configuration.origin.text), deadline: request.deadline)
+                handle: proof.installationHandle.value, challenge: (proof.challengeID.value, proof.challenge.value),
+                assertion: (proof.assertion, parsed.transcript(origin: configuration.origin.text)),
+                deadline: request.deadline)
         )
     }
 }
