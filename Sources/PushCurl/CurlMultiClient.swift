@@ -78,9 +78,15 @@ public final class CurlMultiClient: @unchecked Sendable {
         return transfers.count
     }
 
-    /// Sends `request`; `completion` runs once, on the event loop's thread.
-    public func send(_ request: CurlMultiRequest, completion: @escaping Completion) {
-        let queued = eventLoop.execute { [self] in start(request, completion: completion) }
+    /// Sends `request` to `pinnedAddress`, the address the caller checked, to be complete (connect,
+    /// TLS, request, response) by `deadline`; `completion` runs once, on the event loop's thread.
+    public func send(
+        _ request: CurlMultiRequest, to pinnedAddress: CurlPinnedAddress, before deadline: MonotonicInstant,
+        completion: @escaping Completion
+    ) {
+        let queued = eventLoop.execute { [self] in
+            start(request, to: pinnedAddress, before: deadline, completion: completion)
+        }
         if !queued { completion(.failure(CurlMultiFailure(.unavailable, description: "the client is shut down"))) }
     }
 
@@ -107,14 +113,19 @@ public final class CurlMultiClient: @unchecked Sendable {
 
     // MARK: Loop thread
 
-    private func start(_ request: CurlMultiRequest, completion: @escaping Completion) {
+    private func start(
+        _ request: CurlMultiRequest, to pinnedAddress: CurlPinnedAddress, before deadline: MonotonicInstant,
+        completion: @escaping Completion
+    ) {
         guard !isShutDown, let multi = openMulti() else {
             completion(.failure(CurlMultiFailure(.unavailable, description: "the client is shut down")))
             return
         }
         let transfer: CurlTransfer
         do {
-            transfer = try CurlTransfer(request: request, configuration: configuration, completion: completion)
+            transfer = try CurlTransfer(
+                request: request, pinnedAddress: pinnedAddress, deadline: deadline, configuration: configuration,
+                completion: completion)
         } catch {
             completion(.failure(error))
             return
@@ -265,19 +276,19 @@ final class CurlTransfer {
     private var vetoed = false
 
     init(
-        request: CurlMultiRequest, configuration: CurlMultiClient.Configuration,
-        completion: @escaping CurlMultiClient.Completion
+        request: CurlMultiRequest, pinnedAddress: CurlPinnedAddress, deadline: MonotonicInstant,
+        configuration: CurlMultiClient.Configuration, completion: @escaping CurlMultiClient.Completion
     ) throws(CurlMultiFailure) {
         guard let easy = curl_easy_init() else {
             throw CurlMultiFailure(.unavailable, description: "libcurl handle allocation failed")
         }
         self.easy = easy
         self.completion = completion
-        pinned = request.pinnedAddress
+        pinned = pinnedAddress
         direct = configuration.proxy == nil
         maximumHeadBytes = configuration.maximumHeadBytes
         maximumBodyBytes = configuration.maximumBodyBytes
-        try configure(request, configuration)
+        try configure(request, deadline: deadline, configuration)
     }
 
     deinit {
@@ -287,7 +298,7 @@ final class CurlTransfer {
     }
 
     private func configure(
-        _ request: CurlMultiRequest, _ configuration: CurlMultiClient.Configuration
+        _ request: CurlMultiRequest, deadline: MonotonicInstant, _ configuration: CurlMultiClient.Configuration
     )
         throws(CurlMultiFailure)
     {
@@ -297,11 +308,11 @@ final class CurlTransfer {
             }
             headerList = appended
         }
-        guard let connectTo = curl_slist_append(nil, request.pinnedAddress.connectToEntry) else {
+        guard let connectTo = curl_slist_append(nil, pinned.connectToEntry) else {
             throw CurlMultiFailure(.unavailable, description: "libcurl list allocation failed")
         }
         connectToList = connectTo
-        let remaining = MonotonicInstant.now().duration(to: request.deadline).nanosecondsClamped / 1_000_000
+        let remaining = MonotonicInstant.now().duration(to: deadline).nanosecondsClamped / 1_000_000
         let context = Unmanaged.passUnretained(self).toOpaque()
         let idleSeconds = Int(configuration.idleConnectionTimeout.components.seconds)
         var results: [CURLcode] = [

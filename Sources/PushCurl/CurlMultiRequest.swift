@@ -34,25 +34,19 @@ public struct CurlPinnedAddress: Sendable, Hashable {
     }
 }
 
-/// One request of `CurlMultiClient`.
+/// One request of `CurlMultiClient`: what is sent. Where it connects and by when it must end are
+/// the send's own arguments (`CurlMultiClient.send(_:to:before:completion:)`).
 public struct CurlMultiRequest: Sendable {
     /// An absolute `https` URL.
     public let url: String
     /// `Name: value` lines without CRLF.
     public let headers: [String]
     public let body: [UInt8]
-    public let pinnedAddress: CurlPinnedAddress
-    /// When the whole request (connect, TLS, request, response) must be complete.
-    public let deadline: MonotonicInstant
 
-    public init(
-        url: String, headers: [String], body: [UInt8], pinnedAddress: CurlPinnedAddress, deadline: MonotonicInstant
-    ) {
+    public init(url: String, headers: [String], body: [UInt8]) {
         self.url = url
         self.headers = headers
         self.body = body
-        self.pinnedAddress = pinnedAddress
-        self.deadline = deadline
     }
 }
 

@@ -82,7 +82,7 @@ final class AccessTokenSource: Sendable {
                 return
             }
             let request = HTTP2Request(
-                method: "POST", path: profile.tokenPath,
+                method: "POST", path: profile.hosts.tokenPath,
                 headers: [HTTPField("content-type", "application/x-www-form-urlencoded")], body: body)
             http.submit(request, to: target) { [self] result in
                 switch result {

@@ -70,7 +70,7 @@ public final class FCMClient: Sendable {
         let target: HTTP2Target
         do {
             let tls = try tlsContext(for: profile)
-            target = HTTP2Target(server: profile.server, credentialID: profile.credentialID, tls: tls)
+            target = HTTP2Target(server: profile.hosts.server, credentialID: profile.credentialID, tls: tls)
             source = tokenSource(for: profile, tls: tls)
         } catch {
             completion(FCMSendResult(outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: 0))
@@ -181,7 +181,7 @@ public final class FCMClient: Sendable {
         tokenSources.withLock { sources in
             if let source = sources[profile.credentialID] { return source }
             let target = HTTP2Target(
-                server: profile.tokenEndpoint, credentialID: "token|" + profile.credentialID, tls: tls)
+                server: profile.hosts.tokenEndpoint, credentialID: "token|" + profile.credentialID, tls: tls)
             let source = AccessTokenSource(
                 profile: profile, target: target, http: http, renewals: renewals, clock: clock)
             sources[profile.credentialID] = source
@@ -190,9 +190,9 @@ public final class FCMClient: Sendable {
     }
 
     private func tlsContext(for profile: FCMProfile) throws(CryptoError) -> TLSContext {
-        let key = profile.extraTrustAnchorsFile ?? ""
+        let key = profile.hosts.extraTrustAnchorsFile ?? ""
         if let context = tlsContexts.withLock({ $0[key] }) { return context }
-        let context = try TLSContext.client(extraTrustAnchorsFile: profile.extraTrustAnchorsFile)
+        let context = try TLSContext.client(extraTrustAnchorsFile: profile.hosts.extraTrustAnchorsFile)
         return tlsContexts.withLock { contexts in
             if let existing = contexts[key] { return existing }
             contexts[key] = context

@@ -13,35 +13,54 @@ extension HTTP2Server where Service == FCMService {
     public static var googleTokenEndpoint: FCMServer { FCMServer(host: "oauth2.googleapis.com") }
 }
 
-/// Where and as whom the gateway sends FCM messages for one android profile (docs/protocol.md §8a).
-/// A class: each send captures its profile several times, and a reference is one retain where the
-/// struct's dozen strings were a dozen.
-public final class FCMProfile: Sendable {
-    public let projectID: String
-    public let account: ServiceAccount
+/// Where the FCM client reaches Google (docs/protocol.md §8a): the send API and the OAuth token
+/// endpoint, and the trust anchor a test server adds. Google's hosts unless the test variables of
+/// §12 point elsewhere; they move together, so a profile holds one value for all of them.
+public struct FCMHosts: Sendable {
     public let server: FCMServer
     public let tokenEndpoint: FCMServer
     /// The token endpoint's path (`/token` at Google).
     public let tokenPath: String
     /// An extra trust anchor (PEM) for test servers (`PUSH_GATEWAY_FCM_CA_FILE`).
     public let extraTrustAnchorsFile: String?
+
+    /// Google's: FCM HTTP v1 and `oauth2.googleapis.com/token`, the system's trust anchors.
+    public static let google = FCMHosts(
+        server: .production, tokenEndpoint: .googleTokenEndpoint, tokenPath: "/token", extraTrustAnchorsFile: nil)
+
+    /// Google's hosts, each replaced where the test variables set one (`nil` keeps Google's).
+    public static func google(
+        replacingServer server: FCMServer?, tokenEndpoint: FCMServer?, tokenPath: String?,
+        extraTrustAnchorsFile: String?
+    ) -> FCMHosts {
+        FCMHosts(
+            server: server ?? google.server, tokenEndpoint: tokenEndpoint ?? google.tokenEndpoint,
+            tokenPath: tokenPath ?? google.tokenPath, extraTrustAnchorsFile: extraTrustAnchorsFile)
+    }
+
+    /// One local server that answers both endpoints (fcm-mock), its certificate trusted through `caFile`.
+    public static func local(_ server: FCMServer, caFile: String) -> FCMHosts {
+        google(replacingServer: server, tokenEndpoint: server, tokenPath: nil, extraTrustAnchorsFile: caFile)
+    }
+}
+
+/// Where and as whom the gateway sends FCM messages for one android profile (docs/protocol.md §8a).
+/// A class: each send captures its profile several times, and a reference is one retain where the
+/// struct's dozen strings were a dozen.
+public final class FCMProfile: Sendable {
+    public let projectID: String
+    public let account: ServiceAccount
+    public let hosts: FCMHosts
     /// One connection pool and one access token per credential (§8a).
     let credentialID: String
 
-    public init(
-        projectID: String, account: ServiceAccount, server: FCMServer = .production,
-        tokenEndpoint: FCMServer = .googleTokenEndpoint, tokenPath: String = "/token",
-        extraTrustAnchorsFile: String? = nil
-    ) {
+    public init(projectID: String, account: ServiceAccount, hosts: FCMHosts = .google) {
         self.projectID = projectID
         self.account = account
-        self.server = server
-        self.tokenEndpoint = tokenEndpoint
-        self.tokenPath = tokenPath
-        self.extraTrustAnchorsFile = extraTrustAnchorsFile
+        self.hosts = hosts
         credentialID =
-            "fcm|\(account.clientEmail)|\(account.privateKeyID)|\(tokenEndpoint.host):\(tokenEndpoint.port)|"
-            + (extraTrustAnchorsFile ?? "")
+            "fcm|\(account.clientEmail)|\(account.privateKeyID)|\(hosts.tokenEndpoint.host):\(hosts.tokenEndpoint.port)|"
+            + (hosts.extraTrustAnchorsFile ?? "")
     }
 }
 

@@ -147,11 +147,10 @@ public final class WebPushSender: @unchecked Sendable {
             completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .refusedAddress))
             return
         }
-        let request = CurlMultiRequest(
-            url: endpoint.url, headers: headers, body: body, pinnedAddress: pinned, deadline: deadline)
+        let request = CurlMultiRequest(url: endpoint.url, headers: headers, body: body)
         let origin = endpoint.origin
         admit(origin: origin, deadline: deadline) { [self] in
-            client.send(request) { [self] result in
+            client.send(request, to: pinned, before: deadline) { [self] result in
                 release(origin)
                 completion(finish(origin, result))
             }

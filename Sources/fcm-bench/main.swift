@@ -51,9 +51,7 @@ let profileID = "bench"
 // One connection: the pool may not open a second one however many wakes are waiting.
 let provider = try FCMPushProvider(
     profiles: [
-        profileID: FCMProfile(
-            projectID: account.projectID, account: account, server: server, tokenEndpoint: server,
-            extraTrustAnchorsFile: caFile)
+        profileID: FCMProfile(projectID: account.projectID, account: account, hosts: .local(server, caFile: caFile))
     ],
     configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1))
 

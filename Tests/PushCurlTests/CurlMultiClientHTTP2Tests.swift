@@ -18,11 +18,7 @@ struct CurlMultiClientHTTP2Tests {
         defer { server.stop() }
         let harness = try MultiClientHarness()
         let requests = (0..<10).map { _ in
-            CurlMultiRequest(
-                url: "https://push.example:\(server.port)/push/1", headers: [], body: [1, 2, 3],
-                pinnedAddress: CurlPinnedAddress(
-                    host: "push.example", port: Int(server.port), addressBytes: [127, 0, 0, 1])!,
-                deadline: .now().advanced(by: .seconds(30)))
+            MultiClientHarness.PinnedSend(port: Int(server.port), path: "/push/1", body: [1, 2, 3])
         }
         let results = harness.sendAll(requests)
         for result in results {
@@ -46,12 +42,8 @@ struct CurlMultiClientHTTP2Tests {
                 }))
         defer { server.stop() }
         let harness = try MultiClientHarness()
-        func request(_ path: String) -> CurlMultiRequest {
-            CurlMultiRequest(
-                url: "https://push.example:\(server.port)\(path)", headers: [], body: [1],
-                pinnedAddress: CurlPinnedAddress(
-                    host: "push.example", port: Int(server.port), addressBytes: [127, 0, 0, 1])!,
-                deadline: .now().advanced(by: .seconds(30)))
+        func request(_ path: String) -> MultiClientHarness.PinnedSend {
+            MultiClientHarness.PinnedSend(port: Int(server.port), path: path, body: [1])
         }
         let big = harness.send(request("/big"))
         guard case .failure(let failure) = big else {

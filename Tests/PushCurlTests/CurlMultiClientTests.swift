@@ -22,27 +22,43 @@ final class MultiClientHarness {
         loop.shutdown()
     }
 
+    /// A request with the address it is pinned to and the deadline its send takes.
+    struct PinnedSend {
+        let request: CurlMultiRequest
+        let address: CurlPinnedAddress
+        let deadline: MonotonicInstant
+
+        /// `https://host:port/path` pinned to `address`, due `timeout` from now.
+        init(
+            host: String = "push.example", port: Int, path: String, address: [UInt8] = [127, 0, 0, 1],
+            headers: [String] = [], body: [UInt8], timeout: Duration = .seconds(30)
+        ) {
+            request = CurlMultiRequest(url: "https://\(host):\(port)\(path)", headers: headers, body: body)
+            self.address = CurlPinnedAddress(host: host, port: port, addressBytes: address)!
+            deadline = .now().advanced(by: timeout)
+        }
+    }
+
     func request(
         _ service: ScriptedPushService, path: String, host: String = "push.example", address: [UInt8] = [127, 0, 0, 1],
         timeout: Duration = .seconds(15)
-    ) -> CurlMultiRequest {
-        CurlMultiRequest(
-            url: "https://\(host):\(service.port)\(path)", headers: ["Content-Type: application/octet-stream"],
-            body: Array(repeating: 7, count: 118),
-            pinnedAddress: CurlPinnedAddress(host: host, port: service.port, addressBytes: address)!,
-            deadline: .now().advanced(by: timeout))
+    ) -> PinnedSend {
+        PinnedSend(
+            host: host, port: service.port, path: path, address: address,
+            headers: ["Content-Type: application/octet-stream"], body: Array(repeating: 7, count: 118),
+            timeout: timeout)
     }
 
-    func send(_ request: CurlMultiRequest) -> Result<CurlMultiResponse, CurlMultiFailure> {
+    func send(_ request: PinnedSend) -> Result<CurlMultiResponse, CurlMultiFailure> {
         sendAll([request])[0]
     }
 
     /// Sends every request at once and returns their results in the same order.
-    func sendAll(_ requests: [CurlMultiRequest]) -> [Result<CurlMultiResponse, CurlMultiFailure>] {
+    func sendAll(_ requests: [PinnedSend]) -> [Result<CurlMultiResponse, CurlMultiFailure>] {
         let results = Mutex<[Int: Result<CurlMultiResponse, CurlMultiFailure>]>([:])
         let latch = CompletionLatch()
-        for (index, request) in requests.enumerated() {
-            client.send(request) { result in
+        for (index, pinned) in requests.enumerated() {
+            client.send(pinned.request, to: pinned.address, before: pinned.deadline) { result in
                 let done = results.withLock {
                     $0[index] = result
                     return $0.count == requests.count

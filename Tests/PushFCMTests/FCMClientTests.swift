@@ -37,8 +37,8 @@ struct MockFCMHarness {
             projectID: TestServiceAccount.projectID, script: script)
         let local = FCMServer(host: "127.0.0.1", port: server.port)
         let profile = FCMProfile(
-            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account, server: local,
-            tokenEndpoint: local, extraTrustAnchorsFile: certificates.caFile)
+            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account,
+            hosts: .local(local, caFile: certificates.caFile))
         provider = try FCMPushProvider(
             profiles: [Self.profileID: profile],
             configuration: HTTP2ClientConfiguration(

@@ -39,8 +39,8 @@ struct FCMMockExecutableTests {
         let server = FCMServer(host: "localhost", port: mock.port)
         func profile(_ account: ServiceAccount) -> FCMProfile {
             FCMProfile(
-                projectID: TestServiceAccount.projectID, account: account, server: server, tokenEndpoint: server,
-                extraTrustAnchorsFile: certificates.caFile)
+                projectID: TestServiceAccount.projectID, account: account,
+                hosts: .local(server, caFile: certificates.caFile))
         }
         let message = FCMMessage(registrationToken: "device-token", expiresAt: FCMClient.systemClock() + 60)
         #expect(client.send(message, profile: profile(TestServiceAccount.account)).outcome == .accepted)
@@ -78,8 +78,8 @@ struct FCMMockExecutableTests {
         defer { client.shutdown() }
         let server = FCMServer(host: "localhost", port: mock.port)
         let profile = FCMProfile(
-            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account, server: server,
-            tokenEndpoint: server, extraTrustAnchorsFile: certificates.caFile)
+            projectID: TestServiceAccount.projectID, account: TestServiceAccount.account,
+            hosts: .local(server, caFile: certificates.caFile))
         let before = SystemWallClock().unixMilliseconds()
         let expiresAt = FCMClient.systemClock() + 60
         let message = FCMMessage(registrationToken: "dK3f00d:APA91bRecorded_token-1", expiresAt: expiresAt)

@@ -42,11 +42,11 @@ struct FCMProviderModule: PushProviderModule {
         let fcmProfiles = try FCMProfileSettings.loaded(profiles).mapValues { settings in
             FCMProfile(
                 projectID: settings.projectID, account: settings.account,
-                server: android.fcmServer.map { FCMServer(host: $0.host, port: $0.port) } ?? .production,
-                tokenEndpoint: android.googleTokenEndpoint.map { FCMServer(host: $0.host, port: $0.port) }
-                    ?? .googleTokenEndpoint,
-                tokenPath: android.googleTokenEndpoint?.path ?? "/token",
-                extraTrustAnchorsFile: android.fcmExtraTrustAnchorFile)
+                hosts: .google(
+                    replacingServer: android.fcmServer.map { FCMServer(host: $0.host, port: $0.port) },
+                    tokenEndpoint: android.googleTokenEndpoint.map { FCMServer(host: $0.host, port: $0.port) },
+                    tokenPath: android.googleTokenEndpoint?.path, extraTrustAnchorsFile: android.fcmExtraTrustAnchorFile
+                ))
         }
         do {
             return try FCMPushProvider(
