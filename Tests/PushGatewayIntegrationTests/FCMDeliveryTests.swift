@@ -100,15 +100,6 @@ final class FCMDeliveryGateway {
         return try client.post(body: body, headers: ["Authorization: \(header)"], path: path)
     }
 
-    /// The scrape's value of one series (nil when absent).
-    func scrapedValue(_ series: String) throws -> Double? {
-        let response = try lifecycle.gateway.get("/metrics")
-        for line in response.bodyText.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
-    }
-
     /// docs/protocol.md §8a's body for a reconnect wake to `token` with `ttl` seconds.
     static func fcmBody(token: String, ttl: Int64) -> [UInt8] {
         Array(
@@ -141,7 +132,7 @@ struct FCMDeliveryTests {
         let gateway = try FCMDeliveryGateway()
         let (device, relay, grant) = try gateway.delegatedAndroid()
         let refreshes = "push_gateway_fcm_token_refreshes_total{profile=\"\(Self.profile)\",result=\"success\"}"
-        #expect(try gateway.scrapedValue(refreshes) == 0)
+        #expect(try gateway.lifecycle.scrapedValue(refreshes) == 0)
 
         let before = DeliveryTestGateway.now()
         let expiresAt = before + 120
@@ -163,21 +154,21 @@ struct FCMDeliveryTests {
         #expect(gateway.apns.records.isEmpty)
 
         // The refresh counter is read from the provider; the request and response families moved too.
-        #expect(try gateway.scrapedValue(refreshes) == 1)
+        #expect(try gateway.lifecycle.scrapedValue(refreshes) == 1)
         #expect(
-            try gateway.scrapedValue(
+            try gateway.lifecycle.scrapedValue(
                 "push_gateway_fcm_token_refreshes_total{profile=\"\(Self.profile)\",result=\"rejected\"}")
                 == 0)
-        #expect(try gateway.scrapedValue("push_gateway_fcm_requests_total{outcome=\"accepted\"}") == 1)
+        #expect(try gateway.lifecycle.scrapedValue("push_gateway_fcm_requests_total{outcome=\"accepted\"}") == 1)
         #expect(
-            try gateway.scrapedValue(
+            try gateway.lifecycle.scrapedValue(
                 "push_gateway_fcm_responses_total{profile=\"\(Self.profile)\",error_code=\"none\"}")
                 == 1)
 
         // A second delivery reuses the cached token: one more send, no token request.
         #expect(try gateway.deliver(grant: grant, relay: relay, expiresAt: expiresAt).status == 200)
         #expect(gateway.fcm.records.map(\.kind) == [.token, .send, .send])
-        #expect(try gateway.scrapedValue(refreshes) == 1)
+        #expect(try gateway.lifecycle.scrapedValue(refreshes) == 1)
     }
 
     @Test("a mixed batch on /v1/deliveries/batch: the iOS item reaches apns-mock, the Android item fcm-mock")
@@ -235,7 +226,7 @@ struct FCMDeliveryTests {
         #expect(second.bodyText == dead)
         #expect(gateway.fcm.records == afterFirst)
         #expect(
-            try gateway.scrapedValue(
+            try gateway.lifecycle.scrapedValue(
                 "push_gateway_fcm_responses_total{profile=\"\(Self.profile)\",error_code=\"UNREGISTERED\"}") == 1)
     }
 }

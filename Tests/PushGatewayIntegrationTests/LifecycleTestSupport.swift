@@ -357,3 +357,14 @@ func lifecycleConcurrently<Value: Sendable>(
 func lifecycleObject(_ response: HTTPTestResponse) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
 }
+
+extension LifecycleGateway {
+    /// The value of one series in the gateway's `/metrics` scrape (nil when absent).
+    func scrapedValue(_ series: String) throws -> Double? {
+        let response = try gateway.get("/metrics")
+        for line in response.bodyText.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+}

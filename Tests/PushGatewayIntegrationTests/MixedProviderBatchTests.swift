@@ -122,7 +122,7 @@ struct MixedProviderBatchTests {
             (#"push_gateway_stage_duration_seconds_count{stage="webpush_request"}"#, 2),
             (#"push_gateway_delivery_admissions_total{result="accepted"}"#, 3),
         ] {
-            #expect(try gateway.scrapedValue(series) == value, "\(series)")
+            #expect(try gateway.lifecycle.scrapedValue(series) == value, "\(series)")
         }
     }
 }

@@ -78,15 +78,6 @@ final class WebPushDeliveryGateway {
         return try client.post(body: body, headers: ["Authorization: \(header)"], path: path)
     }
 
-    /// The scrape's value of one series (nil when absent).
-    func scrapedValue(_ series: String) throws -> Double? {
-        let response = try lifecycle.gateway.get("/metrics")
-        for line in response.bodyText.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
-    }
-
     /// `endpoint` with other user-agent keys: the same push resource under another key pair.
     static func rekeyed(_ endpoint: String) throws -> String {
         let point = try P256PrivateKey.generate().publicKey.uncompressedPoint
@@ -129,13 +120,15 @@ struct WebPushDeliveryTests {
         #expect(message.contentEncoding == "aes128gcm" && message.contentType == "application/octet-stream")
         #expect(message.bodyByteCount == 118 && message.recordSize == 4096 && message.keyIDLength == 65)
 
-        #expect(try gateway.scrapedValue("push_gateway_webpush_requests_total{outcome=\"accepted\"}") == 1)
+        #expect(try gateway.lifecycle.scrapedValue("push_gateway_webpush_requests_total{outcome=\"accepted\"}") == 1)
         #expect(
-            try gateway.scrapedValue("push_gateway_webpush_responses_total{profile=\"\(Self.profile)\",status=\"2xx\"}")
+            try gateway.lifecycle.scrapedValue(
+                "push_gateway_webpush_responses_total{profile=\"\(Self.profile)\",status=\"2xx\"}")
                 == 1)
         // The stage histogram times Web Push's requests under their own label (docs/decisions/0770).
         #expect(
-            try gateway.scrapedValue("push_gateway_stage_duration_seconds_count{stage=\"webpush_request\"}") == 1)
+            try gateway.lifecycle.scrapedValue("push_gateway_stage_duration_seconds_count{stage=\"webpush_request\"}")
+                == 1)
     }
 
     @Test(
@@ -157,7 +150,8 @@ struct WebPushDeliveryTests {
         #expect(second.bodyText == dead)
         #expect(gateway.mock.messages.count == 1)
         #expect(
-            try gateway.scrapedValue("push_gateway_webpush_responses_total{profile=\"\(Self.profile)\",status=\"410\"}")
+            try gateway.lifecycle.scrapedValue(
+                "push_gateway_webpush_responses_total{profile=\"\(Self.profile)\",status=\"410\"}")
                 == 1)
     }
 

@@ -19,7 +19,7 @@ struct WebPushRefusingOriginsMetricTests {
             endpoint: try gateway.mock.subscribe(applicationServerKey: gateway.vapidPublicKey).endpoint)
         let expiresAt = DeliveryTestGateway.now() + 120
         #expect(try gateway.deliver(grant: accepted.grant, relay: accepted.relay, expiresAt: expiresAt).status == 200)
-        #expect(try gateway.scrapedValue(series) == 0)
+        #expect(try gateway.lifecycle.scrapedValue(series) == 0)
 
         let otherKey = VAPIDSigner(
             key: try P256PrivateKey.generate(), subject: ConfigurationTestEnvironment.webPushSubject
@@ -29,6 +29,6 @@ struct WebPushRefusingOriginsMetricTests {
         let response = try gateway.deliver(grant: refused.grant, relay: refused.relay, expiresAt: expiresAt)
         #expect(response.status == 400, "\(response.bodyText)")
         #expect(gateway.mock.messages.last?.status == 403)
-        #expect(try gateway.scrapedValue(series) == 1)
+        #expect(try gateway.lifecycle.scrapedValue(series) == 1)
     }
 }
