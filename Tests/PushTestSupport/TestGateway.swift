@@ -44,8 +44,9 @@ public final class TestGateway {
         self.database = database
         server = try GatewayServer(
             application: GatewayApplication(
-                configuration: configuration, logger: logger, clock: clock, providers: providers, modules: modules,
-                overcommitModePath: overcommitModePath),
+                configuration: configuration, logger: logger,
+                runtime: try GatewayApplication.makeRuntime(configuration),
+                clock: clock, providers: providers, modules: modules, overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
         if listening {
             try server.start()
@@ -81,6 +82,7 @@ public final class TestGateway {
     deinit {
         application.statusListFetcher?.stop()
         server.drain()
+        application.runtime.shutdown()
     }
 
     /// Fresh connections to the public listener.

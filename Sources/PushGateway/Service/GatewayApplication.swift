@@ -20,6 +20,9 @@ import Synchronization
 public final class GatewayApplication: Sendable {
     public let configuration: GatewayConfiguration
     public let logger: Logger
+    /// The one group of event loops and the one pool of workers every listener, client and service
+    /// of this application runs on (docs/decisions/0870); ended last by `stop()`.
+    public let runtime: Runtime
     let clock: any WallClock
     package let pool: PostgresPool
     /// Each enabled profile's push service (docs/protocol.md §8, §8a); a profile missing here has
@@ -57,10 +60,34 @@ public final class GatewayApplication: Sendable {
     public static func configured(
         _ configuration: GatewayConfiguration, logger: Logger, modules: PushProviderModules = .standard
     ) throws -> GatewayApplication {
-        GatewayApplication(
-            configuration: configuration, logger: logger,
-            providers: try PushProviders.make(configuration: configuration, modules: modules), modules: modules)
+        let runtime = try makeRuntime(configuration)
+        do {
+            return GatewayApplication(
+                configuration: configuration, logger: logger, runtime: runtime,
+                providers: try PushProviders.make(configuration: configuration, modules: modules), modules: modules)
+        } catch {
+            runtime.shutdown()
+            throw error
+        }
     }
+
+    /// The runtime `serve` runs on: `PUSH_GATEWAY_EVENT_LOOPS` loops and `PUSH_GATEWAY_WORKERS`
+    /// workers plus two (so that probes and the services' short jobs find a worker while every
+    /// other one waits on PostgreSQL). Each user bounds what it queues; the shared queue holds all
+    /// of those bounds (docs/decisions/0870).
+    public static func makeRuntime(_ configuration: GatewayConfiguration) throws(GatewayError) -> Runtime {
+        do {
+            return try Runtime(
+                loopCount: configuration.eventLoopCount, workerCount: configuration.workerCount + 2,
+                queueCapacity: runtimeQueueCapacity)
+        } catch {
+            throw GatewayError(.serviceStart, description: "the event loops and workers could not start: \(error)")
+        }
+    }
+
+    /// Room for every user's own bound: the public listener's queued requests, the private
+    /// listener's, the Marmot subscriber's wraps, the providers' renewals and name lookups.
+    static let runtimeQueueCapacity = 4096
 
     /// - Parameters:
     ///   - providers: each profile's push service; `configured(_:logger:)` builds them from the
@@ -69,12 +96,13 @@ public final class GatewayApplication: Sendable {
     ///   - overcommitModePath: where the kernel's overcommit mode is read, which chooses how database
     ///     functions are called (docs/decisions/0343); tests name a file of their own.
     public init(
-        configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
+        configuration: GatewayConfiguration, logger: Logger, runtime: Runtime, clock: any WallClock = SystemWallClock(),
         providers: [String: any PushProvider] = [:], modules: PushProviderModules = .standard,
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.runtime = runtime
         self.clock = clock
         self.providers = providers
         self.modules = modules
@@ -190,7 +218,7 @@ public final class GatewayApplication: Sendable {
     /// Stops what `start()` started, side by side: the listeners drain while the reaper finishes
     /// its pass and the Marmot subscriber closes its relays; then the push providers' connections
     /// close, so no wake reaches a provider that has shut down; then the delivery bookkeeping's
-    /// timers, which the drained deliveries no longer need.
+    /// timers, which the drained deliveries no longer need; last the runtime's workers and loops.
     public func stop() {
         Self.stop(
             running.withLock { services in
@@ -198,6 +226,7 @@ public final class GatewayApplication: Sendable {
             })
         for provider in providers.values { provider.shutdown() }
         deliveryScheduler.shutdown()
+        runtime.shutdown()
     }
 
     /// docs/protocol.md §13 step 7: Marmot wakes go through the same providers as the deliveries,
