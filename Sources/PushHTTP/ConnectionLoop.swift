@@ -41,27 +41,32 @@ final class ConnectionLoop: Sendable {
     /// Hands a worker's or a deferred route's response to this loop; any thread. Once the loop has
     /// ended the task is refused: its connection is gone anyway.
     func post(_ completion: WorkCompletion) {
+        guard !gauges.hasEnded else { return }
         loop.execute { [core] in core.value.deliver(completion) }
     }
 
     /// Asks the loop to drain; false if it has already ended.
     @discardableResult
     func requestDrain() -> Bool {
-        loop.execute { [core] in core.value.drainRequested() }
+        guard !gauges.hasEnded else { return false }
+        return loop.execute { [core] in core.value.drainRequested() }
     }
 
     /// Passes a connection to this loop; false (and it is not taken) if the loop has ended.
     func receive(_ arriving: ArrivingConnection) -> Bool {
-        loop.execute { [core] in core.value.receive(arriving) }
+        guard !gauges.hasEnded else { return false }
+        return loop.execute { [core] in core.value.receive(arriving) }
     }
 
     /// Serves `socket`, already connected to `peer`, as if the acceptor had just accepted it: the
     /// same admission, handover and give-up (for tests that hand the server one end of a socketpair).
     func acceptConnected(_ socket: consuming FileDescriptor, peer: String) {
         let descriptor = socket.release()
-        let accepted = loop.execute { [core] in
-            core.value.acceptConnected(FileDescriptor(owning: descriptor), peer: peer)
-        }
+        let accepted =
+            !gauges.hasEnded
+            && loop.execute { [core] in
+                core.value.acceptConnected(FileDescriptor(owning: descriptor), peer: peer)
+            }
         if !accepted { FileDescriptor(owning: descriptor).close() }
     }
 }
@@ -73,6 +78,11 @@ final class ConnectionLoopGauges: Sendable {
     let openCount = Atomic<Int>(0)
     let idleHint = Atomic<UInt64>(.max)
     let incompleteHint = Atomic<UInt64>(.max)
+    /// Set once the loop's server part has ended. A loop of the application's runtime goes on
+    /// running other work, so whoever would queue work for this server's part asks here first.
+    let ended = Atomic<Bool>(false)
+
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
 }
 
 /// What one of an `HTTPServer`'s event loops runs on its PushSystem `EventLoop`: the connections
@@ -204,14 +214,18 @@ final class ConnectionLoopCore {
         if draining && connections.isEmpty && !finished { finish() }
     }
 
-    /// Ends the loop; once every loop has ended, the server closes its listener and queue and
-    /// reports the drain complete.
+    /// Ends this server's part of the loop; once every loop has ended, the server closes its
+    /// listener and reports the drain complete. A loop the server made ends with it; a loop of the
+    /// application's runtime goes on for its other users (docs/decisions/0870).
     private func finish() {
         finished = true
+        gauges.ended.store(true, ordering: .releasing)
         owner = nil
         siblings = []
+        if let listenerRegistration { loop.deregister(listenerRegistration) }
+        listenerRegistration = nil
         server.loopEnded()
-        loop.shutdown()
+        if server.ownsLoops { loop.shutdown() }
     }
 
     // MARK: accepting
@@ -586,7 +600,7 @@ final class ConnectionLoopCore {
             let item = WorkItem(
                 connectionID: connection.identity.id, serial: serial, request: request, owner: owner,
                 deferredHandler: route.deferredHandler, handler: route.handler)
-            if !server.queue.tryEnqueue(.request(item)) {
+            if !server.enqueue(item) {
                 perform(
                     connection.machine.responseReady(serial: serial, mustClose: true, at: now), connection,
                     response: .error(503, .temporarilyUnavailable))

@@ -4,18 +4,20 @@ import Synchronization
 /// An HTTP/1.1 server on one listening socket served by `eventLoopCount` PushSystem event loops:
 /// the first accepts and hands connections to the loops in turn; each loop reads, parses and
 /// answers its own connections, and §1's connection limits are shared by all of them
-/// (docs/decisions/0470). Complete requests that need blocking work go through a bounded queue to
-/// a fixed pool of worker threads running the route handlers. Several servers (public and private
-/// listener) can run in one process.
+/// (docs/decisions/0470). Complete requests that need blocking work go to a pool of worker threads
+/// running the route handlers, at most `maxQueuedRequests` of them waiting. In `serve` the loops and
+/// the workers are the application's runtime, shared by both listeners and every client and service
+/// (docs/decisions/0870); a server started on its own makes both and ends them when it has drained.
 public final class HTTPServer: Sendable {
     public typealias AccessLog = @Sendable (AccessLogEntry) -> Void
 
     public let configuration: HTTPServerConfiguration
     let router: Router
     let listener: TCPListener
-    let queue: BoundedBlockingQueue<Work>
-    /// Work deferred routes handed back to a worker (`Responder.resume`); taken before queued requests.
-    private let resumptions = Mutex<[@Sendable () -> Void]>([])
+    /// Requests handed to the workers that no worker has taken yet (at most `maxQueuedRequests`).
+    private let queuedRequests = Atomic<Int>(0)
+    /// Whether the loops and workers are this server's own, ended when it has drained.
+    let ownsLoops: Bool
     let accessLog: AccessLog
     let logger: Logger
     let drainRequested = Atomic<Bool>(false)
@@ -28,23 +30,27 @@ public final class HTTPServer: Sendable {
     /// Loops that have not ended yet.
     private let runningLoops = Atomic<Int>(0)
     private let lifecycle = Mutex<Lifecycle>(.created)
+    /// The application's runtime, when the server runs on it.
+    private let shared: Runtime?
     private let drained = CompletionLatch()
 
     private enum Lifecycle {
         case created
         /// The first of `connections` accepts.
-        case running(EventLoopGroup, [ConnectionLoop])
-        /// Drained; the loops' threads are ending and are joined by `waitUntilDrained`.
-        case stopping(EventLoopGroup)
+        case running(Runtime, [ConnectionLoop])
+        /// Drained; loops and workers of its own are ending and are joined by `waitUntilDrained`.
+        case stopping(Runtime)
         case finished
     }
 
     /// Binds the listening socket at once (so a bad address or a port in use fails here), but does
     /// not accept connections until `start()`.
     /// - Parameter accessLog: called once per response; defaults to an info line on `logger`.
+    /// - Parameter runtime: the application's loops and workers; nil makes the server start
+    ///   `eventLoopCount` loops and `workerCount` workers of its own.
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger = Logger(),
-        accessLog: AccessLog? = nil
+        accessLog: AccessLog? = nil, runtime: Runtime? = nil
     ) throws(SystemError) {
         precondition(configuration.workerCount > 0 && configuration.maxQueuedRequests > 0, "empty pool")
         precondition(configuration.eventLoopCount > 0, "no event loop")
@@ -53,7 +59,8 @@ public final class HTTPServer: Sendable {
         self.logger = logger
         self.accessLog = accessLog ?? { entry in Self.log(entry, to: logger) }
         listener = try TCPListener(listening: configuration.listen)
-        queue = BoundedBlockingQueue(capacity: configuration.maxQueuedRequests)
+        shared = runtime
+        ownsLoops = runtime == nil
         admission = SharedAdmission(
             maxConnections: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerPeer)
     }
@@ -64,9 +71,8 @@ public final class HTTPServer: Sendable {
     /// The bound address.
     public var localAddress: SocketAddress { listener.localAddress }
 
-    /// Complete requests waiting for a worker (for metrics and tests); a wake-up for work a
-    /// deferred route handed back counts as one while it waits.
-    public var queuedRequestCount: Int { queue.queuedCount }
+    /// Complete requests of this server waiting for a worker (for metrics and tests).
+    public var queuedRequestCount: Int { queuedRequests.load(ordering: .relaxed) }
 
     /// Connections currently open on this listener (for metrics).
     public var openConnectionCount: Int { openConnections.load(ordering: .relaxed) }
@@ -82,36 +88,53 @@ public final class HTTPServer: Sendable {
     /// True from `beginDrain()` on; readiness probes report not ready.
     public var isDraining: Bool { drainRequested.load(ordering: .acquiring) }
 
-    /// Starts the event loops and the worker threads. Ignores SIGPIPE process-wide.
+    /// Starts serving: on `eventLoopCount` loops of the runtime given at `init` (all of them when it
+    /// has no more), else on loops and workers of its own. Ignores SIGPIPE process-wide.
     public func start() throws(SystemError) {
-        try start { () throws(SystemError) in try EventLoopGroup(count: configuration.eventLoopCount, name: "http-loop")
+        try start { () throws(SystemError) in
+            if let shared {
+                let group = shared.loops
+                let loops =
+                    configuration.eventLoopCount >= group.loops.count
+                    ? group.loops : (0..<configuration.eventLoopCount).map { _ in group.next() }
+                return Runtime(loops: EventLoopGroup(loops: loops), workers: shared.workers)
+            }
+            let group = try EventLoopGroup(count: configuration.eventLoopCount, name: "http-loop")
+            do throws(SystemError) {
+                return Runtime(loops: group, workers: try ownWorkers())
+            } catch {
+                group.shutdown()
+                throw error
+            }
         }
     }
 
-    /// Starts on `loops` (manual loops in tests) instead of loops of its own; the server shuts them
-    /// down when it has drained.
+    /// Starts on `loops` (manual loops in tests) and workers of its own; the server shuts both down
+    /// when it has drained.
     func start(on loops: [EventLoop]) throws(SystemError) {
-        try start { EventLoopGroup(loops: loops) }
+        try start { () throws(SystemError) in Runtime(loops: EventLoopGroup(loops: loops), workers: try ownWorkers()) }
     }
 
-    private func start(makeLoops: () throws(SystemError) -> EventLoopGroup) throws(SystemError) {
+    private func ownWorkers() throws(SystemError) -> WorkerPool {
+        try WorkerPool(
+            threadCount: configuration.workerCount, queueCapacity: configuration.maxQueuedRequests + 1,
+            name: "http-worker")
+    }
+
+    private func start(makeRuntime: () throws(SystemError) -> Runtime) throws(SystemError) {
         ProcessSignals.ignoreBrokenPipe()
         let result: Result<Void, SystemError> = lifecycle.withLock { state in
             guard case .created = state else { return .success(()) }
             do throws(SystemError) {
-                for _ in 0..<configuration.workerCount {
-                    _ = try PosixThread.spawn(name: "http-worker") { [self] in runWorker() }
-                }
-                let group = try makeLoops()
-                let connections = group.loops.enumerated().map { index, loop in
+                let runtime = try makeRuntime()
+                let connections = runtime.loops.loops.enumerated().map { index, loop in
                     ConnectionLoop(server: self, loop: loop, isAcceptor: index == 0)
                 }
                 runningLoops.store(connections.count, ordering: .releasing)
                 for loop in connections.reversed() { loop.start(siblings: connections) }
-                state = .running(group, connections)
+                state = .running(runtime, connections)
                 return .success(())
             } catch {
-                queue.close()
                 return .failure(error)
             }
         }
@@ -176,38 +199,57 @@ public final class HTTPServer: Sendable {
     private func loopFinished() {
         // Dropping the ConnectionLoops here breaks the server ↔ loop reference cycle.
         lifecycle.withLock { state in
-            if case .running(let group, _) = state { state = .stopping(group) }
+            if case .running(let runtime, _) = state { state = .stopping(runtime) }
         }
         listener.close()
-        queue.close()
         drained.open()
     }
 
+    /// Ends loops of the server's own and lets its own workers end once they have finished what
+    /// they hold: a handler still running past the drain deadline is not waited for (its
+    /// connection is closed already, docs/protocol.md §9).
     private func joinLoop() {
-        let group: EventLoopGroup? = lifecycle.withLock { state in
+        let runtime: Runtime? = lifecycle.withLock { state in
             switch state {
-            case .running(let group, _), .stopping(let group):
+            case .running(let runtime, _), .stopping(let runtime):
                 state = .finished
-                return group
+                return runtime
             case .created, .finished:
                 return nil
             }
         }
-        group?.shutdown()
+        guard ownsLoops, let runtime else { return }
+        runtime.workers.close()
+        runtime.loops.shutdown()
     }
 
-    private func runWorker() {
-        while true {
-            runResumptions()
-            guard let work = queue.dequeue() else { break }
-            // The request's deadline is an instant of its loop's clock (a manual loop's virtual time in tests).
-            guard case .request(let item) = work, let completion = item.run(at: item.owner?.loop.now() ?? .now()) else {
-                continue
+    /// The workers this server runs on, while it runs.
+    private var workers: WorkerPool? {
+        lifecycle.withLock { state in
+            switch state {
+            case .running(let runtime, _), .stopping(let runtime): return runtime.workers
+            case .created, .finished: return nil
             }
+        }
+    }
+
+    /// Hands a complete request to a worker; false when `maxQueuedRequests` of this server's
+    /// requests are waiting already or the workers refuse it (the caller answers 503).
+    func enqueue(_ item: WorkItem) -> Bool {
+        guard queuedRequests.add(1, ordering: .acquiringAndReleasing).newValue <= configuration.maxQueuedRequests,
+            let workers
+        else {
+            queuedRequests.subtract(1, ordering: .relaxed)
+            return false
+        }
+        let accepted = workers.submit { [self] in
+            queuedRequests.subtract(1, ordering: .relaxed)
+            // The request's deadline is an instant of its loop's clock (a manual loop's virtual time in tests).
+            guard let completion = item.run(at: item.owner?.loop.now() ?? .now()) else { return }
             item.owner?.post(completion)
         }
-        // The queue closes when the event loop exits; work still handed back runs all the same.
-        runResumptions()
+        if !accepted { queuedRequests.subtract(1, ordering: .relaxed) }
+        return accepted
     }
 
     /// The access-log line of one response (docs/protocol.md §11): route, method, status and the
@@ -223,36 +265,11 @@ public final class HTTPServer: Sendable {
             ])
     }
 
-    /// Runs `work` on a worker; any thread, never blocks.
+    /// Runs `work` on a worker before the next queued request; any thread, never blocks. Workers of
+    /// the server's own are gone once it has drained and been joined: then nobody is left to answer.
     func resume(_ work: @escaping @Sendable () -> Void) {
-        let wasEmpty = resumptions.withLock { pending in
-            let wasEmpty = pending.isEmpty
-            pending.append(work)
-            return wasEmpty
-        }
-        // The marker wakes a waiting worker. When the queue is full no worker is waiting: each takes
-        // the list after its current request.
-        if wasEmpty { _ = queue.tryEnqueue(.resumptions) }
+        (shared?.workers ?? workers)?.resume(work)
     }
-
-    private func runResumptions() {
-        while true {
-            let batch = resumptions.withLock { pending in
-                let batch = pending
-                pending.removeAll()
-                return batch
-            }
-            guard !batch.isEmpty else { return }
-            for work in batch { work() }
-        }
-    }
-}
-
-/// What a worker takes from the queue.
-enum Work: Sendable {
-    case request(WorkItem)
-    /// Deferred routes handed work back (`HTTPServer.resume`).
-    case resumptions
 }
 
 /// A complete request on its way to a worker.

@@ -63,6 +63,13 @@ public final class WorkerPool: Sendable {
         if wasEmpty { _ = lanes.queue.tryEnqueue {} }
     }
 
+    /// Refuses new work; the workers finish every queued job and every job handed back, then end,
+    /// without anyone waiting for them (a job may still be blocked on something the caller no
+    /// longer serves).
+    public func close() {
+        lanes.queue.close()
+    }
+
     /// Refuses new work, lets the workers finish every queued job and every job handed back, and
     /// waits for them. Idempotent.
     public func shutdown() {

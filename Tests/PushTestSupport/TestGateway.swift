@@ -44,8 +44,7 @@ public final class TestGateway {
         self.database = database
         server = try GatewayServer(
             application: GatewayApplication(
-                configuration: configuration, logger: logger,
-                runtime: try GatewayApplication.makeRuntime(configuration),
+                configuration: configuration, logger: logger, runtime: try Self.runtime(configuration, tuning),
                 clock: clock, providers: providers, modules: modules, overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
         if listening {
@@ -53,6 +52,24 @@ public final class TestGateway {
             // As `serve` starts it beside the listeners (docs/decisions/0813).
             try application.statusListFetcher?.start()
         }
+    }
+
+    /// The runtime `serve` would make, except that a test tuning the public listener's loops or
+    /// workers gets exactly those (a test of one worker queues behind it).
+    static func runtime(
+        _ configuration: GatewayConfiguration, _ tuning: (inout HTTPServerConfiguration) -> Void
+    ) throws -> Runtime {
+        var untuned = HTTPServerConfiguration(listen: "127.0.0.1:0")
+        untuned.eventLoopCount = configuration.eventLoopCount
+        untuned.workerCount = configuration.workerCount
+        var tuned = untuned
+        tuning(&tuned)
+        guard tuned.eventLoopCount != untuned.eventLoopCount || tuned.workerCount != untuned.workerCount else {
+            return try GatewayApplication.makeRuntime(configuration)
+        }
+        return try Runtime(
+            loopCount: tuned.eventLoopCount, workerCount: tuned.workerCount,
+            queueCapacity: GatewayApplication.runtimeQueueCapacity)
     }
 
     /// A gateway configured by `ConfigurationTestEnvironment` with `DATABASE_URL` set for

@@ -87,7 +87,7 @@ public final class GatewayApplication: Sendable {
 
     /// Room for every user's own bound: the public listener's queued requests, the private
     /// listener's, the Marmot subscriber's wraps, the providers' renewals and name lookups.
-    static let runtimeQueueCapacity = 4096
+    public static let runtimeQueueCapacity = 4096
 
     /// - Parameters:
     ///   - providers: each profile's push service; `configured(_:logger:)` builds them from the

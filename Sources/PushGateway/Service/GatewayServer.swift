@@ -19,8 +19,8 @@ public final class GatewayServer: Sendable {
         self.application = application
         var publicConfiguration = HTTPServerConfiguration(
             listen: publicListen ?? application.configuration.listen.description)
-        // Handlers block on PostgreSQL and APNs, so workers beyond the database pool wait for a
-        // session; the operator sizes both (docs/protocol.md §12).
+        // The listener's loops and workers are the application's runtime, sized from
+        // `PUSH_GATEWAY_EVENT_LOOPS` and `PUSH_GATEWAY_WORKERS` (docs/decisions/0870).
         publicConfiguration.workerCount = application.configuration.workerCount
         publicConfiguration.eventLoopCount = application.configuration.eventLoopCount
         publicConfiguration.maxConnections = application.configuration.maxConnections
@@ -32,7 +32,6 @@ public final class GatewayServer: Sendable {
         tuning(&publicConfiguration)
         var privateConfiguration = HTTPServerConfiguration(
             listen: privateListen ?? application.configuration.healthListen.description)
-        privateConfiguration.workerCount = 2
         privateConfiguration.maxConnections = 64
         privateConfiguration.maxQueuedRequests = 32
         let publicRoutes = application.routes(on: .publicListener)
@@ -43,10 +42,10 @@ public final class GatewayServer: Sendable {
             listener: .privateListener, labels: privateRoutes.map(\.label))
         publicServer = try Self.bind(
             .publicListener, publicConfiguration, Router(publicRoutes),
-            Self.accessLog(publicRecorder, application.logger), application.logger)
+            Self.accessLog(publicRecorder, application.logger), application)
         privateServer = try Self.bind(
             .privateListener, privateConfiguration, Router(privateRoutes),
-            Self.accessLog(privateRecorder, application.logger), application.logger)
+            Self.accessLog(privateRecorder, application.logger), application)
         // Weak: the servers' access-log hooks already hold the metrics.
         let publicServer = publicServer
         let privateServer = privateServer
@@ -60,10 +59,12 @@ public final class GatewayServer: Sendable {
 
     private static func bind(
         _ listener: HTTPListener, _ configuration: HTTPServerConfiguration, _ router: Router,
-        _ accessLog: @escaping HTTPServer.AccessLog, _ logger: Logger
+        _ accessLog: @escaping HTTPServer.AccessLog, _ application: GatewayApplication
     ) throws(GatewayError) -> HTTPServer {
         do {
-            return try HTTPServer(configuration: configuration, router: router, logger: logger, accessLog: accessLog)
+            return try HTTPServer(
+                configuration: configuration, router: router, logger: application.logger, accessLog: accessLog,
+                runtime: application.runtime)
         } catch {
             throw .listener(listener, address: configuration.listen, underlying: error)
         }
