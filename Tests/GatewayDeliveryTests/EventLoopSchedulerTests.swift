@@ -42,6 +42,10 @@ struct EventLoopSchedulerTests {
         let scheduler = EventLoopScheduler(loop: loop)
         let fired = Atomic<Bool>(false)
         #expect(scheduler.schedule(after: .milliseconds(100)) { fired.store(true, ordering: .releasing) })
+        // The timer is armed on the loop by a task: let that task run before shutting down.
+        let armed = CompletionLatch()
+        #expect(loop.execute { armed.open() })
+        #expect(armed.wait(until: Self.deadline()))
         scheduler.shutdown()
         #expect(!scheduler.schedule(after: .zero) {})
         // A timer set on the loop after shutdown fires later than the cancelled one would have.

@@ -40,6 +40,8 @@ struct RuntimePartsTests {
         let timers = LoopTimers(on: loop)
         let fired = Atomic<Int>(0)
         #expect(timers.schedule(after: .milliseconds(200)) { fired.add(1, ordering: .relaxed) })
+        // The timer is armed on the loop by a task: let that task run before stopping.
+        #expect(Self.stillRuns(loop))
         timers.stop()
         #expect(!timers.schedule(after: .zero) { fired.add(1, ordering: .relaxed) })
         // A timer on the same loop set later than the cancelled one fires after it would have.
