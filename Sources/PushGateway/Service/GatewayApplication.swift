@@ -180,7 +180,8 @@ public final class GatewayApplication: Sendable {
         var services: [any GatewayService] = [
             server,
             Reaper(
-                pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger),
+                pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger,
+                runtime: runtime),
             CertificateWarnings(configuration: configuration, logger: logger, timersOn: runtime.loops.next()),
         ]
         if let statusListFetcher { services.append(statusListFetcher) }
