@@ -11,7 +11,7 @@ import Synchronization
 /// The Key Attestation status list the Android enrollment route checks (docs/protocol.md §5a step 3).
 /// From `PUSH_GATEWAY_ANDROID_ATTESTATION_STATUS_FILE`: read at start and again when an enrollment
 /// finds the last read an hour old (docs/decisions/0452). From the URL (the default): fetched by
-/// `KeyAttestationStatusFetcher`'s thread at start and hourly, never on a request's thread
+/// `KeyAttestationStatusFetcher` on a worker at start and hourly, never on a request's thread
 /// (docs/decisions/0510). Either way a failed read or fetch keeps the last good list; a list older
 /// than 24 hours, or none, is not usable (§4.2a answers 503).
 package final class KeyAttestationStatusSource: Sendable {
@@ -91,44 +91,58 @@ package final class KeyAttestationStatusSource: Sendable {
     }
 }
 
-/// Fetches the status list from its URL into a `KeyAttestationStatusSource` at start and hourly on a
-/// thread of its own, through the egress proxy when one is set (docs/protocol.md §5a step 3, §12;
-/// docs/decisions/0510). The composition root starts and stops it with the gateway's other
-/// long-running services (docs/decisions/0813).
+/// Fetches the status list from its URL into a `KeyAttestationStatusSource` at start and hourly, as a
+/// job on the runtime's workers woken by a timer on one of its loops, through the egress proxy when
+/// one is set (docs/protocol.md §5a step 3, §12; docs/decisions/0510, 0870). The composition root
+/// starts and stops it with the gateway's other long-running services (docs/decisions/0813).
 package final class KeyAttestationStatusFetcher: Sendable {
     private let url: String
     private let client: HTTPGetClient
     private let source: KeyAttestationStatusSource
     private let clock: any WallClock
-    private let stopRequested = CompletionLatch()
-    private let thread = Mutex<PosixThread?>(nil)
+    private let logger: Logger
+    private let timers: LoopTimers
+    private let jobs: WorkerJobs
 
-    init(url: String, client: HTTPGetClient, source: KeyAttestationStatusSource, clock: any WallClock) {
+    init(
+        url: String, client: HTTPGetClient, source: KeyAttestationStatusSource, clock: any WallClock, logger: Logger,
+        runtime: Runtime
+    ) {
         self.url = url
         self.client = client
         self.source = source
         self.clock = clock
+        self.logger = logger
+        timers = LoopTimers(on: runtime.loops.next())
+        jobs = WorkerJobs(on: runtime.workers)
     }
 
-    /// Fetches now, on the fetcher's thread, and then every hour until `stop()`.
-    package func start() throws(SystemError) {
-        let spawned = try PosixThread.spawn(name: "status-list") { [self] in
-            repeat {
-                fetchNow()
-            } while !stopRequested.wait(
-                until: MonotonicInstant.now().advanced(
-                    by: .seconds(KeyAttestationStatusSource.rereadIntervalSeconds)))
-        }
-        thread.withLock { $0 = spawned }
+    /// Queues a fetch now and then one every hour until `stop()`.
+    package func start() {
+        queueFetch()
+        scheduleHourlyFetch()
     }
 
-    /// Ends the hourly fetches; returns once a fetch under way has finished.
+    /// Ends the hourly fetches; returns once a fetch under way has finished (one still queued never runs).
     package func stop() {
-        stopRequested.open()
-        thread.withLock { $0 }?.join()
+        timers.stop()
+        jobs.stop()
     }
 
-    /// One fetch, on the calling thread (the fetcher's; tests call it to stand for the hourly one).
+    private func scheduleHourlyFetch() {
+        timers.schedule(after: .seconds(KeyAttestationStatusSource.rereadIntervalSeconds)) { [self] in
+            queueFetch()
+            scheduleHourlyFetch()
+        }
+    }
+
+    /// A full worker queue skips this fetch: the last good list stays until the next hour's.
+    private func queueFetch() {
+        guard !jobs.isStopped, !jobs.submit({ [self] in fetchNow() }) else { return }
+        source.logFailure("the worker queue is full")
+    }
+
+    /// One fetch, on the calling thread (a worker; tests call it to stand for the hourly one).
     package func fetchNow() {
         do {
             let response = try client.get(url: url)
@@ -152,7 +166,8 @@ package struct AndroidEnrollment: Sendable {
     /// profile.
     package let statusFetcher: KeyAttestationStatusFetcher?
 
-    package init(configuration: GatewayConfiguration, clock: any WallClock, logger: Logger) {
+    /// `runtime`: where the URL source's fetcher runs once started.
+    package init(configuration: GatewayConfiguration, clock: any WallClock, logger: Logger, runtime: Runtime) {
         var verifier = try? KeyAttestationVerifier.google()
         if let root = configuration.android.extraRootDER {
             verifier = try? verifier?.trusting(root: root)
@@ -170,7 +185,7 @@ package struct AndroidEnrollment: Sendable {
                     maximumResponseBytes: KeyAttestationStatusList.maximumByteCount,
                     proxy: configuration.egressProxy.map(Self.proxyURL),
                     trustAnchorFile: configuration.android.fcmExtraTrustAnchorFile),
-                source: statusList, clock: clock)
+                source: statusList, clock: clock, logger: logger, runtime: runtime)
         } else {
             statusFetcher = nil
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PushSystem
 import PushTestSupport
 import Testing
 
@@ -93,7 +94,7 @@ struct AndroidStatusListFetchTests {
     }
 
     @Test(
-        "building the gateway fetches nothing; starting the fetcher as a service fetches at once, and stopping it ends the thread"
+        "building the gateway fetches nothing; starting the fetcher as a service fetches at once on the runtime, without a thread of its own, and stopping it ends the fetches and leaves the runtime running"
     )
     func fetcherIsAServiceTheApplicationStarts() throws {
         let server = try StatusListTestServer(body: Self.revokingList)
@@ -105,10 +106,23 @@ struct AndroidStatusListFetchTests {
         let fetcher = try #require(gateway.application.statusListFetcher)
         #expect(server.requestCount == 0)
 
-        try fetcher.start()
+        fetcher.start()
         #expect(eventually(within: 20) { server.requestCount == 1 }, "the fetch at start did not arrive")
+        // The thread the fetcher had before the shared runtime (other suites' threads may come and go).
+        #expect(!(try Self.threadNames()).contains("status-list"), "the fetcher started a thread of its own")
         fetcher.stop()
         #expect(server.requestCount == 1)
+        let loopRuns = CompletionLatch()
+        #expect(gateway.application.runtime.loops.next().execute { loopRuns.open() })
+        #expect(loopRuns.wait(until: MonotonicInstant.now().advanced(by: .seconds(30))))
+    }
+
+    /// The names of this process's threads.
+    static func threadNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }
     }
 
     @Test("the fetch goes through the egress proxy's CONNECT tunnel; a proxy that is gone keeps the list")

@@ -3,6 +3,7 @@ import PushCrypto
 import PushMetrics
 import PushSystem
 import PushTestSupport
+import Synchronization
 import Testing
 
 @testable import PushGateway
@@ -78,11 +79,40 @@ struct CertificateExpiryTests {
         let environment = try ConfigurationTestEnvironment().withCertificateProfile(notAfter: Self.now + 5 * 86_400)
         let configuration = try #require(environment.configuration())
         let log = CapturedLog()
-        CertificateWarnings(configuration: configuration, logger: log.logger).warnNow()
+        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 4)
+        defer { runtime.shutdown() }
+        CertificateWarnings(configuration: configuration, logger: log.logger, timersOn: runtime.loops.next()).warnNow()
         let lines = log.lines("APNs certificate expires soon")
         #expect(lines.count == 1)
         #expect(lines.first?.contains(#""profile":"buzz-ios-cert""#) == true)
         #expect(lines.first?.contains(#""days_left":4"#) == true || lines.first?.contains(#""days_left":5"#) == true)
+    }
+
+    @Test(
+        "the daily check runs from a timer on the runtime's loop once a day until stop, which leaves the loop running")
+    func dailyCheckOnTheLoop() throws {
+        let environment = try ConfigurationTestEnvironment().withCertificateProfile(notAfter: Self.now + 5 * 86_400)
+        let configuration = try #require(environment.configuration())
+        let log = CapturedLog()
+        // A manual loop: this thread runs it, and its virtual time decides when a day has passed.
+        let loop = try EventLoop(manual: ManualClock())
+        defer { loop.shutdown() }
+        let warnings = CertificateWarnings(configuration: configuration, logger: log.logger, timersOn: loop)
+        warnings.start()
+        loop.advance(by: CertificateWarnings.checkInterval - .seconds(1))
+        #expect(log.lines("APNs certificate expires soon").isEmpty)
+        loop.advance(by: .seconds(1))
+        #expect(log.lines("APNs certificate expires soon").count == 1)
+        loop.advance(by: CertificateWarnings.checkInterval)
+        #expect(log.lines("APNs certificate expires soon").count == 2)
+
+        warnings.stop()
+        let ran = Atomic<Bool>(false)
+        #expect(loop.execute { ran.store(true, ordering: .relaxed) })
+        loop.advance(by: CertificateWarnings.checkInterval * 2)
+        let ranValue = ran.load(ordering: .relaxed)
+        #expect(ranValue)
+        #expect(log.lines("APNs certificate expires soon").count == 2)
     }
 
     @Test("push_gateway_apns_certificate_expiry_timestamp_seconds carries each certificate's notAfter")

@@ -312,7 +312,7 @@ struct ObservabilityDrive: Sendable {
         let application = gateway.server.application
         let reaper = Reaper(
             pool: application.pool, settings: ReaperSettings(configuration: application.configuration),
-            metrics: application.metrics, logger: log.logger)
+            metrics: application.metrics, logger: log.logger, runtime: application.runtime)
         // One expired row for the reaper to delete.
         _ = try gateway.query(
             "INSERT INTO consumed_challenges (challenge_id, expires_at) VALUES (gen_random_uuid(), now() - interval '1 hour')"

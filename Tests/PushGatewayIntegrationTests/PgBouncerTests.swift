@@ -109,7 +109,7 @@ struct PgBouncerTests {
                 return Reaper(
                     pool: pool, settings: settings,
                     metrics: GatewayMetrics(insecureSettingsInUse: false) { pool.statistics },
-                    logger: TestLogs.logger())
+                    logger: TestLogs.logger(), runtime: fixture.runtime)
             }
             let results = concurrently(8) { index in reapers[index % 2].runOnce() }
             #expect(try results.allSatisfy { try $0.get() != .failed })

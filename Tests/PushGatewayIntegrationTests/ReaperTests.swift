@@ -14,14 +14,19 @@ final class ReaperFixture {
     let database: TemporaryDatabase
     let role: TemporaryRole
     let admin: PostgresConnection
+    /// The application's runtime, small: what the reapers' timers and passes run on.
+    let runtime: Runtime
 
     init(_ database: TemporaryDatabase) throws {
         self.database = database
+        runtime = try Runtime(loopCount: 1, workerCount: 2, queueCapacity: 16)
         role = try database.createRole()
         let migrated = MigrateTestSupport.migrate(database, ["--runtime-role", role.name])
         try #require(migrated.exitCode == 0)
         admin = try database.connect()
     }
+
+    deinit { runtime.shutdown() }
 
     /// A reaper on its own pool, logged in as the runtime role (DML only).
     func reaper(
@@ -36,7 +41,7 @@ final class ReaperFixture {
         return Reaper(
             pool: pool, settings: settings,
             metrics: metrics ?? GatewayMetrics(insecureSettingsInUse: false) { pool.statistics },
-            logger: TestLogs.logger())
+            logger: TestLogs.logger(), runtime: runtime)
     }
 
     func count(_ sql: String) throws -> Int64 {
@@ -201,25 +206,43 @@ struct ReaperTests {
         let pool = PostgresPool(
             configuration: PostgresConfiguration(connectionString: "postgresql://nobody@127.0.0.1:1/none"))
         let metrics = GatewayMetrics(insecureSettingsInUse: false) { pool.statistics }
+        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 4)
+        defer { runtime.shutdown() }
         let reaper = Reaper(
             pool: pool, settings: ReaperSettings(interval: .seconds(60), quotaWindowSeconds: 10), metrics: metrics,
-            logger: TestLogs.logger())
+            logger: TestLogs.logger(), runtime: runtime)
         #expect(reaper.runOnce() == .failed)
         #expect(metrics.reaperRuns.count(.failed) == 1)
     }
 
-    @Test("the reaper thread runs passes at its interval and stops when asked")
-    func threadRunsAndStops() throws {
+    @Test(
+        "the reaper runs passes at its interval on the runtime, without a thread of its own, and stops when asked, leaving the runtime's loop running"
+    )
+    func passesRunAndStop() throws {
         try TemporaryDatabase.with { database in
             let fixture = try ReaperFixture(database)
             let reaper = fixture.reaper { $0.interval = .milliseconds(50) }
-            try reaper.start()
+            reaper.start()
             #expect(eventually(within: 10) { reaper.metrics.reaperRuns.count(.ok) >= 2 })
+            // The thread the reaper had before the shared runtime (other suites' threads may come and go).
+            #expect(!(try Self.threadNames()).contains("reaper"))
             reaper.beginStop()
             reaper.waitUntilStopped()
             let runs = reaper.metrics.reaperRuns.count(.ok)
-            Thread.sleep(forTimeInterval: 0.2)
+            // Several intervals later, by a timer on the same loop, no pass has run.
+            let loop = fixture.runtime.loops.next()
+            let later = CompletionLatch()
+            #expect(loop.execute { loop.schedule(after: .milliseconds(300)) { later.open() } })
+            #expect(later.wait(until: MonotonicInstant.now().advanced(by: .seconds(30))))
             #expect(reaper.metrics.reaperRuns.count(.ok) == runs)
+        }
+    }
+
+    /// The names of this process's threads.
+    static func threadNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
         }
     }
 

@@ -201,7 +201,8 @@ struct StatementTimeoutTests {
         )
         let reaper = Reaper(
             pool: gateway.server.application.pool, settings: ReaperSettings(configuration: gateway.configuration),
-            metrics: gateway.server.application.metrics, logger: TestLogs.logger())
+            metrics: gateway.server.application.metrics, logger: TestLogs.logger(),
+            runtime: gateway.server.application.runtime)
         let holder = try gateway.database.connect()
         try holder.query("BEGIN")
         try holder.query("LOCK TABLE consumed_challenges IN ACCESS EXCLUSIVE MODE")

@@ -17,6 +17,7 @@ final class RecordingPushProvider: PushProvider {
     let service: PushService
     private let answer: @Sendable (PushWake, Int) -> PushOutcome
     private let recorded = Mutex<[PushWake]>([])
+    private let recordedThreads = Mutex<[String]>([])
 
     init(_ service: PushService, answer: @escaping @Sendable (PushWake, Int) -> PushOutcome = { _, _ in .accepted }) {
         self.service = service
@@ -24,8 +25,11 @@ final class RecordingPushProvider: PushProvider {
     }
 
     var wakes: [PushWake] { recorded.withLock { $0 } }
+    /// The name of the thread each wake was submitted on, in order.
+    var submittingThreads: [String] { recordedThreads.withLock { $0 } }
 
     func submit(_ wake: PushWake, completion: @escaping @Sendable (PushReport) -> Void) {
+        recordedThreads.withLock { $0.append(currentThreadName()) }
         let attempt = recorded.withLock { wakes in
             wakes.append(wake)
             return wakes.filter { $0.deviceToken == wake.deviceToken }.count

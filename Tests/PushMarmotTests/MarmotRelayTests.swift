@@ -73,22 +73,27 @@ enum PythonMarmotSender {
 /// The subscriber against real relays: a running `MarmotSubscriber` with recording providers.
 final class MarmotRelayHarness {
     let ingress: MarmotIngressHarness
+    /// The application's runtime as `serve` makes it, small: one loop and two workers, so wraps
+    /// can be processed side by side.
+    let runtime: Runtime
     let subscriber: MarmotSubscriber
 
     convenience init(
         relays: [NostrRelayProcess], settings: MarmotIngressSettings = MarmotIngressSettings(),
-        tls: TLSContext? = nil, proxy: EgressProxy? = nil
+        tls: TLSContext? = nil, proxy: EgressProxy? = nil, ingress: MarmotIngressHarness? = nil
     ) throws {
-        try self.init(relayURLs: relays.map(\.url), settings: settings, tls: tls, proxy: proxy)
+        try self.init(relayURLs: relays.map(\.url), settings: settings, tls: tls, proxy: proxy, ingress: ingress)
     }
 
     /// `logger` receives the subscriber's log lines (the ingress logs to the harness's own).
     init(
         relayURLs: [String], settings: MarmotIngressSettings = MarmotIngressSettings(), tls: TLSContext? = nil,
-        proxy: EgressProxy? = nil, logger subscriberLogger: Logger? = nil
+        proxy: EgressProxy? = nil, logger subscriberLogger: Logger? = nil, ingress: MarmotIngressHarness? = nil
     ) throws {
-        let ingress = try MarmotIngressHarness()
+        let ingress = try ingress ?? MarmotIngressHarness()
         self.ingress = ingress
+        let runtime = try Runtime(loopCount: 1, workerCount: 2, queueCapacity: 1024)
+        self.runtime = runtime
         var relaySettings = MarmotRelaySettings(
             serverKey: MarmotFixture.server, relays: relayURLs.map { WebSocketURL($0)! }, tlsContext: tls,
             proxy: proxy)
@@ -104,7 +109,7 @@ final class MarmotRelayHarness {
         let pool = ingress.pool
         let relayCount = relayURLs.count
         subscriber = MarmotSubscriber(
-            settings: relaySettings, metrics: metrics, logger: subscriberLogger ?? logger,
+            settings: relaySettings, runtime: runtime, metrics: metrics, logger: subscriberLogger ?? logger,
             unixTime: { Int64(Date().timeIntervalSince1970) }
         ) { scheduler in
             try MarmotIngress(
@@ -115,7 +120,10 @@ final class MarmotRelayHarness {
         try subscriber.start()
     }
 
-    deinit { subscriber.stop() }
+    deinit {
+        subscriber.stop()
+        runtime.shutdown()
+    }
 
     var metrics: MarmotMetrics { ingress.metrics }
 
@@ -156,6 +164,45 @@ struct MarmotRelayTests {
         #expect(harness.ingress.fcm.wakes.count == 1)
         #expect(harness.metrics.triggers.count(.dispatched) == 1)
         #expect(harness.metrics.tokenCount(.apns, .accepted) == 1)
+    }
+
+    @Test(
+        "the subscriber runs on the runtime: wraps processed on its workers, retries on its loop; stop drops a waiting retry and leaves the loop running"
+    )
+    func runsOnTheRuntimeAndStopsWithoutIt() throws {
+        let relay = try NostrRelayProcess()
+        var settings = MarmotIngressSettings()
+        // Long enough that the second device's retry is still waiting when stop is called.
+        settings.retryDelays = [.seconds(2), .seconds(2)]
+        // Each device's first attempt is transient, its retry accepted.
+        let answer: @Sendable (PushWake, Int) -> PushOutcome = { _, attempt in
+            attempt == 1 ? .retry(retryAfterSeconds: nil) : .accepted
+        }
+        let retrying = RecordingPushProvider(.apns, answer: answer)
+        let harness = try MarmotRelayHarness(
+            relays: [relay], settings: settings,
+            ingress: try MarmotIngressHarness(apns: retrying, fcm: RecordingPushProvider(.fcm, answer: answer)))
+        #expect(harness.waitUntilSubscribed(), "relay log:\n\(relay.log)")
+        let first = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.apnsChunk()]))
+        #expect(try PythonMarmotSender.publish(first, to: relay) == [true])
+        #expect(eventually(within: 10) { retrying.wakes.count == 2 })
+        // The first attempt from `process` on a worker, the retry from a timer on the loop.
+        #expect(retrying.submittingThreads == ["worker", "event-loop"])
+
+        // A second device's first attempt is transient; its retry is still waiting at stop.
+        let second = try PythonMarmotSender.wraps(content: Self.content([MarmotFixture.fcmChunk()]))
+        #expect(try PythonMarmotSender.publish(second, to: relay) == [true])
+        #expect(eventually(within: 10) { harness.ingress.fcm.wakes.count == 1 })
+        harness.subscriber.stop()
+        #expect(harness.metrics.relayCount(.subscribed) == 0)
+
+        // The loop runs on: a timer set now, after the dropped retry's deadline, fires.
+        let loop = harness.runtime.loops.next()
+        let later = CompletionLatch()
+        #expect(loop.execute { loop.schedule(after: .milliseconds(2500)) { later.open() } })
+        #expect(later.wait(until: MonotonicInstant.now().advanced(by: .seconds(30))))
+        #expect(harness.ingress.fcm.wakes.count == 1, "a retry ran after stop")
+        #expect(harness.ingress.fcm.submittingThreads == ["worker"])
     }
 
     @Test("the relay's kind 10050 list names every configured relay, signed by the server key")

@@ -53,9 +53,11 @@ struct MarmotServerKeyTests {
         let logger = Logger(level: .info) { line in lines.withLock { $0.append(line) } }
         let metrics = MarmotMetrics()
         let relays = [WebSocketURL("ws://127.0.0.1:1")!]
+        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 16)
+        defer { runtime.shutdown() }
         let subscriber = MarmotSubscriber(
             settings: MarmotRelaySettings(serverKey: MarmotFixture.server, relays: relays, tlsContext: nil, proxy: nil),
-            metrics: metrics, logger: logger, unixTime: { Int64(Date().timeIntervalSince1970) }
+            runtime: runtime, metrics: metrics, logger: logger, unixTime: { Int64(Date().timeIntervalSince1970) }
         ) { scheduler in
             try MarmotIngress(
                 serverKey: MarmotFixture.server, relayCount: relays.count, providers: [:],
@@ -71,5 +73,52 @@ struct MarmotServerKeyTests {
         #expect((fields["npub"] as? String).flatMap(NIP19.publicKey(npub:))?.hex == Self.publicKeyHex)
         #expect(fields["relays"] as? Int == 1)
         #expect(!lines.withLock { $0.joined() }.contains(MarmotFixture.serverSecretHex))
+    }
+
+    @Test(
+        "the subscriber's relay clients run on the runtime's event loop; after stop none of them runs and the loop runs on"
+    )
+    func relayClientsOnTheRuntimeLoop() throws {
+        // (thread name, line) of each relay connection log line.
+        let lines = Mutex<[(thread: String, line: String)]>([])
+        let logger = Logger(level: .debug) { line in
+            guard line.contains("marmot relay connection") else { return }
+            lines.withLock { $0.append((currentThreadName(), line)) }
+        }
+        let metrics = MarmotMetrics()
+        // Nothing listens on port 1: the client connects, fails and retries after its backoff.
+        let relays = [WebSocketURL("ws://127.0.0.1:1")!]
+        var settings = MarmotRelaySettings(serverKey: MarmotFixture.server, relays: relays, tlsContext: nil, proxy: nil)
+        settings.sessionTiming = { configuration in
+            var configuration = configuration
+            configuration.initialBackoff = .milliseconds(50)
+            configuration.maximumBackoff = .milliseconds(100)
+            return configuration
+        }
+        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 16)
+        defer { runtime.shutdown() }
+        let subscriber = MarmotSubscriber(
+            settings: settings, runtime: runtime, metrics: metrics, logger: logger,
+            unixTime: { Int64(Date().timeIntervalSince1970) }
+        ) { scheduler in
+            try MarmotIngress(
+                serverKey: MarmotFixture.server, relayCount: relays.count, providers: [:],
+                settings: MarmotIngressSettings(), digests: MemoryDigestClaims(), metrics: metrics, logger: logger,
+                unixTime: { Int64(Date().timeIntervalSince1970) }, scheduleRetry: scheduler)
+        }
+        try subscriber.start()
+        // Several attempts: the reconnect timers fire on the loop too.
+        #expect(eventually(within: 20) { lines.withLock { $0.count } >= 4 })
+        subscriber.stop()
+        let afterStop = lines.withLock { $0 }
+        #expect(afterStop.allSatisfy { $0.thread == "event-loop" }, "\(afterStop.map(\.thread))")
+
+        // Well past the longest backoff, a timer on the same loop fires; no client ran meanwhile.
+        let loop = runtime.loops.next()
+        let later = CompletionLatch()
+        #expect(loop.execute { loop.schedule(after: .milliseconds(500)) { later.open() } })
+        #expect(later.wait(until: MonotonicInstant.now().advanced(by: .seconds(30))))
+        #expect(lines.withLock { $0.count } == afterStop.count)
+        #expect(NostrRelayConnectionState.allCases.allSatisfy { metrics.relayCount($0) == 0 })
     }
 }

@@ -50,7 +50,7 @@ public final class TestGateway {
         if listening {
             try server.start()
             // As `serve` starts it beside the listeners (docs/decisions/0813).
-            try application.statusListFetcher?.start()
+            application.statusListFetcher?.start()
         }
     }
 

@@ -40,7 +40,8 @@ public struct ReaperSettings: Sendable {
 /// `pg_try_advisory_xact_lock`, so the lock ends with the batch's COMMIT or ROLLBACK and nothing
 /// stays behind on a server connection a transaction-mode pooler hands to someone else
 /// (docs/protocol.md §10). Another replica holding it → the first batch skips the pass, a later one
-/// ends it. Passes run on the reaper's own thread, never on an HTTP event loop or worker.
+/// ends it. A timer on a loop of the application's runtime starts each pass as a job on its workers
+/// (docs/decisions/0875); the reaper has no thread of its own.
 public final class Reaper: Sendable {
     /// Key of the advisory lock ("pushreap" in ASCII); distinct from `migrate`'s ("pushmigr").
     static let advisoryLockKey: Int64 = 0x7075_7368_7265_6170
@@ -49,14 +50,19 @@ public final class Reaper: Sendable {
     let settings: ReaperSettings
     let metrics: GatewayMetrics
     let logger: Logger
-    private let stopRequested = CompletionLatch()
-    private let thread = Mutex<PosixThread?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
+    private let timers: LoopTimers
+    private let jobs: WorkerJobs
 
-    public init(pool: PostgresPool, settings: ReaperSettings, metrics: GatewayMetrics, logger: Logger) {
+    /// `runtime`: the application's, whose loop times the passes and whose workers run them.
+    public init(pool: PostgresPool, settings: ReaperSettings, metrics: GatewayMetrics, logger: Logger, runtime: Runtime)
+    {
         self.pool = pool
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
+        timers = LoopTimers(on: runtime.loops.next())
+        jobs = WorkerJobs(on: runtime.workers)
     }
 
     /// One pass, on the calling thread (blocks on the database). Counts the pass and the deleted
@@ -74,28 +80,38 @@ public final class Reaper: Sendable {
         return result
     }
 
-    /// Starts the reaper thread: a pass every `settings.interval`, the first one interval after
-    /// start. Call once.
-    public func start() throws(SystemError) {
-        let spawned = try PosixThread.spawn(name: "reaper") { [self] in
-            var next = MonotonicInstant.now().advanced(by: settings.interval)
-            while !stopRequested.wait(until: next) {
+    /// Starts the passes: one every `settings.interval`, the first one interval after start, the
+    /// next one interval after the last ended. Call once.
+    public func start() {
+        scheduleNextPass()
+    }
+
+    /// Asks the reaper to stop: no new pass starts, and a running pass stops after its current batch.
+    public func beginStop() {
+        stopRequested.store(true, ordering: .releasing)
+    }
+
+    /// Cancels the next pass and waits for a running one to finish (after `beginStop()`).
+    public func waitUntilStopped() {
+        timers.stop()
+        jobs.stop()
+    }
+
+    private var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
+
+    private func scheduleNextPass() {
+        timers.schedule(after: settings.interval) { [self] in
+            // A pass blocks on the database: a worker runs it. A full worker queue skips this one.
+            let queued = jobs.submit { [self] in
+                guard !isStopping else { return }
                 runOnce()
-                next = MonotonicInstant.now().advanced(by: settings.interval)
+                scheduleNextPass()
+            }
+            if !queued && !isStopping {
+                logger.warning("reaper pass skipped: the worker queue is full")
+                scheduleNextPass()
             }
         }
-        thread.withLock { $0 = spawned }
-    }
-
-    /// Asks the thread to stop: no new pass starts, and a running pass stops after its current batch.
-    public func beginStop() {
-        stopRequested.open()
-    }
-
-    /// Waits for the thread to finish (after `beginStop()`).
-    public func waitUntilStopped() {
-        let running = thread.withLock { $0 }
-        running?.join()
     }
 
     /// The deletions of one pass in dependency order: delegations before installations (whose
@@ -115,7 +131,7 @@ public final class Reaper: Sendable {
         ]
         for (table, column, ageSeconds) in steps {
             for _ in 0..<settings.maximumBatchesPerTable {
-                if stopRequested.opened { return .ok }
+                if isStopping { return .ok }
                 guard
                     let deleted = try lockedBatch(
                         connection, table: table.rawValue, column: column, ageSeconds: ageSeconds)

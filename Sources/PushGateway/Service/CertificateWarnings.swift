@@ -1,38 +1,43 @@
 import GatewayConfiguration
 import PushSystem
-import Synchronization
 
 /// Warns about APNs certificates that expire within 30 days: at start and once a day after
-/// (docs/protocol.md §12). An expired certificate never gets here: `serve` refuses to start.
+/// (docs/protocol.md §12), from a timer on a loop of the application's runtime (docs/decisions/0870;
+/// a warning is a log line, which never blocks). An expired certificate never gets here: `serve`
+/// refuses to start.
 package final class CertificateWarnings: Sendable {
+    static let checkInterval: Duration = .seconds(86_400)
+
     private let expiries: [CertificateExpiry]
     private let logger: Logger
     private let clock: any WallClock
-    private let stopRequested = CompletionLatch()
-    private let thread = Mutex<PosixThread?>(nil)
+    private let timers: LoopTimers
 
-    package init(configuration: GatewayConfiguration, logger: Logger, clock: any WallClock = SystemWallClock()) {
+    package init(
+        configuration: GatewayConfiguration, logger: Logger, timersOn loop: EventLoop,
+        clock: any WallClock = SystemWallClock()
+    ) {
         expiries = CertificateExpiry.of(configuration)
         self.logger = logger
         self.clock = clock
+        timers = LoopTimers(on: loop)
     }
 
     /// Checks once a day until `stop()` when any certificate-auth profile exists (the warning at
     /// start is one of `StartupChecks.warnings`).
     package func start() {
         guard !expiries.isEmpty else { return }
-        let spawned = try? PosixThread.spawn(name: "cert-warnings") { [self] in
-            while !stopRequested.wait(until: MonotonicInstant.now().advanced(by: .seconds(86_400))) {
-                warnNow()
-            }
-        }
-        if spawned == nil { logger.warning("cannot start the daily certificate expiry check") }
-        thread.withLock { $0 = spawned }
+        scheduleDailyCheck()
     }
 
-    package func stop() {
-        stopRequested.open()
-        thread.withLock { $0 }?.join()
+    /// Cancels the daily check; returns once a check under way has finished.
+    package func stop() { timers.stop() }
+
+    private func scheduleDailyCheck() {
+        timers.schedule(after: Self.checkInterval) { [self] in
+            warnNow()
+            scheduleDailyCheck()
+        }
     }
 
     /// One warning per certificate that expires within 30 days (an expired one too, should a

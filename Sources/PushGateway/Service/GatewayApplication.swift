@@ -53,7 +53,7 @@ public final class GatewayApplication: Sendable {
     /// docs/protocol.md §4.7 and §4.8 without HTTP, shared by both delivery routes.
     let deliveryPipeline: DeliveryPipeline
     /// The timers the delivery bookkeeping's retries wait on (docs/decisions/0750); stopped last.
-    private let deliveryScheduler = EventLoopScheduler()
+    private let deliveryScheduler: EventLoopScheduler
 
     /// The application `serve` runs: every profile's push provider built from the configuration
     /// (its credentials loaded now, so a key that cannot sign refuses the start).
@@ -103,6 +103,7 @@ public final class GatewayApplication: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.runtime = runtime
+        deliveryScheduler = EventLoopScheduler(loop: runtime.loops.next())
         self.clock = clock
         self.providers = providers
         self.modules = modules
@@ -150,7 +151,7 @@ public final class GatewayApplication: Sendable {
             attestationVerifier = nil
         }
         let androidEnrollment = AndroidEnrollment(
-            configuration: configuration, clock: clock, logger: logger)
+            configuration: configuration, clock: clock, logger: logger, runtime: runtime)
         // The lifecycle bucket is per source, shared by both enrollment routes and §4.3–§4.6
         // (docs/protocol.md §1).
         lifecycle = LifecycleRoutes(
@@ -179,15 +180,17 @@ public final class GatewayApplication: Sendable {
         var services: [any GatewayService] = [
             server,
             Reaper(
-                pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger),
-            CertificateWarnings(configuration: configuration, logger: logger),
+                pool: pool, settings: ReaperSettings(configuration: configuration), metrics: metrics, logger: logger,
+                runtime: runtime),
+            CertificateWarnings(configuration: configuration, logger: logger, timersOn: runtime.loops.next()),
         ]
         if let statusListFetcher { services.append(statusListFetcher) }
         if let marmot = configuration.marmot {
             do {
                 services.append(
                     try marmot.subscriber(
-                        providers: marmotProviders(marmot), pool: pool, metrics: metrics.marmot, logger: logger,
+                        providers: marmotProviders(marmot), pool: pool, runtime: runtime, metrics: metrics.marmot,
+                        logger: logger,
                         proxy: configuration.egressProxy))
             } catch {
                 throw GatewayError(.serviceStart, description: "\(error)")
