@@ -2,8 +2,8 @@ public import PushCurl
 public import PushDelivery
 public import PushSystem
 
-/// Resolves a push service's host name to its addresses; blocking, run on the sender's resolver
-/// workers only. Tests inject answers.
+/// Resolves a push service's host name to its addresses; blocking, run on the runtime's workers
+/// only. Tests inject answers.
 public protocol HostResolver: Sendable {
     func addresses(of host: String, port: Int) -> [IPAddress]
 }
@@ -22,7 +22,8 @@ public struct SystemHostResolver: HostResolver {
 /// resolver workers, the address rule on every resolved address, a connection only to a checked
 /// address (`CurlPinnedAddress`, no second resolution), the per-origin bucket, the in-flight caps,
 /// the request exactly as §8b and its classification (docs/decisions/0790).
-// @unchecked Sendable: `origins`, `inFlight`, `waiting` are touched only on the client's event loop.
+// @unchecked Sendable: `origins`, `inFlight`, `waiting`, `pendingResolutions` are touched only on
+// the client's event loop.
 public final class WebPushSender: @unchecked Sendable {
     public struct Settings: Sendable {
         /// `PUSH_GATEWAY_WEBPUSH_ORIGIN_RATE_PER_SECOND`; the burst is twice that.
@@ -33,6 +34,10 @@ public final class WebPushSender: @unchecked Sendable {
         /// From the start of resolution to the complete response.
         public var requestTimeout: Duration = .seconds(15)
         public var addressRule = WebPushAddressRule()
+        /// The name lookups the sender may have waiting for or running on the shared workers at
+        /// once; a send beyond it is answered `.retry` without a lookup, so Web Push never fills
+        /// the queue the runtime's other users share (docs/decisions/0871).
+        public var maximumPendingResolutions = 256
 
         public init() {}
     }
@@ -60,6 +65,7 @@ public final class WebPushSender: @unchecked Sendable {
     private var origins: OriginTable<OriginState>
     private var inFlight = 0
     private var waiting: [Waiting] = []
+    private var pendingResolutions = 0
 
     public init(
         client: CurlMultiClient, resolver: any HostResolver = SystemHostResolver(), resolverWorkers: WorkerPool,
@@ -86,6 +92,12 @@ public final class WebPushSender: @unchecked Sendable {
             begin(endpoint: endpoint, vapid: vapid, expiresAt: expiresAt, now: now, deadline: deadline, completion)
         }
         if !queued { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .transport)) }
+    }
+
+    /// Name lookups submitted to the workers whose answer has not come back (tests).
+    public var pendingResolutionCount: Int {
+        precondition(loop.inEventLoop)
+        return pendingResolutions
     }
 
     /// Origins the per-origin table holds (tests).
@@ -124,12 +136,24 @@ public final class WebPushSender: @unchecked Sendable {
             proceed([literal])
             return
         }
+        guard pendingResolutions < settings.maximumPendingResolutions else {
+            completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed))
+            return
+        }
         let resolver = self.resolver
         let host = endpoint.host
         let port = endpoint.connectPort
         let submitted = resolverWorkers.submit(
-            { resolver.addresses(of: host, port: port) }, deliveringOn: loop, completion: proceed)
-        if !submitted { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed)) }
+            { resolver.addresses(of: host, port: port) }, deliveringOn: loop
+        ) { [self] addresses in
+            pendingResolutions -= 1
+            proceed(addresses)
+        }
+        if submitted {
+            pendingResolutions += 1
+        } else {
+            completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed))
+        }
     }
 
     private func sendPinned(
