@@ -23,7 +23,7 @@ final class HeldResolver: HostResolver {
 /// The sender's own bound on the name lookups it has on the shared workers (docs/decisions/0871).
 @Suite("Web Push name lookups on the shared workers are bounded by the sender", .tags(.process))
 struct WebPushResolutionBoundTests {
-    @Test("past the bound of pending lookups a send is answered retry at once without a lookup; answers free the bound")
+    @Test("past the bound of pending lookups a send waits on the loop without a lookup, and starts when one comes back")
     func pendingLookupsAreBounded() throws {
         let resolver = HeldResolver()
         let harness = try SenderHarness(resolver: resolver, allowsLoopback: true) {
@@ -39,34 +39,29 @@ struct WebPushResolutionBoundTests {
             }
         }
         let sender = harness.sender
-        func pending() -> Int {
-            let count = Mutex(-1)
+        /// The sender's pending and waiting lookups, read on its loop.
+        func lookups() -> (pending: Int, waiting: Int) {
+            let counts = Mutex((pending: -1, waiting: -1))
             let read = CompletionLatch()
             harness.loop.execute {
-                count.withLock { $0 = sender.pendingResolutionCount }
+                counts.withLock { $0 = (sender.pendingResolutionCount, sender.waitingLookupCount) }
                 read.open()
             }
             _ = read.wait(until: .now().advanced(by: .seconds(30)))
-            return count.withLock { $0 }
+            return counts.withLock { $0 }
         }
 
-        try send(0)
-        try send(1)
-        try send(2)
-        #expect(eventually(within: 30) { reports.withLock { $0[2] } != nil }, "the third is answered while two hang")
-        let refused = try #require(reports.withLock { $0[2] })
-        #expect(refused.outcome == .retry(retryAfterSeconds: nil))
-        #expect(refused.reason == WebPushReason.resolutionFailed.rawValue)
-        #expect(refused.requests == 0)
-        #expect(reports.withLock { $0.count } == 1)
-        #expect(pending() == 2)
-        #expect(resolver.callCount <= 2, "the refused send never reached the resolver")
+        for index in 0..<3 { try send(index) }
+        #expect(eventually(within: 30) { lookups() == (2, 1) }, "two lookups submitted, the third waits")
+        #expect(resolver.callCount <= 2, "the waiting send has not reached the resolver")
+        #expect(harness.workers.queuedCount <= 1, "the shared queue holds no more than the bound")
+        #expect(reports.withLock { $0.isEmpty })
 
         resolver.release.open()
         #expect(eventually(within: 30) { reports.withLock { $0.count } == 3 })
-        #expect(pending() == 0)
-        try send(3)
-        #expect(eventually(within: 30) { reports.withLock { $0[3] } != nil })
-        #expect(resolver.callCount == 3, "with the bound free again the next send is looked up")
+        #expect(resolver.callCount == 3, "the waiting send was looked up once a slot freed")
+        #expect(lookups() == (0, 0))
+        // The held resolver answers nothing: each send ends as a failed resolution, none refused early.
+        #expect(reports.withLock { $0.values.allSatisfy { $0.reason == WebPushReason.resolutionFailed.rawValue } })
     }
 }
