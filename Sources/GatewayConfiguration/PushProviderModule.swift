@@ -1,5 +1,6 @@
 public import PushDelivery
 public import PushMetrics
+public import PushSystem
 
 /// One push provider as the gateway core sees it (docs/protocol.md "Platforms and providers", §12
 /// `…_PROVIDER`; docs/decisions/0770): everything the core needs to know of a push service, so the
@@ -44,8 +45,10 @@ public protocol PushProviderModule: Sendable {
 
     /// The provider serving every profile in `profiles` (each has this module's `service`),
     /// credentials loaded now so that `serve` and `send-test-push` refuse a key that cannot sign.
+    /// It runs on `runtime` (its client on `runtime.loops.next()`) and starts no thread of its own
+    /// (docs/decisions/0870).
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider
 
     /// One line naming what `send-test-push` is about to send for `profile` (never a secret).

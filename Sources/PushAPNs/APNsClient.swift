@@ -19,17 +19,19 @@ public final class APNsClient: Sendable {
     private let tlsContexts = Mutex<[String: TLSContext]>([:])
     private let tokenClock: ProviderTokenCache.Clock
 
-    /// Starts the I/O thread. `tokenClock` (Unix seconds) exists so tests can move time.
+    /// A client whose connections run on `loop`, a loop of the application's runtime
+    /// (docs/decisions/0870). `tokenClock` (Unix seconds) exists so tests can move time.
     public init(
-        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
+        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(), on loop: EventLoop,
         tokenClock: @escaping ProviderTokenCache.Clock = ProviderTokenCache.systemClock
-    ) throws(SystemError) {
+    ) {
         self.configuration = configuration
         self.tokenClock = tokenClock
-        self.http = try HTTP2Client(configuration: configuration, threadName: "apns-client")
+        self.http = HTTP2Client(configuration: configuration, on: loop)
     }
 
-    /// Stops the I/O thread; requests still in flight are answered `.retry`.
+    /// Stops sending and returns once the requests still in flight are answered `.retry`; the loop
+    /// keeps running for its other users.
     public func shutdown() { http.shutdown() }
 
     /// Sends one notification and blocks the calling (worker) thread until its outcome is known,
@@ -41,7 +43,7 @@ public final class APNsClient: Sendable {
                 outcome: .retry(retryAfterSeconds: nil), status: nil, reason: nil, requestsSent: 0, failure: .timeout)
     }
 
-    /// Sends one notification; `completion` runs exactly once, on the I/O thread.
+    /// Sends one notification; `completion` runs exactly once, on the client's loop (or here).
     public func send(
         _ notification: APNsNotification, profile: APNsProfile,
         completion: @escaping @Sendable (APNsSendResult) -> Void

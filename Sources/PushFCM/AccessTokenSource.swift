@@ -4,8 +4,9 @@ import PushSystem
 import Synchronization
 
 /// The one access token of one credential, shared by every send (docs/protocol.md §8a): drives
-/// `AccessTokenStateMachine` with the clock, runs each renewal's RS256 signing on the client's
-/// renewal thread (never the I/O thread) and its POST over PushHTTP2 (docs/decisions/0411).
+/// `AccessTokenStateMachine` with the clock, runs each renewal's RS256 signing as a job on the
+/// runtime's workers (never the event loop; docs/decisions/0411, 0870) and its POST over PushHTTP2.
+/// The machine keeps one renewal in flight per credential, so one job at most is queued for it.
 final class AccessTokenSource: Sendable {
     typealias Completion = @Sendable (Result<AccessToken, FCMError>) -> Void
 
@@ -17,7 +18,7 @@ final class AccessTokenSource: Sendable {
     private let profile: FCMProfile
     private let target: HTTP2Target
     private let http: HTTP2Client
-    private let renewals: BoundedBlockingQueue<@Sendable () -> Void>
+    private let workers: WorkerPool
     private let clock: @Sendable () -> Int64
     private let state = Mutex(State())
     /// How the renewals ended, for `push_gateway_fcm_token_refreshes_total` and the tests.
@@ -25,12 +26,12 @@ final class AccessTokenSource: Sendable {
 
     init(
         profile: FCMProfile, target: HTTP2Target, http: HTTP2Client,
-        renewals: BoundedBlockingQueue<@Sendable () -> Void>, clock: @escaping @Sendable () -> Int64
+        workers: WorkerPool, clock: @escaping @Sendable () -> Int64
     ) {
         self.profile = profile
         self.target = target
         self.http = http
-        self.renewals = renewals
+        self.workers = workers
         self.clock = clock
     }
 
@@ -73,7 +74,7 @@ final class AccessTokenSource: Sendable {
     }
 
     private func startRenewal() {
-        let accepted = renewals.tryEnqueue { [self] in
+        let accepted = workers.submit { [self] in
             let body: [UInt8]
             do {
                 body = OAuthAssertion.formBody(jwt: try OAuthAssertion.jwt(account: profile.account, issuedAt: clock()))
@@ -95,6 +96,8 @@ final class AccessTokenSource: Sendable {
                 }
             }
         }
+        // A full shared queue (or a pool shut down) ends the renewal as a transient failure: the
+        // sends waiting on it are answered `.retry` now rather than held (docs/decisions/0871).
         if !accepted { finish(.failure(FCMError(.transient))) }
     }
 

@@ -18,31 +18,26 @@ public final class FCMClient: Sendable {
     private let http: HTTP2Client
     private let configuration: HTTP2ClientConfiguration
     private let clock: @Sendable () -> Int64
-    private let renewals = BoundedBlockingQueue<@Sendable () -> Void>(capacity: 1024)
-    private let renewalThread: PosixThread
+    private let workers: WorkerPool
     private let tokenSources = Mutex<[String: AccessTokenSource]>([:])
     private let tlsContexts = Mutex<[String: TLSContext]>([:])
 
-    /// Starts the I/O thread and the renewal thread. `clock` (Unix seconds) exists so tests can move time.
+    /// A client whose connections run on `loop` and whose token renewals are signed on `workers`,
+    /// both the application's runtime's (docs/decisions/0870). `clock` (Unix seconds) exists so
+    /// tests can move time.
     public init(
-        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
-        clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
-    ) throws(SystemError) {
+        configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(), on loop: EventLoop,
+        workers: WorkerPool, clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
+    ) {
         self.configuration = configuration
         self.clock = clock
-        self.http = try HTTP2Client(configuration: configuration, threadName: "fcm-client")
-        let queue = renewals
-        renewalThread = try PosixThread.spawn(name: "fcm-renewal") {
-            while let renewal = queue.dequeue() { renewal() }
-        }
+        self.workers = workers
+        self.http = HTTP2Client(configuration: configuration, on: loop)
     }
 
-    /// Stops both threads; requests still in flight are answered `.retry`.
-    public func shutdown() {
-        renewals.close()
-        renewalThread.join()
-        http.shutdown()
-    }
+    /// Stops sending and returns once the requests still in flight are answered `.retry`; the loop
+    /// and the workers keep running for their other users.
+    public func shutdown() { http.shutdown() }
 
     /// How this client's token renewals for `profile`'s credential ended, by result.
     public func tokenRefreshes(for profile: FCMProfile) -> [TokenRefreshResult: Int] {
@@ -62,7 +57,7 @@ public final class FCMClient: Sendable {
             ?? FCMSendResult(outcome: .retry(retryAfterSeconds: nil), status: nil, requestsSent: 0, failure: .timeout)
     }
 
-    /// Sends one message; `completion` runs exactly once (on the I/O or the renewal thread, or here).
+    /// Sends one message; `completion` runs exactly once (on the client's loop, a worker, or here).
     public func send(
         _ message: FCMMessage, profile: FCMProfile, completion: @escaping @Sendable (FCMSendResult) -> Void
     ) {
@@ -183,7 +178,7 @@ public final class FCMClient: Sendable {
             let target = HTTP2Target(
                 server: profile.hosts.tokenEndpoint, credentialID: "token|" + profile.credentialID, tls: tls)
             let source = AccessTokenSource(
-                profile: profile, target: target, http: http, renewals: renewals, clock: clock)
+                profile: profile, target: target, http: http, workers: workers, clock: clock)
             sources[profile.credentialID] = source
             return source
         }

@@ -15,13 +15,14 @@ public final class FCMPushProvider: PushProvider {
     private let profiles: [String: FCMProfile]
     private let client: FCMClient
 
-    /// Starts the client's I/O and renewal threads; `clock` (Unix seconds) exists so tests can move time.
+    /// A provider whose client runs on `loop` and signs its token renewals on `workers`, both the
+    /// application's runtime's (docs/decisions/0870); `clock` (Unix seconds) exists so tests can move time.
     public init(
         profiles: [String: FCMProfile], configuration: HTTP2ClientConfiguration = HTTP2ClientConfiguration(),
-        clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
-    ) throws(SystemError) {
+        on loop: EventLoop, workers: WorkerPool, clock: @escaping @Sendable () -> Int64 = FCMClient.systemClock
+    ) {
         self.profiles = profiles
-        client = try FCMClient(configuration: configuration, clock: clock)
+        client = FCMClient(configuration: configuration, on: loop, workers: workers, clock: clock)
     }
 
     public func submit(_ wake: PushWake, completion: @escaping @Sendable (PushReport) -> Void) {

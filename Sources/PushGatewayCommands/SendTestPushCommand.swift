@@ -94,14 +94,23 @@ enum SendTestPushCommand: InProcessCommand {
         guard let endpoint = module.endpoint(options.endpoint) else {
             return .usageError("push-gateway send-test-push: --endpoint must be \(module.endpointSyntax)\n")
         }
+        // One wake needs one loop; two workers leave room for a token renewal beside a name lookup.
+        let runtime: Runtime
+        do {
+            runtime = try Runtime(loopCount: 1, workerCount: 2, queueCapacity: 16)
+        } catch {
+            return .failure("push-gateway send-test-push: the event loop and workers could not start: \(error)\n")
+        }
+        defer { runtime.shutdown() }
         let providers: [String: any PushProvider]
         let requestID: CanonicalUUID
         do {
-            providers = try PushProviders.make(configuration: configuration, modules: modules)
+            providers = try PushProviders.make(configuration: configuration, modules: modules, runtime: runtime)
             requestID = try CanonicalUUID.version4()
         } catch {
             return .failure("push-gateway send-test-push: \(error)\n")
         }
+        // Deferred after the runtime's shutdown, so it runs before it (docs/decisions/0870).
         defer { for provider in providers.values { provider.shutdown() } }
         let report = send(
             PushWake(

@@ -1,26 +1,20 @@
 import PushSystem
 import Synchronization
 
-/// A thread-safe HTTP/2 client: any thread submits requests; one `EventLoop` owns every
-/// connection and calls each completion exactly once, on that loop's thread, so completions must
-/// be short. Reusable by any HTTP/2 API client (APNs, FCM).
+/// A thread-safe HTTP/2 client: any thread submits requests; one `EventLoop`, the caller's, owns
+/// every connection and calls each completion exactly once, on that loop's thread, so completions
+/// must be short. The loop is shared with other users (the application's runtime,
+/// docs/decisions/0870): the client never ends it. Reusable by any HTTP/2 API client (APNs, FCM).
 public final class HTTP2Client: Sendable {
     public let configuration: HTTP2ClientConfiguration
-    private let loop: EventLoop
+    public let loop: EventLoop
     private let driver: LoopBound<HTTP2ClientDriver>
     private let accepting = Atomic<Bool>(true)
 
-    /// Starts the client's event loop, its thread named `threadName` (an APNs or FCM client names its own).
-    public init(configuration: HTTP2ClientConfiguration, threadName: String = "http2-client") throws(SystemError) {
+    /// A client whose connections, timers and completions run on `loop` (a runtime's loop, or a
+    /// manual loop in tests).
+    public init(configuration: HTTP2ClientConfiguration, on loop: EventLoop) {
         // TLS writes with write(2); a peer that vanished must give EPIPE, not kill the process.
-        ProcessSignals.ignoreBrokenPipe()
-        self.configuration = configuration
-        loop = try EventLoop(name: threadName)
-        driver = LoopBound(HTTP2ClientDriver(configuration: configuration, loop: loop), on: loop)
-    }
-
-    /// A client on `loop` (a manual loop in tests); `shutdown` ends the loop.
-    init(configuration: HTTP2ClientConfiguration, loop: EventLoop) {
         ProcessSignals.ignoreBrokenPipe()
         self.configuration = configuration
         self.loop = loop
@@ -43,12 +37,23 @@ public final class HTTP2Client: Sendable {
         if !loop.execute({ driver.value.submit(pending) }) { completion(.failure(HTTP2Error(.shutdown))) }
     }
 
-    /// Stops accepting requests, answers every pending one with `.shutdown`, closes connections
-    /// and waits for the event loop to end.
+    /// Stops accepting requests, answers every pending one with `.shutdown` and closes every
+    /// connection, on the loop, and returns once that is done. The loop keeps running; the timers
+    /// the driver leaves on it find it shut down and do nothing. If the loop has already ended,
+    /// nothing is left to answer.
     public func shutdown() {
         guard accepting.exchange(false, ordering: .acquiringAndReleasing) else { return }
         let driver = self.driver
-        loop.execute { driver.value.shutdown() }
-        loop.shutdown()
+        guard !loop.inEventLoop else {
+            driver.value.shutdown()
+            return
+        }
+        let done = CompletionLatch()
+        if loop.execute({
+            driver.value.shutdown()
+            done.open()
+        }) {
+            done.wait()
+        }
     }
 }

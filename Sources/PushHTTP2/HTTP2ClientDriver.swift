@@ -72,14 +72,17 @@ final class HTTP2ClientDriver {
     }
 
     private func readiness(_ events: EpollEvents, of connection: HTTP2ClientConnection, in pool: Pool) {
-        guard pool.connections[connection.id] === connection else { return }
+        guard !stopped, pool.connections[connection.id] === connection else { return }
         connection.handle(events)
         settle(connection, in: pool)
         settleBeforeWait()
     }
 
+    /// The loop outlives the client (a runtime's loop): a deadline that fires after `shutdown`
+    /// finds nothing to do.
     private func tickFired() {
         tick = nil
+        guard !stopped else { return }
         let now = loop.now()
         for pool in poolsByIndex { perform(pool.machine.tick(now: now), in: pool) }
         settleBeforeWait()

@@ -62,41 +62,25 @@ public final class WebPushPushProvider: PushProvider {
     private let sender: WebPushSender
     private let profiles: [String: WebPushProfile]
     private let clock: any WallClock
-    /// Run once by `shutdown` after the sender's client: what the sender runs on, when this provider owns it.
-    private let stopResources: @Sendable () -> Void
     private let stopped = Atomic<Bool>(false)
 
-    public init(
-        sender: WebPushSender, profiles: [String: WebPushProfile], clock: any WallClock = SystemWallClock(),
-        stopResources: @escaping @Sendable () -> Void = {}
-    ) {
+    public init(sender: WebPushSender, profiles: [String: WebPushProfile], clock: any WallClock = SystemWallClock()) {
         self.sender = sender
         self.profiles = profiles
         self.clock = clock
-        self.stopResources = stopResources
     }
 
-    /// A provider that owns its event loop, its resolver worker and its client.
+    /// A provider whose client runs on `loop` and resolves names on `workers`, both the
+    /// application's runtime's (docs/decisions/0870): resolution blocks (getaddrinfo), so it never
+    /// runs on the loop (§8b "Bounds").
     public convenience init(
         profiles: [String: WebPushProfile], settings: WebPushSender.Settings,
         client configuration: CurlMultiClient.Configuration, resolver: any HostResolver = SystemHostResolver(),
-        clock: any WallClock = SystemWallClock()
-    ) throws(SystemError) {
-        let loop = try EventLoop(name: "webpush-client")
-        let workers: WorkerPool
-        do {
-            // Resolution blocks (getaddrinfo), so it runs here, never on the loop (§8b "Bounds").
-            workers = try WorkerPool(threadCount: 2, queueCapacity: 1024, name: "webpush-resolve")
-        } catch {
-            loop.shutdown()
-            throw error
-        }
+        on loop: EventLoop, workers: WorkerPool, clock: any WallClock = SystemWallClock()
+    ) {
         let client = CurlMultiClient(eventLoop: loop, configuration: configuration)
         let sender = WebPushSender(client: client, resolver: resolver, resolverWorkers: workers, settings: settings)
-        self.init(sender: sender, profiles: profiles, clock: clock) {
-            workers.shutdown()
-            loop.shutdown()
-        }
+        self.init(sender: sender, profiles: profiles, clock: clock)
     }
 
     public func submit(_ wake: PushWake, completion: @escaping @Sendable (PushReport) -> Void) {
@@ -131,7 +115,7 @@ public final class WebPushPushProvider: PushProvider {
 
     public func shutdown() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // The loop and the workers are the runtime's: they keep running for their other users.
         sender.client.shutdown()
-        stopResources()
     }
 }

@@ -2,8 +2,8 @@ public import PushCurl
 public import PushDelivery
 public import PushSystem
 
-/// Resolves a push service's host name to its addresses; blocking, run on the sender's resolver
-/// workers only. Tests inject answers.
+/// Resolves a push service's host name to its addresses; blocking, run on the runtime's workers
+/// only. Tests inject answers.
 public protocol HostResolver: Sendable {
     func addresses(of host: String, port: Int) -> [IPAddress]
 }
@@ -22,7 +22,8 @@ public struct SystemHostResolver: HostResolver {
 /// resolver workers, the address rule on every resolved address, a connection only to a checked
 /// address (`CurlPinnedAddress`, no second resolution), the per-origin bucket, the in-flight caps,
 /// the request exactly as §8b and its classification (docs/decisions/0790).
-// @unchecked Sendable: `origins`, `inFlight`, `waiting` are touched only on the client's event loop.
+// @unchecked Sendable: `origins`, `inFlight`, `waiting`, `pendingResolutions` and `waitingLookups`
+// are touched only on the client's event loop.
 public final class WebPushSender: @unchecked Sendable {
     public struct Settings: Sendable {
         /// `PUSH_GATEWAY_WEBPUSH_ORIGIN_RATE_PER_SECOND`; the burst is twice that.
@@ -33,6 +34,10 @@ public final class WebPushSender: @unchecked Sendable {
         /// From the start of resolution to the complete response.
         public var requestTimeout: Duration = .seconds(15)
         public var addressRule = WebPushAddressRule()
+        /// The name lookups the sender may have queued or running on the shared workers at once,
+        /// so Web Push never fills the queue the runtime's other users share; a send beyond it
+        /// waits on the loop, in arrival order, for a lookup to come back (docs/decisions/0871).
+        public var maximumPendingResolutions = 256
 
         public init() {}
     }
@@ -42,6 +47,14 @@ public final class WebPushSender: @unchecked Sendable {
         var refilledAt: MonotonicInstant
         var blockedUntil: MonotonicInstant?
         var inFlight = 0
+    }
+
+    private struct WaitingLookup {
+        let host: String
+        let port: Int
+        let deadline: MonotonicInstant
+        let proceed: @Sendable ([IPAddress]) -> Void
+        let expire: () -> Void
     }
 
     private struct Waiting {
@@ -60,6 +73,8 @@ public final class WebPushSender: @unchecked Sendable {
     private var origins: OriginTable<OriginState>
     private var inFlight = 0
     private var waiting: [Waiting] = []
+    private var pendingResolutions = 0
+    private var waitingLookups: [WaitingLookup] = []
 
     public init(
         client: CurlMultiClient, resolver: any HostResolver = SystemHostResolver(), resolverWorkers: WorkerPool,
@@ -86,6 +101,18 @@ public final class WebPushSender: @unchecked Sendable {
             begin(endpoint: endpoint, vapid: vapid, expiresAt: expiresAt, now: now, deadline: deadline, completion)
         }
         if !queued { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .transport)) }
+    }
+
+    /// Name lookups submitted to the workers whose answer has not come back (tests).
+    public var pendingResolutionCount: Int {
+        precondition(loop.inEventLoop)
+        return pendingResolutions
+    }
+
+    /// Sends waiting for a lookup slot (tests).
+    public var waitingLookupCount: Int {
+        precondition(loop.inEventLoop)
+        return waitingLookups.count
     }
 
     /// Origins the per-origin table holds (tests).
@@ -124,12 +151,56 @@ public final class WebPushSender: @unchecked Sendable {
             proceed([literal])
             return
         }
+        let lookup = WaitingLookup(
+            host: endpoint.host, port: endpoint.connectPort, deadline: deadline, proceed: proceed,
+            expire: { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .timeout)) })
+        guard pendingResolutions < settings.maximumPendingResolutions else {
+            // More waiting than the replica may have in flight cannot start in time.
+            guard waitingLookups.count < settings.maximumInFlight else {
+                completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed))
+                return
+            }
+            waitingLookups.append(lookup)
+            loop.schedule(at: deadline) { [self] in startWaitingLookups() }
+            return
+        }
+        startLookup(lookup)
+    }
+
+    private func startLookup(_ lookup: WaitingLookup) {
         let resolver = self.resolver
-        let host = endpoint.host
-        let port = endpoint.connectPort
+        let host = lookup.host
+        let port = lookup.port
+        let proceed = lookup.proceed
         let submitted = resolverWorkers.submit(
-            { resolver.addresses(of: host, port: port) }, deliveringOn: loop, completion: proceed)
-        if !submitted { completion(.webPushNotSent(.retry(retryAfterSeconds: nil), .resolutionFailed)) }
+            { resolver.addresses(of: host, port: port) }, deliveringOn: loop
+        ) { [self] addresses in
+            pendingResolutions -= 1
+            proceed(addresses)
+            startWaitingLookups()
+        }
+        if submitted {
+            pendingResolutions += 1
+        } else {
+            proceed([])
+        }
+    }
+
+    /// Starts waiting lookups while the bound allows, in arrival order, and ends those whose
+    /// deadline passed.
+    private func startWaitingLookups() {
+        let now = MonotonicInstant.now()
+        var still: [WaitingLookup] = []
+        for lookup in waitingLookups {
+            if now.advanced(by: Self.minimumTimeToStart) >= lookup.deadline {
+                lookup.expire()
+            } else if pendingResolutions < settings.maximumPendingResolutions {
+                startLookup(lookup)
+            } else {
+                still.append(lookup)
+            }
+        }
+        waitingLookups = still
     }
 
     private func sendPinned(

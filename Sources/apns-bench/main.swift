@@ -86,7 +86,8 @@ guard let port, port > 0, let caFile else { fail("--port and --ca-file are requi
 guard streams > 0, requests >= streams else { fail("need 0 < streams <= requests") }
 
 // One connection: the pool may not open a second one however many streams are waiting.
-let client = try APNsClient(configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1))
+let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 16)
+let client = APNsClient(configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1), on: runtime.loops.next())
 let profile = APNsProfile(
     server: APNsServer(host: host, port: port), topic: topic, credential: credential, extraTrustAnchorsFile: caFile)
 
@@ -143,6 +144,7 @@ for _ in 0..<streams { run.submitNext() }
 run.finished.wait()
 let seconds = Double(MonotonicInstant.now().nanoseconds - started.nanoseconds) / 1e9
 client.shutdown()
+runtime.shutdown()
 
 let sorted = run.latencies.withLock { $0 }.sorted()
 /// `value` rounded to `digits` decimals, as text.

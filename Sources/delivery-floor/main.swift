@@ -108,7 +108,8 @@ let exchange = microsecondsPerCall {
 guard let keyData = try? FileContents.read(privateKeyFile) else { fail("--private-key-file must name a .p8 PEM") }
 let credential = try APNsProfile.Credential.token(
     teamID: "TEAM123456", keyID: "KEY1234567", privateKeyPEM: String(decoding: keyData, as: UTF8.self))
-let client = try APNsClient(configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1))
+let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 16)
+let client = APNsClient(configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1), on: runtime.loops.next())
 let profile = APNsProfile(
     server: APNsServer(host: "localhost", port: port), topic: "com.example.buzz", credential: credential,
     extraTrustAnchorsFile: caFile)
@@ -125,6 +126,7 @@ let streamStart = cpuSeconds()
 for push in pushes where client.send(push, profile: profile).outcome != .accepted { fail("a push failed") }
 let stream = (cpuSeconds() - streamStart) / Double(streams) * 1e6
 client.shutdown()
+runtime.shutdown()
 
 func row(_ name: String, _ microseconds: Double) {
     StandardStreams.writeOutput("| \(name) | \(String(format: "%.1f", microseconds)) |\n")

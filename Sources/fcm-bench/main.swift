@@ -49,11 +49,13 @@ guard let contents = try? FileContents.read(accountFile), let account = try? Ser
 let server = FCMServer(host: options["--host"]!, port: port)
 let profileID = "bench"
 // One connection: the pool may not open a second one however many wakes are waiting.
-let provider = try FCMPushProvider(
+let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 16)
+let provider = FCMPushProvider(
     profiles: [
         profileID: FCMProfile(projectID: account.projectID, account: account, hosts: .local(server, caFile: caFile))
     ],
-    configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1))
+    configuration: HTTP2ClientConfiguration(maximumConnectionsPerPool: 1), on: runtime.loops.next(),
+    workers: runtime.workers)
 
 /// A closed loop: each report puts the next wake in flight, so `streams` stay open.
 final class Loop: Sendable {
@@ -112,6 +114,7 @@ for _ in 0..<streams { loop.startNext() }
 loop.done.wait()
 let wallSeconds = Double(clockStarted.duration(to: MonotonicInstant.now()).nanosecondsClamped) / 1e9
 provider.shutdown()
+runtime.shutdown()
 
 let ordered = loop.elapsed.withLock { $0 }.sorted()
 /// The nearest-rank percentile of the latencies, in milliseconds with two decimals.

@@ -64,14 +64,15 @@ let encryptionCPU = cpuSeconds() - encryptionStart
 
 var clientConfiguration = CurlMultiClient.Configuration()
 clientConfiguration.extraTrustAnchorFile = try mockCAFile ?? PushServiceTestCertificates.shared().caFile
-let loop = try EventLoop()
-let client = CurlMultiClient(eventLoop: loop, configuration: clientConfiguration)
-let workers = try WorkerPool(threadCount: 1, queueCapacity: 4096)
+// The sender as serve runs it: on a runtime's loop, resolving on its workers (docs/decisions/0870).
+let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 4096)
+let client = CurlMultiClient(eventLoop: runtime.loops.next(), configuration: clientConfiguration)
 var settings = WebPushSender.Settings()
 settings.addressRule = WebPushAddressRule(allowsLoopback: true)
 settings.originRatePerSecond = 1_000_000
 settings.requestTimeout = .seconds(120)
-let sender = WebPushSender(client: client, resolver: LoopbackResolver(), resolverWorkers: workers, settings: settings)
+let sender = WebPushSender(
+    client: client, resolver: LoopbackResolver(), resolverWorkers: runtime.workers, settings: settings)
 let vapid = VAPIDSigner(key: try P256PrivateKey.generate(), subject: "mailto:bench@example.com")
 
 let accepted = Atomic<Int>(0)
@@ -95,8 +96,7 @@ done.wait()
 let sendCPU = cpuSeconds() - sendStart
 let wall = Double(wallStart.duration(to: .now()).nanosecondsClamped) / 1e9
 client.shutdown()
-workers.shutdown()
-loop.shutdown()
+runtime.shutdown()
 service?.stop()
 print("messages \(messages), accepted \(accepted.load(ordering: .relaxed)), wall \(String(format: "%.2f", wall)) s")
 print(

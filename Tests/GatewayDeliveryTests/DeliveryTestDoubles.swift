@@ -338,7 +338,7 @@ struct ScriptedProviderModule: PushProviderModule {
     func makeMetrics(profileIDs: [String]) -> any PushProviderMetrics { ScriptedProviderMetrics() }
 
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider {
         ScriptedPushProvider()
     }

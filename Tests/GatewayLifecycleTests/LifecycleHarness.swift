@@ -161,7 +161,7 @@ struct PrefixEndpointModule: PushProviderModule {
     func describe(_ profile: AppProfile) -> String { displayName }
 
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider {
         throw PushProviderStartError(profileID: nil, problem: "the lifecycle tests send no push")
     }

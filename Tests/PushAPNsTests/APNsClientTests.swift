@@ -295,7 +295,9 @@ struct APNsClientTests {
     @Test("nothing listening is a retry, answered without waiting for the request timeout")
     func connectionRefused() throws {
         let certificates = try APNsTestCertificates.shared()
-        let client = try APNsClient(configuration: MockAPNsHarness.fastConfiguration(requestTimeout: .seconds(10)))
+        let runtime = try TestRuntime()
+        let client = APNsClient(
+            configuration: MockAPNsHarness.fastConfiguration(requestTimeout: .seconds(10)), on: runtime.loop)
         defer { client.shutdown() }
         let profile = APNsProfile(
             server: APNsServer(host: "127.0.0.1", port: 1), topic: MockAPNsHarness.topic,

@@ -50,7 +50,8 @@ struct APNsConnectionTests {
             "--script", scriptFile, "--record", recordFile, "--max-concurrent-streams", "8",
         ])
         defer { mock.stop() }
-        let client = try APNsClient(configuration: MockAPNsHarness.fastConfiguration())
+        let runtime = try TestRuntime()
+        let client = APNsClient(configuration: MockAPNsHarness.fastConfiguration(), on: runtime.loop)
         defer { client.shutdown() }
         let profile = APNsProfile(
             server: APNsServer(host: "localhost", port: mock.port), topic: MockAPNsHarness.topic,

@@ -23,7 +23,8 @@ struct APNsProxyTests {
         defer { server.stop() }
         let proxy = try TinyProxy(connectPort: server.server.port)
         defer { proxy.stop() }
-        let client = try APNsClient(configuration: Self.configuration(proxyPort: proxy.port))
+        let runtime = try TestRuntime()
+        let client = APNsClient(configuration: Self.configuration(proxyPort: proxy.port), on: runtime.loop)
         defer { client.shutdown() }
         let results = (0..<3).map { client.send(MockAPNsHarness.notification($0), profile: server.profile()) }
         #expect(results.map(\.outcome) == [.accepted, .accepted, .accepted])
@@ -39,7 +40,8 @@ struct APNsProxyTests {
         defer { server.stop() }
         let proxy = try TinyProxy(connectPort: 443)
         defer { proxy.stop() }
-        let client = try APNsClient(configuration: Self.configuration(proxyPort: proxy.port))
+        let runtime = try TestRuntime()
+        let client = APNsClient(configuration: Self.configuration(proxyPort: proxy.port), on: runtime.loop)
         defer { client.shutdown() }
         let result = client.send(MockAPNsHarness.notification(), profile: server.profile())
         #expect(result.outcome == .retry(retryAfterSeconds: nil))
@@ -52,7 +54,8 @@ struct APNsProxyTests {
         let server = try MockAPNsHarness()
         server.client.shutdown()
         defer { server.stop() }
-        let client = try APNsClient(configuration: Self.configuration(proxyPort: try freeLoopbackPort()))
+        let runtime = try TestRuntime()
+        let client = APNsClient(configuration: Self.configuration(proxyPort: try freeLoopbackPort()), on: runtime.loop)
         defer { client.shutdown() }
         let result = client.send(MockAPNsHarness.notification(), profile: server.profile())
         #expect(result.outcome == .retry(retryAfterSeconds: nil))

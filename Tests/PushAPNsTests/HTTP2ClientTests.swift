@@ -21,7 +21,9 @@ struct HTTP2ClientTests {
     ) async throws
         -> HTTP2Response
     {
-        let client = try HTTP2Client(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
+        let runtime = try TestRuntime()
+        let client = HTTP2Client(
+            configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)), on: runtime.loop)
         defer { client.shutdown() }
         let target = HTTP2Target(
             host: "127.0.0.1", port: port, credentialID: "raw",

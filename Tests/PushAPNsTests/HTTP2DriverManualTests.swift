@@ -18,7 +18,7 @@ private final class ManualHTTP2Client {
 
     init(configuration: HTTP2ClientConfiguration, port: UInt16, certificates: APNsTestCertificates) throws {
         loop = try EventLoop(manual: ManualClock())
-        client = HTTP2Client(configuration: configuration, loop: loop)
+        client = HTTP2Client(configuration: configuration, on: loop)
         target = HTTP2Target(
             host: "127.0.0.1", port: port, credentialID: "manual",
             tls: try TLSContext.client(extraTrustAnchorsFile: certificates.caFile))

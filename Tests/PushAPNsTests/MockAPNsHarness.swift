@@ -13,6 +13,7 @@ struct MockAPNsHarness {
 
     let certificates: APNsTestCertificates
     let server: APNsMockServer
+    let runtime: TestRuntime
     let client: APNsClient
     let signer = FakeSigner()
 
@@ -33,7 +34,8 @@ struct MockAPNsHarness {
                 validator: APNsMockValidator(requireProviderToken: !certificateAuth, tokenVerifier: tokenVerifier),
                 recordFile: recordFile,
                 clientTrustAnchorsFile: certificateAuth ? certificates.caFile : nil, handshakeDelay: handshakeDelay))
-        client = try APNsClient(configuration: configuration, tokenClock: tokenClock)
+        runtime = try TestRuntime()
+        client = APNsClient(configuration: configuration, on: runtime.loop, tokenClock: tokenClock)
     }
 
     static func fastConfiguration(

@@ -108,7 +108,8 @@ struct ProviderKeyTests {
             "--provider-public-key", publicKeyFile,
         ])
         defer { mock.stop() }
-        let client = try APNsClient(configuration: MockAPNsHarness.fastConfiguration())
+        let runtime = try TestRuntime()
+        let client = APNsClient(configuration: MockAPNsHarness.fastConfiguration(), on: runtime.loop)
         defer { client.shutdown() }
         func profile(_ credential: APNsProfile.Credential) -> APNsProfile {
             APNsProfile(

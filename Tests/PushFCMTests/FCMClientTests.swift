@@ -24,11 +24,13 @@ struct MockFCMHarness {
 
     let clock = Clock()
     let server: FCMMockServer
+    let runtime: TestRuntime
     let provider: FCMPushProvider
 
     init(
         script: FCMMockScript = FCMMockScript(), trusting key: X509PublicKey = TestServiceAccount.key.publicKey,
-        requestTimeout: Duration = .seconds(10)
+        requestTimeout: Duration = .seconds(10), runtime: TestRuntime? = nil,
+        clockCalled: @escaping @Sendable () -> Void = {}
     ) throws {
         let certificates = try APNsTestCertificates.shared()
         server = try FCMMockServer(
@@ -39,11 +41,16 @@ struct MockFCMHarness {
         let profile = FCMProfile(
             projectID: TestServiceAccount.projectID, account: TestServiceAccount.account,
             hosts: .local(local, caFile: certificates.caFile))
-        provider = try FCMPushProvider(
+        self.runtime = try runtime ?? TestRuntime()
+        provider = FCMPushProvider(
             profiles: [Self.profileID: profile],
             configuration: HTTP2ClientConfiguration(
                 maximumConnectionsPerPool: 2, requestTimeout: requestTimeout, connectTimeout: .seconds(5)),
-            clock: { [clock] in clock.seconds.load(ordering: .relaxed) })
+            on: self.runtime.loop, workers: self.runtime.workers,
+            clock: { [clock] in
+                clockCalled()
+                return clock.seconds.load(ordering: .relaxed)
+            })
     }
 
     static func wake(

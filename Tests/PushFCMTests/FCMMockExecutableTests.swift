@@ -34,7 +34,10 @@ struct FCMMockExecutableTests {
     func executableVerifiesAssertions() throws {
         let (mock, _, certificates) = try Self.startMock(["--accept-access-token", "bench-access-token"])
         defer { mock.stop() }
-        let client = try FCMClient(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
+        let runtime = try TestRuntime()
+        let client = FCMClient(
+            configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)), on: runtime.loop,
+            workers: runtime.workers)
         defer { client.shutdown() }
         let server = FCMServer(host: "localhost", port: mock.port)
         func profile(_ account: ServiceAccount) -> FCMProfile {
@@ -52,7 +55,7 @@ struct FCMMockExecutableTests {
             refused == FCMSendResult(outcome: .configurationFault(.missingCredentials), status: nil, requestsSent: 0))
 
         // The token given on the command line stands for one the mock issued; any other does not.
-        let http = try HTTP2Client(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
+        let http = HTTP2Client(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)), on: runtime.loop)
         defer { http.shutdown() }
         let target = HTTP2Target(
             host: "localhost", port: mock.port, credentialID: "raw",
@@ -74,7 +77,10 @@ struct FCMMockExecutableTests {
         defer { try? FileManager.default.removeItem(atPath: recordFile) }
         let (mock, _, _) = try Self.startMock(["--record", recordFile])
         defer { mock.stop() }
-        let client = try FCMClient(configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)))
+        let runtime = try TestRuntime()
+        let client = FCMClient(
+            configuration: HTTP2ClientConfiguration(requestTimeout: .seconds(10)), on: runtime.loop,
+            workers: runtime.workers)
         defer { client.shutdown() }
         let server = FCMServer(host: "localhost", port: mock.port)
         let profile = FCMProfile(

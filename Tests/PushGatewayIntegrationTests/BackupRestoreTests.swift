@@ -89,8 +89,10 @@ struct BackupRestoreTests {
     ) throws -> HTTPTestResponse {
         let configuration = try GatewayConfiguration(
             environment: environment.with("DATABASE_URL", restored.database.url(for: restored.role)).variables)
+        let runtime = try GatewayApplication.makeRuntime(configuration)
         let gateway = try TestGateway(
-            configuration: configuration, providers: try PushProviders.make(configuration: configuration))
+            configuration: configuration, runtime: runtime,
+            providers: try PushProviders.make(configuration: configuration, runtime: runtime))
         // Step 4 of the runbook: the restored database is ready for the runtime role.
         #expect(try gateway.get("/_readiness").status == 200)
         let client = DeliveryClient(port: gateway.publicPort)

@@ -5,6 +5,7 @@ import PushCrypto
 import PushDelivery
 import PushMetrics
 import PushNostr
+import PushSystem
 import PushTestSupport
 import Synchronization
 import Testing
@@ -40,7 +41,7 @@ struct FakeProviderModule: PushProviderModule {
     func makeMetrics(profileIDs: [String]) -> any PushProviderMetrics { FakeProviderMetrics() }
 
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider {
         for profile in profiles where profile.providerValues["FAKE_CHANNEL"] == nil {
             throw PushProviderStartError(profileID: profile.id, problem: "no FAKE_CHANNEL")
@@ -209,7 +210,10 @@ struct ThirdProviderTests {
             problems.map(\.description) == [
                 Self.key + "PROVIDER: names a provider this build does not have (apns, fcm, webpush)"
             ])
-        #expect(throws: GatewayError.self) { try PushProviders.make(configuration: configuration) }
+        let runtime = try TestRuntime()
+        #expect(throws: GatewayError.self) {
+            try PushProviders.make(configuration: configuration, runtime: runtime.runtime)
+        }
         let checked = CheckConfigCommand.execute(arguments: [], environment: environment.variables)
         #expect(checked.exitCode == 1)
         #expect(checked.standardError.contains(Self.key + "PROVIDER: names a provider this build does not have"))

@@ -33,9 +33,10 @@ public final class TestGateway {
 
     /// A gateway for `configuration`. `listening: false` binds both ports without serving, for
     /// tests that only look at how the gateway was put together. `overcommitModePath` stands in for
-    /// `/proc/sys/vm/overcommit_memory`.
+    /// `/proc/sys/vm/overcommit_memory`. `runtime` is the one `providers` were built on, if any
+    /// (docs/decisions/0870); by default one is made for `configuration`.
     public init(
-        configuration: GatewayConfiguration, database: MigratedTestDatabase? = nil,
+        configuration: GatewayConfiguration, database: MigratedTestDatabase? = nil, runtime: Runtime? = nil,
         providers: [String: any PushProvider] = [:], modules: PushProviderModules = .standard,
         clock: any WallClock = SystemWallClock(), logger: Logger = TestLogs.logger(), listening: Bool = true,
         overcommitModePath: String = AddressSpaceFacts.overcommitModePath,
@@ -44,7 +45,8 @@ public final class TestGateway {
         self.database = database
         server = try GatewayServer(
             application: GatewayApplication(
-                configuration: configuration, logger: logger, runtime: try Self.runtime(configuration, tuning),
+                configuration: configuration, logger: logger,
+                runtime: try runtime ?? Self.runtime(configuration, tuning),
                 clock: clock, providers: providers, modules: modules, overcommitModePath: overcommitModePath),
             publicListen: "127.0.0.1:0", privateListen: "127.0.0.1:0", tuning: tuning)
         if listening {
@@ -90,8 +92,16 @@ public final class TestGateway {
         }
         let environment = try adjust(try ConfigurationTestEnvironment().with("DATABASE_URL", databaseURL))
         let configuration = try GatewayConfiguration(environment: environment.variables)
+        let runtime = try Self.runtime(configuration, tuning)
+        let made: [String: any PushProvider]
+        do {
+            made = try providers.make(configuration, runtime)
+        } catch {
+            runtime.shutdown()
+            throw error
+        }
         try self.init(
-            configuration: configuration, database: migrated, providers: try providers.make(configuration),
+            configuration: configuration, database: migrated, runtime: runtime, providers: made,
             modules: providers.modules, clock: clock,
             logger: logger, listening: listening, overcommitModePath: overcommitModePath, tuning: tuning)
     }
@@ -148,35 +158,36 @@ public struct TestGatewayClient: Sendable {
     }
 }
 
-/// Builds the gateway's push providers from its final configuration. A struct, not a bare closure,
-/// so a trailing closure at the call site still means the environment adjustment.
+/// Builds the gateway's push providers from its final configuration, on the runtime the gateway
+/// then runs on (docs/decisions/0870). A struct, not a bare closure, so a trailing closure at the
+/// call site still means the environment adjustment.
 public struct ProviderFactory {
-    public let make: (GatewayConfiguration) throws -> [String: any PushProvider]
+    public let make: (GatewayConfiguration, Runtime) throws -> [String: any PushProvider]
     /// The provider modules the gateway registers (docs/decisions/0770).
     public let modules: PushProviderModules
 
     public init(
         modules: PushProviderModules = .standard,
-        make: @escaping (GatewayConfiguration) throws -> [String: any PushProvider]
+        make: @escaping (GatewayConfiguration, Runtime) throws -> [String: any PushProvider]
     ) {
         self.modules = modules
         self.make = make
     }
 
     /// No provider: every delivery answers `configuration_fault` (missing credentials).
-    public static var none: ProviderFactory { ProviderFactory { _ in [:] } }
+    public static var none: ProviderFactory { ProviderFactory { _, _ in [:] } }
 
     /// What `serve` builds: the APNs provider of every iOS profile.
     public static var configured: ProviderFactory { registering(.standard) }
 
     /// What `serve` builds with `modules` registered instead of the standard list.
     public static func registering(_ modules: PushProviderModules) -> ProviderFactory {
-        ProviderFactory(modules: modules) { try PushProviders.make(configuration: $0, modules: modules) }
+        ProviderFactory(modules: modules) { try PushProviders.make(configuration: $0, modules: modules, runtime: $1) }
     }
 
     /// `provider` for every enabled profile.
     public static func every(_ provider: any PushProvider) -> ProviderFactory {
-        ProviderFactory { configuration in
+        ProviderFactory { configuration, _ in
             Dictionary(uniqueKeysWithValues: configuration.profiles.map { ($0.id, provider) })
         }
     }

@@ -25,9 +25,11 @@ struct RefusingOriginsThroughMockTests {
         let otherKey = VAPIDSigner(key: try P256PrivateKey.generate(), subject: "mailto:ops@example.org").publicKey
         var settings = WebPushSender.Settings()
         settings.addressRule = WebPushAddressRule(allowsLoopback: true)
-        let provider = try WebPushPushProvider(
+        let runtime = try TestRuntime()
+        let provider = WebPushPushProvider(
             profiles: ["up": WebPushProfile(vapid: vapid, allowedHosts: nil)], settings: settings,
-            client: CurlMultiClient.Configuration(extraTrustAnchorFile: certificates.caFile))
+            client: CurlMultiClient.Configuration(extraTrustAnchorFile: certificates.caFile), on: runtime.loop,
+            workers: runtime.workers)
         defer { provider.shutdown() }
 
         let madeForAnotherKey = try servers[0].subscribe(applicationServerKey: otherKey)

@@ -23,23 +23,25 @@ struct WebPushPushProviderTests {
     let certificates: APNsTestCertificates
     let server: WebPushMockServer
     let vapid: VAPIDSigner
+    let runtime: TestRuntime
 
     init() throws {
         certificates = try APNsTestCertificates.shared()
         server = try WebPushMockServer(
             certificateFile: certificates.serverCertificateFile, keyFile: certificates.serverKeyFile)
         vapid = VAPIDSigner(key: try P256PrivateKey.generate(), subject: "mailto:ops@example.org")
+        runtime = try TestRuntime()
     }
 
     func provider(allowedHosts: String? = nil) throws -> WebPushPushProvider {
         var settings = WebPushSender.Settings()
         settings.addressRule = WebPushAddressRule(allowsLoopback: true)
-        return try WebPushPushProvider(
+        return WebPushPushProvider(
             profiles: [
                 "up": WebPushProfile(vapid: vapid, allowedHosts: allowedHosts.flatMap(WebPushAllowedHosts.init))
             ],
             settings: settings, client: CurlMultiClient.Configuration(extraTrustAnchorFile: certificates.caFile),
-            resolver: FixedResolver(address: "127.0.0.1"))
+            resolver: FixedResolver(address: "127.0.0.1"), on: runtime.loop, workers: runtime.workers)
     }
 
     static func send(

@@ -4,6 +4,7 @@ import PushAPNs
 import PushCrypto
 import PushDelivery
 import PushMetrics
+import PushSystem
 
 /// APNs (docs/protocol.md §8) as a provider module: `ios` profiles, hex device tokens.
 struct APNsProviderModule: PushProviderModule {
@@ -33,7 +34,7 @@ struct APNsProviderModule: PushProviderModule {
 
     /// iOS profiles share one `APNsPushProvider`.
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider {
         var apnsProfiles: [String: APNsProfile] = [:]
         for (profileID, settings) in try APNsProfileSettings.loaded(profiles) {
@@ -42,12 +43,9 @@ struct APNsProviderModule: PushProviderModule {
                 credential: try credential(settings.authentication, profileID: profileID),
                 extraTrustAnchorsFile: configuration.apnsExtraTrustAnchorFile)
         }
-        do {
-            let client = try APNsClient(configuration: PushProviders.clientConfiguration(configuration))
-            return APNsPushProvider(client: client, profiles: apnsProfiles)
-        } catch {
-            throw PushProviderStartError(profileID: nil, problem: "the APNs client could not start: \(error)")
-        }
+        let client = APNsClient(
+            configuration: PushProviders.clientConfiguration(configuration), on: runtime.loops.next())
+        return APNsPushProvider(client: client, profiles: apnsProfiles)
     }
 
     func describe(_ profile: AppProfile) -> String {

@@ -3,6 +3,7 @@ import GatewayMetrics
 import PushDelivery
 import PushFCM
 import PushMetrics
+import PushSystem
 import Synchronization
 
 /// FCM HTTP v1 (docs/protocol.md §8a) as a provider module: `android` profiles, registration tokens.
@@ -36,7 +37,7 @@ struct FCMProviderModule: PushProviderModule {
     /// Android profiles share one `FCMPushProvider`, on the same HTTP/2 layer, timeout and egress
     /// proxy as APNs.
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider {
         let android = configuration.android
         let fcmProfiles = try FCMProfileSettings.loaded(profiles).mapValues { settings in
@@ -48,12 +49,9 @@ struct FCMProviderModule: PushProviderModule {
                     tokenPath: android.googleTokenEndpoint?.path, extraTrustAnchorsFile: android.fcmExtraTrustAnchorFile
                 ))
         }
-        do {
-            return try FCMPushProvider(
-                profiles: fcmProfiles, configuration: PushProviders.clientConfiguration(configuration))
-        } catch {
-            throw PushProviderStartError(profileID: nil, problem: "the FCM client could not start: \(error)")
-        }
+        return FCMPushProvider(
+            profiles: fcmProfiles, configuration: PushProviders.clientConfiguration(configuration),
+            on: runtime.loops.next(), workers: runtime.workers)
     }
 
     func describe(_ profile: AppProfile) -> String {

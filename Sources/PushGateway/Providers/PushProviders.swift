@@ -1,6 +1,7 @@
 import GatewayConfiguration
 import PushDelivery
 import PushHTTP2
+import PushSystem
 
 extension PushProviderModules {
     /// The one list of the providers this build has (docs/decisions/0770): a new provider is a
@@ -15,9 +16,10 @@ extension PushProviderModules {
 /// and the Marmot ingress only see `[profile id: any PushProvider]`.
 public enum PushProviders {
     /// Loads every profile's credentials now, so `serve` refuses to start with a key that cannot
-    /// sign; a profile whose provider no module serves is refused the same way.
+    /// sign; a profile whose provider no module serves is refused the same way. Every provider runs
+    /// on `runtime`, which the caller shuts down after the providers (docs/decisions/0870).
     public static func make(
-        configuration: GatewayConfiguration, modules: PushProviderModules = .standard
+        configuration: GatewayConfiguration, modules: PushProviderModules = .standard, runtime: Runtime
     ) throws(GatewayError) -> [String: any PushProvider] {
         if let problem = modules.problems(configuration).first {
             throw GatewayError(.serviceStart, description: "configuration error: \(problem)")
@@ -28,7 +30,7 @@ public enum PushProviders {
             guard !profiles.isEmpty else { continue }
             let provider: any PushProvider
             do {
-                provider = try module.makeProvider(profiles: profiles, configuration: configuration)
+                provider = try module.makeProvider(profiles: profiles, configuration: configuration, runtime: runtime)
             } catch {
                 if let profileID = error.profileID {
                     throw GatewayError.pushCredentials(profileID: profileID, problem: error.problem)

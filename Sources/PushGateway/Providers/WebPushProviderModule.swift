@@ -4,6 +4,7 @@ import PushCrypto
 import PushCurl
 import PushDelivery
 import PushMetrics
+import PushSystem
 import PushWebPush
 import Synchronization
 
@@ -57,7 +58,7 @@ struct WebPushProviderModule: PushProviderModule {
     /// Every `webpush` profile shares one `WebPushPushProvider` and so one sender: the per-origin
     /// buckets and the connection cap are the replica's (§8b).
     func makeProvider(
-        profiles: [AppProfile], configuration: GatewayConfiguration
+        profiles: [AppProfile], configuration: GatewayConfiguration, runtime: Runtime
     ) throws(PushProviderStartError) -> any PushProvider {
         let webPushProfiles = try WebPushProfileSettings.loaded(profiles).mapValues {
             WebPushProfile(vapid: $0.vapid, allowedHosts: $0.allowedHosts)
@@ -74,11 +75,9 @@ struct WebPushProviderModule: PushProviderModule {
             proxy: configuration.egressProxy.map { proxy in
                 "http://" + (proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host) + ":\(proxy.port)"
             }, extraTrustAnchorFile: webPush.extraTrustAnchorFile)
-        do {
-            return try WebPushPushProvider(profiles: webPushProfiles, settings: settings, client: client)
-        } catch {
-            throw PushProviderStartError(profileID: nil, problem: "the Web Push client could not start: \(error)")
-        }
+        return WebPushPushProvider(
+            profiles: webPushProfiles, settings: settings, client: client, on: runtime.loops.next(),
+            workers: runtime.workers)
     }
 
     func describe(_ profile: AppProfile) -> String {

@@ -64,7 +64,8 @@ public final class GatewayApplication: Sendable {
         do {
             return GatewayApplication(
                 configuration: configuration, logger: logger, runtime: runtime,
-                providers: try PushProviders.make(configuration: configuration, modules: modules), modules: modules)
+                providers: try PushProviders.make(configuration: configuration, modules: modules, runtime: runtime),
+                modules: modules)
         } catch {
             runtime.shutdown()
             throw error
