@@ -101,8 +101,7 @@ package final class KeyAttestationStatusFetcher: Sendable {
     private let source: KeyAttestationStatusSource
     private let clock: any WallClock
     private let logger: Logger
-    private let timers: LoopTimers
-    private let jobs: WorkerJobs
+    private let share: RuntimeShare
 
     init(
         url: String, client: HTTPGetClient, source: KeyAttestationStatusSource, clock: any WallClock, logger: Logger,
@@ -113,8 +112,7 @@ package final class KeyAttestationStatusFetcher: Sendable {
         self.source = source
         self.clock = clock
         self.logger = logger
-        timers = LoopTimers(on: runtime.loops.next())
-        jobs = WorkerJobs(on: runtime.workers)
+        share = RuntimeShare(of: runtime)
     }
 
     /// Queues a fetch now and then one every hour until `stop()`.
@@ -125,12 +123,11 @@ package final class KeyAttestationStatusFetcher: Sendable {
 
     /// Ends the hourly fetches; returns once a fetch under way has finished (one still queued never runs).
     package func stop() {
-        timers.stop()
-        jobs.stop()
+        share.stop()
     }
 
     private func scheduleHourlyFetch() {
-        timers.schedule(after: .seconds(KeyAttestationStatusSource.rereadIntervalSeconds)) { [self] in
+        share.timers.schedule(after: .seconds(KeyAttestationStatusSource.rereadIntervalSeconds)) { [self] in
             queueFetch()
             scheduleHourlyFetch()
         }
@@ -138,7 +135,7 @@ package final class KeyAttestationStatusFetcher: Sendable {
 
     /// A full worker queue skips this fetch: the last good list stays until the next hour's.
     private func queueFetch() {
-        guard !jobs.isStopped, !jobs.submit({ [self] in fetchNow() }) else { return }
+        guard !share.jobs.isStopped, !share.jobs.submit({ [self] in fetchNow() }) else { return }
         source.logFailure("the worker queue is full")
     }
 

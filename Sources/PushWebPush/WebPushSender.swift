@@ -189,18 +189,13 @@ public final class WebPushSender: @unchecked Sendable {
     /// Starts waiting lookups while the bound allows, in arrival order, and ends those whose
     /// deadline passed.
     private func startWaitingLookups() {
-        let now = MonotonicInstant.now()
-        var still: [WaitingLookup] = []
-        for lookup in waitingLookups {
-            if now.advanced(by: Self.minimumTimeToStart) >= lookup.deadline {
-                lookup.expire()
-            } else if pendingResolutions < settings.maximumPendingResolutions {
+        waitingLookups = Self.startOrExpire(
+            waitingLookups, deadline: \.deadline, expire: { $0.expire() },
+            startIfAllowed: { lookup in
+                guard pendingResolutions < settings.maximumPendingResolutions else { return false }
                 startLookup(lookup)
-            } else {
-                still.append(lookup)
-            }
-        }
-        waitingLookups = still
+                return true
+            })
     }
 
     private func sendPinned(
@@ -319,19 +314,32 @@ public final class WebPushSender: @unchecked Sendable {
 
     /// Starts waiting sends that fit now, in arrival order, and ends those whose deadline passed.
     private func startWaiting() {
-        let now = MonotonicInstant.now()
-        var still: [Waiting] = []
-        for entry in waiting {
-            if now.advanced(by: Self.minimumTimeToStart) >= entry.deadline {
-                entry.expire()
-            } else if canStart(entry.origin) {
+        waiting = Self.startOrExpire(
+            waiting, deadline: \.deadline, expire: { $0.expire() },
+            startIfAllowed: { entry in
+                guard canStart(entry.origin) else { return false }
                 started(entry.origin)
                 entry.start()
-            } else {
+                return true
+            })
+    }
+
+    /// Goes through `queue` in arrival order: an entry with too little time left ends
+    /// (`minimumTimeToStart`), one `startIfAllowed` starts leaves, the rest keep waiting.
+    private static func startOrExpire<Entry>(
+        _ queue: [Entry], deadline: (Entry) -> MonotonicInstant, expire: (Entry) -> Void,
+        startIfAllowed: (Entry) -> Bool
+    ) -> [Entry] {
+        let now = MonotonicInstant.now()
+        var still: [Entry] = []
+        for entry in queue {
+            if now.advanced(by: minimumTimeToStart) >= deadline(entry) {
+                expire(entry)
+            } else if !startIfAllowed(entry) {
                 still.append(entry)
             }
         }
-        waiting = still
+        return still
     }
 
     // MARK: The request (docs/protocol.md §8b)

@@ -51,8 +51,7 @@ public final class Reaper: Sendable {
     let metrics: GatewayMetrics
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
-    private let timers: LoopTimers
-    private let jobs: WorkerJobs
+    private let share: RuntimeShare
 
     /// `runtime`: the application's, whose loop times the passes and whose workers run them.
     public init(pool: PostgresPool, settings: ReaperSettings, metrics: GatewayMetrics, logger: Logger, runtime: Runtime)
@@ -61,8 +60,7 @@ public final class Reaper: Sendable {
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
-        timers = LoopTimers(on: runtime.loops.next())
-        jobs = WorkerJobs(on: runtime.workers)
+        share = RuntimeShare(of: runtime)
     }
 
     /// One pass, on the calling thread (blocks on the database). Counts the pass and the deleted
@@ -93,16 +91,15 @@ public final class Reaper: Sendable {
 
     /// Cancels the next pass and waits for a running one to finish (after `beginStop()`).
     public func waitUntilStopped() {
-        timers.stop()
-        jobs.stop()
+        share.stop()
     }
 
     private var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
 
     private func scheduleNextPass() {
-        timers.schedule(after: settings.interval) { [self] in
+        share.timers.schedule(after: settings.interval) { [self] in
             // A pass blocks on the database: a worker runs it. A full worker queue skips this one.
-            let queued = jobs.submit { [self] in
+            let queued = share.jobs.submit { [self] in
                 guard !isStopping else { return }
                 runOnce()
                 scheduleNextPass()
