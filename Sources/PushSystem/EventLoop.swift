@@ -34,6 +34,8 @@ public final class EventLoop: @unchecked Sendable {
     private let notifier: EventNotifier
     private let inbox = Mutex(EventLoopInbox<Task>())
     private let thread = Mutex<PosixThread?>(nil)
+    /// The workers of the `Runtime` this loop belongs to, where blocking work it starts runs.
+    private let runtimeWorkers = Mutex<WorkerPool?>(nil)
     private let loopThread = Atomic<UInt>(0)
     private let clock: EventLoopClock
     private var timers = TimerHeap<() -> Void>()
@@ -61,6 +63,13 @@ public final class EventLoop: @unchecked Sendable {
         try epoll.add(notifier.rawDescriptor, id: Self.inboxID, events: .readable)
         loopThread.store(UInt(pthread_self()), ordering: .releasing)
     }
+
+    /// The workers of the `Runtime` this loop belongs to (docs/decisions/0870); nil for a loop of
+    /// its own (tests, tools), whose blocking work starts a short-lived thread instead.
+    public var workers: WorkerPool? { runtimeWorkers.withLock { $0 } }
+
+    /// Called once by the `Runtime` that holds this loop.
+    func belong(to workers: WorkerPool) { runtimeWorkers.withLock { $0 = workers } }
 
     /// Whether the caller runs on this loop's thread.
     public var inEventLoop: Bool { loopThread.load(ordering: .acquiring) == UInt(pthread_self()) }

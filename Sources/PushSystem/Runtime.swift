@@ -18,12 +18,14 @@ public final class Runtime: Sendable {
             throw error
         }
         self.loops = loops
+        for loop in loops.loops { loop.belong(to: workers) }
     }
 
     /// A runtime of parts made elsewhere (manual loops in tests); `shutdown` ends them.
     public init(loops: EventLoopGroup, workers: WorkerPool) {
         self.loops = loops
         self.workers = workers
+        for loop in loops.loops { loop.belong(to: workers) }
     }
 
     /// Once every user has stopped: the workers finish what is queued (their completions may still

@@ -10,24 +10,32 @@ public enum TCPConnector {
     }
 
     /// The addresses of `host` for a client on `loop`, handed to `completion` on the loop's thread:
-    /// at once for an IP literal; for a DNS name, getaddrinfo runs on a short-lived thread (it
-    /// blocks) and its result comes back through `loop.execute`. A thread that cannot start is a
-    /// failed resolution, reported at once.
+    /// at once for an IP literal; for a DNS name, getaddrinfo (which blocks) runs on a worker of the
+    /// loop's `Runtime` (docs/decisions/0870), or on a short-lived thread for a loop of its own, and
+    /// its result comes back through `loop.execute`. A full worker queue or a thread that cannot
+    /// start is a failed resolution, reported at once.
     public static func resolve(
         host: String, port: UInt16, on loop: EventLoop,
         completion: @escaping @Sendable (Result<[SocketAddress], SystemError>) -> Void
     ) {
         if let addresses = numericAddresses(host: host, port: port) { return completion(.success(addresses)) }
-        do {
-            _ = try PosixThread.spawn(name: "resolver") {
-                let result: Result<[SocketAddress], SystemError>
-                do throws(SystemError) {
-                    result = .success(try resolve(host: host, port: port))
-                } catch {
-                    result = .failure(error)
-                }
-                loop.execute { completion(result) }
+        let lookUp: @Sendable () -> Void = {
+            let result: Result<[SocketAddress], SystemError>
+            do throws(SystemError) {
+                result = .success(try resolve(host: host, port: port))
+            } catch {
+                result = .failure(error)
             }
+            loop.execute { completion(result) }
+        }
+        if let workers = loop.workers {
+            if !workers.submit(lookUp) {
+                completion(.failure(SystemError(function: "getaddrinfo", errorNumber: EAGAIN)))
+            }
+            return
+        }
+        do {
+            _ = try PosixThread.spawn(name: "resolver", lookUp)
         } catch {
             completion(.failure(error))
         }
