@@ -20,7 +20,7 @@ ASAN_SKIPPED_SUITES='PushGatewayDocsTests|HelmChartTests|HelmChartWebPushTests|P
 # and everything else without them, so that no libcurl leak of our own (PushRelayClient) can hide
 # behind that suppression.
 run_address_sanitized_suite() {
-    swift build --build-tests --sanitize=address --build-path .build/asan
+    finish_address_sanitized_build
     if [ $# -gt 0 ]; then
         address_sanitized_swift_test scripts/lib/lsan.supp "$@"
         return
@@ -44,4 +44,36 @@ address_sanitized_swift_test() {
         ASAN_OPTIONS=${ASAN_OPTIONS:-suppressions=$PWD/scripts/lib/asan.supp} \
         LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$leak_suppressions:print_suppressions=0} \
         swift test --skip-build --sanitize=address --build-path .build/asan "$@"
+}
+
+# start_address_sanitized_build LOG: starts the sanitized build in the background at the lowest CPU
+# priority, so that it takes the core the test passes leave idle while they wait on sockets and
+# child processes (docs/reliability.md, "Test command time") without slowing them;
+# run_address_sanitized_suite waits for it. Without a call, that function builds in the foreground.
+start_address_sanitized_build() {
+    address_sanitized_build_log=$1
+    nice -n 19 swift build --build-tests --sanitize=address --build-path .build/asan \
+        >"$address_sanitized_build_log" 2>&1 &
+    address_sanitized_build_pid=$!
+}
+
+# Waits for the background sanitized build (its output printed if it failed), or builds now.
+finish_address_sanitized_build() {
+    [ -z "${address_sanitized_build_done:-}" ] || return 0
+    if [ -z "${address_sanitized_build_pid:-}" ]; then
+        swift build --build-tests --sanitize=address --build-path .build/asan
+    else
+        local pid=$address_sanitized_build_pid
+        address_sanitized_build_pid=
+        if ! wait "$pid"; then
+            cat "$address_sanitized_build_log" >&2
+            return 1
+        fi
+    fi
+    address_sanitized_build_done=1
+}
+
+# Stops a background sanitized build still running (the test command failed before it waited).
+stop_address_sanitized_build() {
+    [ -z "${address_sanitized_build_pid:-}" ] || kill "$address_sanitized_build_pid" 2>/dev/null || true
 }
