@@ -104,13 +104,16 @@ public final class PgBouncer {
         console.database = "pgbouncer"
         let connection = try PostgresConnection(
             configuration: PostgresConfiguration(
-                connectionString: console.string, statementTimeout: nil, lockTimeout: nil))
+                connectionString: console.string, statementTimeout: nil, lockTimeout: nil,
+                connectTimeoutSeconds: TemporaryDatabase.connectTimeoutSeconds))
         try connection.executeScript(command)
     }
 
     /// A configuration through pgbouncer with no timeouts of its own (nothing set on any session).
     public func configuration() -> PostgresConfiguration {
-        PostgresConfiguration(connectionString: url, statementTimeout: nil, lockTimeout: nil)
+        PostgresConfiguration(
+            connectionString: url, statementTimeout: nil, lockTimeout: nil,
+            connectTimeoutSeconds: TemporaryDatabase.connectTimeoutSeconds)
     }
 
     /// Kills pgbouncer, waits for it, and removes its files. Idempotent. SIGKILL, because a test

@@ -8,6 +8,11 @@ import Synchronization
 /// (scripts/lib/postgres.sh); every test gets its own database so suites run in any order and in
 /// parallel.
 public final class TemporaryDatabase: Sendable {
+    /// libpq's `connect_timeout` for the tests' own sessions. The gateway's 2 s is too short for a
+    /// machine running the sanitized pass, where a backend once took longer to start and a setup
+    /// query failed with "connect timeout expired"; the tests wait for PostgreSQL, not test it.
+    public static let connectTimeoutSeconds = 15
+
     /// The database name (`push_test_<random>`).
     public let name: String
     /// A superuser URI for this database.
@@ -39,7 +44,9 @@ public final class TemporaryDatabase: Sendable {
         var databaseURL = parsed
         databaseURL.database = name
         url = databaseURL.string
-        let admin = try PostgresConnection(configuration: PostgresConfiguration(connectionString: parsed.string))
+        let admin = try PostgresConnection(
+            configuration: PostgresConfiguration(
+                connectionString: parsed.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
         try admin.query("CREATE DATABASE \(name)")
     }
 
@@ -47,7 +54,8 @@ public final class TemporaryDatabase: Sendable {
     public func drop() {
         guard
             let admin = try? PostgresConnection(
-                configuration: PostgresConfiguration(connectionString: serverURL.string))
+                configuration: PostgresConfiguration(
+                    connectionString: serverURL.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
         else { return }
         _ = try? admin.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         for role in roles.withLock({ $0 }) { _ = try? admin.query("DROP ROLE IF EXISTS \(role)") }
@@ -59,7 +67,7 @@ public final class TemporaryDatabase: Sendable {
     ) -> PostgresConfiguration {
         PostgresConfiguration(
             connectionString: role.map { url(for: $0) } ?? url, statementTimeout: statementTimeout,
-            lockTimeout: lockTimeout)
+            lockTimeout: lockTimeout, connectTimeoutSeconds: Self.connectTimeoutSeconds)
     }
 
     /// A superuser session on this database.
@@ -70,7 +78,9 @@ public final class TemporaryDatabase: Sendable {
     /// Creates a login role (with no privileges yet) that `drop()` removes again.
     public func createRole() throws -> TemporaryRole {
         let role = TemporaryRole(name: "push_test_role_" + randomSuffix(), password: randomSuffix())
-        let admin = try PostgresConnection(configuration: PostgresConfiguration(connectionString: serverURL.string))
+        let admin = try PostgresConnection(
+            configuration: PostgresConfiguration(
+                connectionString: serverURL.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
         // Generated names and passwords are [a-z0-9_] only; CREATE ROLE takes no parameters.
         try admin.query("CREATE ROLE \(role.name) LOGIN PASSWORD '\(role.password)'")
         roles.withLock { $0.append(role.name) }
