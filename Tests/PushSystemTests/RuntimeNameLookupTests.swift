@@ -29,10 +29,9 @@ struct RuntimeNameLookupTests {
         return answer
     }
 
-    @Test("a lookup waits for a free worker of the runtime and then answers on the loop with localhost's addresses")
-    func lookupRunsOnTheWorkers() throws {
-        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 4)
-        defer { runtime.shutdown() }
+    /// A runtime of one loop and one worker, that worker busy until the returned latch opens.
+    static func runtimeWithItsWorkerHeld(queueCapacity: Int) throws -> (Runtime, CompletionLatch) {
+        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: queueCapacity)
         let release = CompletionLatch()
         let busy = CompletionLatch()
         #expect(
@@ -40,7 +39,15 @@ struct RuntimeNameLookupTests {
                 busy.open()
                 release.wait()
             })
-        #expect(busy.wait(until: Self.deadline()))
+        #expect(busy.wait(until: deadline()))
+        return (runtime, release)
+    }
+
+    @Test("a lookup waits for a free worker of the runtime and then answers on the loop with localhost's addresses")
+    func lookupRunsOnTheWorkers() throws {
+        let (runtime, release) = try Self.runtimeWithItsWorkerHeld(queueCapacity: 4)
+        defer { runtime.shutdown() }
+        defer { release.open() }
         let answer = Self.lookUp(on: runtime.loops.next())
         // The one worker is busy: a lookup on a thread of its own would have answered by now.
         #expect(!answer.arrived.wait(until: MonotonicInstant.now().advanced(by: .milliseconds(300))))
@@ -52,16 +59,9 @@ struct RuntimeNameLookupTests {
 
     @Test("a lookup the runtime's full worker queue refuses fails at once, and an IP literal needs no worker")
     func fullQueueFailsTheLookup() throws {
-        let runtime = try Runtime(loopCount: 1, workerCount: 1, queueCapacity: 1)
+        let (runtime, release) = try Self.runtimeWithItsWorkerHeld(queueCapacity: 1)
         defer { runtime.shutdown() }
-        let release = CompletionLatch()
-        let busy = CompletionLatch()
-        #expect(
-            runtime.workers.submit {
-                busy.open()
-                release.wait()
-            })
-        #expect(busy.wait(until: Self.deadline()))
+        defer { release.open() }
         #expect(runtime.workers.submit {})
         let answer = Self.lookUp(on: runtime.loops.next())
         #expect(answer.arrived.wait(until: Self.deadline()))
@@ -75,6 +75,5 @@ struct RuntimeNameLookupTests {
             }
         }
         #expect(literal.wait(until: Self.deadline()))
-        release.open()
     }
 }
