@@ -1,8 +1,9 @@
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
 
-@Suite("configuration value parsers")
+@Suite("configuration value parsers", .testBodyThreads)
 struct ConfigurationParsersTests {
     @Test("IPv6 literals in every RFC 4291 text form")
     func ipv6Accepted() throws {

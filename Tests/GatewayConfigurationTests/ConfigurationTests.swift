@@ -6,7 +6,7 @@ import Testing
 
 @testable import GatewayConfiguration
 
-@Suite("configuration from the environment (docs/protocol.md §12)")
+@Suite("configuration from the environment (docs/protocol.md §12)", .testBodyThreads)
 struct ConfigurationTests {
     typealias TestEnvironment = ConfigurationTestEnvironment
     private let profileVariable = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_"

@@ -1,8 +1,9 @@
+import PushTestSupport
 import Testing
 
 @testable import GatewayCredentials
 
-@Suite("Canonical UUIDs")
+@Suite("Canonical UUIDs", .testBodyThreads)
 struct CanonicalUUIDTests {
     @Test("the canonical lowercase form round-trips through its bytes")
     func roundTrip() throws {

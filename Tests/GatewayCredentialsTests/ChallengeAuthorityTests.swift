@@ -1,10 +1,11 @@
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
 @testable import GatewayCredentials
 
-@Suite("Stateless challenges (docs/protocol.md §4.1)")
+@Suite("Stateless challenges (docs/protocol.md §4.1)", .testBodyThreads)
 struct ChallengeAuthorityTests {
     static let currentKey = [UInt8](repeating: 0x11, count: 32)
     static let previousKey = [UInt8](repeating: 0x22, count: 32)

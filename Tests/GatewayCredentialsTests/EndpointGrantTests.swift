@@ -1,10 +1,11 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
 @testable import GatewayCredentials
 
-@Suite("Endpoint grants (docs/protocol.md §7)")
+@Suite("Endpoint grants (docs/protocol.md §7)", .testBodyThreads)
 struct EndpointGrantTests {
     static let envelope = SealedEnvelope(
         purpose: .endpointGrant,

@@ -1,11 +1,12 @@
 import GatewayConfiguration
+import PushTestSupport
 import Testing
 
 @testable import GatewayCredentials
 
 /// The keyring (docs/protocol.md §7): the first key seals, any key opens by its id, and the key
 /// bytes are never printed (§11).
-@Suite("the keyring")
+@Suite("the keyring", .testBodyThreads)
 struct KeyringTests {
     /// 32 bytes of 0x71 and of 0x72.
     static let ring =

@@ -5,7 +5,7 @@ import Testing
 @testable import GatewayConfiguration
 @testable import GatewayCredentials
 
-@Suite("Sealed envelopes and endpoint fingerprints (docs/protocol.md §7)")
+@Suite("Sealed envelopes and endpoint fingerprints (docs/protocol.md §7)", .testBodyThreads)
 struct SealedEnvelopeTests {
     static let current = Keyring.Key(id: "g2", bytes: [UInt8](repeating: 0xa1, count: 32))
     static let previous = Keyring.Key(id: "g1", bytes: [UInt8](repeating: 0xb2, count: 32))

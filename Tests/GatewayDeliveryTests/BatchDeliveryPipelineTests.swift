@@ -1,6 +1,7 @@
 import GatewayAPI
 import GatewayCredentials
 import PushDelivery
+import PushTestSupport
 import Testing
 
 @testable import GatewayDelivery
@@ -8,7 +9,7 @@ import Testing
 /// docs/protocol.md §4.8 without a database: one result per item in request order, whatever order
 /// the reports arrive in; duplicates; whole-batch refusals; the answer after every item's
 /// bookkeeping.
-@Suite("Batch deliveries without a database: request order, duplicates, whole refusals, bookkeeping")
+@Suite("Batch deliveries without a database: request order, duplicates, whole refusals, bookkeeping", .testBodyThreads)
 struct BatchDeliveryPipelineTests {
     @Test("results come in request order whatever order the reports arrive in, each with its bookkeeping")
     func resultsInRequestOrder() throws {

@@ -2,6 +2,7 @@ import GatewayAPI
 import Glibc
 import PushDelivery
 import PushSystem
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 /// result with database work completes through `DeliveryContext.resume`, one without on the
 /// thread its report arrived on; a failed write is retried on the scheduler's timers, never by
 /// sleeping a thread, at most three attempts, then logged.
-@Suite("Delivery bookkeeping without a database: the completing thread and retries on the scheduler")
+@Suite("Delivery bookkeeping without a database: the completing thread and retries on the scheduler", .testBodyThreads)
 struct DeliveryBookkeepingTests {
     /// Answers the held wake of `delivery` with `outcome` from a thread of its own; returns that thread.
     static func report(

@@ -2,6 +2,7 @@ import GatewayAPI
 import GatewayCredentials
 import PushDelivery
 import PushNostr
+import PushTestSupport
 import Testing
 
 @testable import GatewayDelivery
@@ -9,7 +10,7 @@ import Testing
 /// docs/protocol.md §4.7 after the push, per neutral outcome: the result and the bookkeeping it
 /// leaves in the admissions (reservation kept or released, epoch marked dead), and the admission's
 /// own refusals, all without a database.
-@Suite("Delivery outcomes without a database: each result and the bookkeeping it leaves")
+@Suite("Delivery outcomes without a database: each result and the bookkeeping it leaves", .testBodyThreads)
 struct DeliveryOutcomeTests {
     /// Delivers once through a harness whose push service answers `outcome`, with the bookkeeping's
     /// worker run, and returns the harness, the delivery and its result.

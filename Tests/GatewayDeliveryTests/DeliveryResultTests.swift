@@ -1,10 +1,13 @@
 import GatewayMetrics
 import PushDelivery
+import PushTestSupport
 import Testing
 
 @testable import GatewayDelivery
 
-@Suite("Delivery results: the §4.7 reservation rule and the admissions label of each result, without I/O")
+@Suite(
+    "Delivery results: the §4.7 reservation rule and the admissions label of each result, without I/O", .testBodyThreads
+)
 struct DeliveryResultTests {
     @Test("terminal outcomes keep the reservation; transient and configuration outcomes release it")
     func reservationRule() {

@@ -1,6 +1,7 @@
 import GatewayAPI
 import PushDelivery
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import GatewayDelivery
@@ -8,7 +9,8 @@ import Testing
 /// Time in the pipeline comes from its injected clock (docs/decisions/0750): the relay bucket's
 /// refill, the 408 check before admission, the deadline handed to the database and the stage
 /// durations all move with the virtual clock and with nothing else.
-@Suite("Delivery time without a database: the relay bucket, the 408 before admission, stage durations")
+@Suite(
+    "Delivery time without a database: the relay bucket, the 408 before admission, stage durations", .testBodyThreads)
 struct DeliveryTimeTests {
     @Test("past the relay's burst: 429 rate_limited with Retry-After and no admission; a second later it refills")
     func relayBucketRefillsOnTheInjectedClock() throws {

@@ -7,7 +7,9 @@ import Testing
 
 /// The gateway's scheduler for the bookkeeping's retries (docs/decisions/0750): timers on a loop of
 /// the application's runtime (docs/decisions/0870), cancelled at shutdown without ending the loop.
-@Suite("The event-loop scheduler: work after its delay on the runtime's loop; nothing after shutdown, the loop runs on")
+@Suite(
+    "The event-loop scheduler: work after its delay on the runtime's loop; nothing after shutdown, the loop runs on",
+    .testBodyThreads)
 struct EventLoopSchedulerTests {
     static func deadline() -> MonotonicInstant { MonotonicInstant.now().advanced(by: .seconds(30)) }
 

@@ -1,6 +1,7 @@
 import PushCrypto
 import PushPostgres
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import GatewayCredentials
@@ -35,7 +36,7 @@ enum AssertedOperation: String, CaseIterable, CustomTestStringConvertible {
     }
 }
 
-@Suite("Assertion routes' shared checks (docs/protocol.md §1, §4.3–§4.6, §5) over an in-memory store")
+@Suite("Assertion routes' shared checks (docs/protocol.md §1, §4.3–§4.6, §5) over an in-memory store", .testBodyThreads)
 struct AssertedFlowTests {
     @Test(
         "an unknown installation handle is not_authorized: no proof is checked, nothing is consumed",

@@ -1,10 +1,11 @@
 import GatewayCredentials
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import GatewayLifecycle
 
-@Suite("Delegation, rotation and revocation (docs/protocol.md §4.3–§4.6) over an in-memory store")
+@Suite("Delegation, rotation and revocation (docs/protocol.md §4.3–§4.6) over an in-memory store", .testBodyThreads)
 struct ChangeFlowTests {
     static let relay = AssertedOperation.relay
     typealias Key = InMemoryLifecycleDatabase.DelegationKey

@@ -2,11 +2,12 @@ import GatewayCredentials
 import PushCrypto
 import PushPostgres
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import GatewayLifecycle
 
-@Suite("Enrollment flow (docs/protocol.md §4.2, §4.2a) over an in-memory store")
+@Suite("Enrollment flow (docs/protocol.md §4.2, §4.2a) over an in-memory store", .testBodyThreads)
 struct EnrollmentFlowTests {
     @Test(
         "an iOS enrollment stores its profile's provider, epoch 1, counter 0, the sealed token and its fingerprint, and consumes the challenge"

@@ -1,10 +1,11 @@
 import PushHTTP
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import GatewayLifecycle
 
-@Suite("Lifecycle errors: each code has exactly its docs/protocol.md §4 answer")
+@Suite("Lifecycle errors: each code has exactly its docs/protocol.md §4 answer", .testBodyThreads)
 struct LifecycleErrorResponseTests {
     /// The answers the routes gave before the codes became a table, byte for byte.
     static let expected: [(code: LifecycleError.Code, status: Int, body: String)] = [

@@ -8,7 +8,9 @@ import Testing
 @testable import GatewayMetrics
 @testable import PushPostgres
 
-@Suite("GatewayMetrics: the gateway's families and the requests recorder, rendered (docs/protocol.md §9)")
+@Suite(
+    "GatewayMetrics: the gateway's families and the requests recorder, rendered (docs/protocol.md §9)", .testBodyThreads
+)
 struct GatewayMetricFamiliesTests {
     @Test("the typed counters render every closed label value, zero until incremented")
     func typedCounters() throws {

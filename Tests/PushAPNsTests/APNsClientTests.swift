@@ -7,7 +7,7 @@ import Testing
 @testable import APNsMock
 @testable import PushAPNs
 
-@Suite("APNs client against apns-mock over TLS + HTTP/2")
+@Suite("APNs client against apns-mock over TLS + HTTP/2", .testBodyThreads)
 struct APNsClientTests {
     @Test("the request carries exactly the §8 path, headers and body bytes, also in the JSONL record")
     func exactRequest() throws {

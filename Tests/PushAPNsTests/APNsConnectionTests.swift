@@ -6,7 +6,9 @@ import Testing
 @testable import APNsMock
 @testable import PushAPNs
 
-@Suite("APNs connections: certificate auth, keep-alive, backoff, the apns-mock executable", .tags(.process))
+@Suite(
+    "APNs connections: certificate auth, keep-alive, backoff, the apns-mock executable", .tags(.process),
+    .testBodyThreads)
 struct APNsConnectionTests {
     @Test("certificate auth presents the client certificate and sends no authorization header")
     func certificateAuth() throws {

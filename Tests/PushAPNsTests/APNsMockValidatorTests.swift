@@ -1,12 +1,13 @@
 import PushCrypto
 import PushHTTP2
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import APNsMock
 @testable import PushAPNs
 
-@Suite("apns-mock request checks (Apple's reasons)")
+@Suite("apns-mock request checks (Apple's reasons)", .testBodyThreads)
 struct APNsMockValidatorTests {
     static let token = String(repeating: "ab", count: 32)
     static let jwt =
@@ -92,7 +93,7 @@ struct APNsMockValidatorTests {
     }
 }
 
-@Suite("apns-mock script file")
+@Suite("apns-mock script file", .testBodyThreads)
 struct APNsMockScriptTests {
     @Test("a script file with every member parses, and replies are handed out in precedence order")
     func parsesAndOrders() throws {

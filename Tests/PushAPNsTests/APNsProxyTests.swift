@@ -8,7 +8,7 @@ import Testing
 
 /// docs/protocol.md §12 `PUSH_GATEWAY_APNS_PROXY`: connections through a real HTTP CONNECT proxy
 /// (tinyproxy) to apns-mock, TLS inside the tunnel.
-@Suite("APNs through an HTTP CONNECT proxy")
+@Suite("APNs through an HTTP CONNECT proxy", .testBodyThreads)
 struct APNsProxyTests {
     static func configuration(proxyPort: Int) -> HTTP2ClientConfiguration {
         HTTP2ClientConfiguration(

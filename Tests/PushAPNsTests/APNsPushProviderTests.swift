@@ -9,7 +9,7 @@ import Testing
 
 @testable import PushAPNs
 
-@Suite("APNs as a PushProvider against apns-mock: both wake styles' bytes and the neutral reports")
+@Suite("APNs as a PushProvider against apns-mock: both wake styles' bytes and the neutral reports", .testBodyThreads)
 struct APNsPushProviderTests {
     static let profileID = "buzz-ios"
 

@@ -1,9 +1,10 @@
 import PushHTTP2
+import PushTestSupport
 import Testing
 
 @testable import PushAPNs
 
-@Suite("APNs answer classification (docs/protocol.md §4.7)")
+@Suite("APNs answer classification (docs/protocol.md §4.7)", .testBodyThreads)
 struct APNsResponseClassifierTests {
     struct Row: Sendable, CustomTestStringConvertible {
         let status: Int
@@ -115,7 +116,7 @@ struct APNsResponseClassifierTests {
     }
 }
 
-@Suite("APNs error body parsing")
+@Suite("APNs error body parsing", .testBodyThreads)
 struct APNsErrorBodyTests {
     @Test("reason and integer timestamp are read")
     func readsMembers() {

@@ -1,6 +1,7 @@
 import APNsMock
 import PushHTTP2
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushAPNs
@@ -8,7 +9,7 @@ import Testing
 /// docs/protocol.md §8 and docs/decisions/0170: the request timeout runs from submitting the
 /// stream; connecting has its own bound. The mock delays every TLS handshake to stand for a slow
 /// path to Apple.
-@Suite("APNs timeout scope")
+@Suite("APNs timeout scope", .testBodyThreads)
 struct APNsTimeoutScopeTests {
     static func configuration(requestTimeout: Duration, connectionWait: Duration) -> HTTP2ClientConfiguration {
         HTTP2ClientConfiguration(

@@ -8,7 +8,7 @@ import Testing
 
 /// `HTTP2Client.shutdown()` on a loop it shares with other users (docs/decisions/0870): it ends
 /// the client, not the loop.
-@Suite("HTTP2Client on a shared event loop", .tags(.process))
+@Suite("HTTP2Client on a shared event loop", .tags(.process), .testBodyThreads)
 struct HTTP2ClientSharedLoopTests {
     @Test("shutdown answers pending requests shutdown, returns, and the loop still runs other work afterwards")
     func shutdownLeavesLoopRunning() throws {

@@ -9,7 +9,7 @@ import Testing
 @testable import PushAPNs
 @testable import PushHTTP2
 
-@Suite("HTTP/2 client and apns-mock at the HTTP level")
+@Suite("HTTP/2 client and apns-mock at the HTTP level", .testBodyThreads)
 struct HTTP2ClientTests {
     final class Box: Sendable {
         let value = Mutex<Result<HTTP2Response, HTTP2Error>?>(nil)
@@ -89,7 +89,7 @@ struct HTTP2ClientTests {
     }
 }
 
-@Suite("APNs server URLs and encodings")
+@Suite("APNs server URLs and encodings", .testBodyThreads)
 struct APNsServerTests {
     @Test(
         "https URLs with an optional port parse; anything else is refused",

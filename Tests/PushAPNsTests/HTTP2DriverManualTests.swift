@@ -76,7 +76,9 @@ private func mockServer(
             script: script, answerPings: answerPings))
 }
 
-@Suite("HTTP/2 client driver on a manual event loop: PING, request timeout, backoff on virtual time, GOAWAY")
+@Suite(
+    "HTTP/2 client driver on a manual event loop: PING, request timeout, backoff on virtual time, GOAWAY",
+    .testBodyThreads)
 struct HTTP2DriverManualTests {
     @Test("an idle connection gets a PING once the ping interval has passed and is reused afterwards")
     func keepAlive() throws {

@@ -9,7 +9,7 @@ import Testing
 @testable import PushAPNs
 
 /// Real ES256 provider tokens from a `.p8` PEM, verified by `apns-mock` like Apple does.
-@Suite("Provider tokens signed with a real P-256 key (docs/protocol.md §8)", .tags(.process))
+@Suite("Provider tokens signed with a real P-256 key (docs/protocol.md §8)", .tags(.process), .testBodyThreads)
 struct ProviderKeyTests {
     static func credential(_ key: P256PrivateKey) throws -> APNsProfile.Credential {
         try APNsProfile.Credential.token(

@@ -1,4 +1,5 @@
 import PushCrypto
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -27,7 +28,7 @@ final class TestClock: Sendable {
     func advance(_ delta: Int64) { seconds.add(delta, ordering: .relaxed) }
 }
 
-@Suite("Provider token (ES256 JWT) cache, docs/protocol.md §8")
+@Suite("Provider token (ES256 JWT) cache, docs/protocol.md §8", .testBodyThreads)
 struct ProviderTokenCacheTests {
     @Test("header and claims are exactly the prescribed JSON, base64url without padding")
     func exactShape() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import PushAttest
 import PushCrypto
+import PushTestSupport
 import Testing
 
-@Suite("App Attest transcripts (docs/protocol.md §3)")
+@Suite("App Attest transcripts (docs/protocol.md §3)", .testBodyThreads)
 struct AppAttestTranscriptTests {
     struct VectorFile: Decodable {
         struct Inputs: Decodable {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushAttest
 
-@Suite("Built-in Apple App Attestation Root CA")
+@Suite("Built-in Apple App Attestation Root CA", .testBodyThreads)
 struct AppleAppAttestationRootTests {
     @Test("the built-in root has the SHA-256 of docs/protocol.md §5 and equals Apple's published file")
     func builtInRootMatches() throws {

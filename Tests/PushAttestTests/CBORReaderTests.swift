@@ -3,7 +3,7 @@ import Testing
 
 @testable import PushAttest
 
-@Suite("Strict bounded CBOR reader")
+@Suite("Strict bounded CBOR reader", .testBodyThreads)
 struct CBORReaderTests {
     static let generous = CBORLimits(maximumByteCount: 1 << 20, maximumDepth: 16, maximumItemCount: 1 << 16)
 

@@ -3,7 +3,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
-@Suite("Assertion verification of real device vectors")
+@Suite("Assertion verification of real device vectors", .testBodyThreads)
 struct RealDeviceAssertionTests {
     static let vectors = Result { try Fixtures.assertionVectors() }
 

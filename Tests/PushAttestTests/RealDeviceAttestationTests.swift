@@ -4,7 +4,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
-@Suite("Attestation verification of real device vectors")
+@Suite("Attestation verification of real device vectors", .testBodyThreads)
 struct RealDeviceAttestationTests {
     static let vectors = Result { try Fixtures.attestationVectors() }
 

@@ -3,7 +3,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
-@Suite("Assertion verification with synthetic devices, including iOS 27 extension data")
+@Suite("Assertion verification with synthetic devices, including iOS 27 extension data", .testBodyThreads)
 struct SyntheticAssertionTests {
     let device: SyntheticAppAttestDevice
     let clientDataHash = SHA256.hash(Array("buzz.push.delegate.v1\n{}".utf8))

@@ -4,7 +4,7 @@ import PushCrypto
 import PushTestSupport
 import Testing
 
-@Suite("Attestation verification with the synthetic authority: every failure reason")
+@Suite("Attestation verification with the synthetic authority: every failure reason", .testBodyThreads)
 struct SyntheticAttestationTests {
     let authority: SyntheticAppAttestAuthority
     let device: SyntheticAppAttestDevice

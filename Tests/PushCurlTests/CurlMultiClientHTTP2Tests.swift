@@ -5,7 +5,9 @@ import PushSystem
 import PushTestSupport
 import Testing
 
-@Suite("CurlMultiClient over HTTP/2: ALPN h2 when the server offers it, streams multiplexed on one connection")
+@Suite(
+    "CurlMultiClient over HTTP/2: ALPN h2 when the server offers it, streams multiplexed on one connection",
+    .testBodyThreads)
 struct CurlMultiClientHTTP2Tests {
     @Test("a server offering h2 gets HTTP/2, and concurrent requests share one connection")
     func http2Multiplexing() throws {

@@ -75,7 +75,7 @@ final class MultiClientHarness {
     }
 }
 
-@Suite("CurlMultiClient: pinned HTTPS requests on libcurl's multi interface driven by an event loop")
+@Suite("CurlMultiClient: pinned HTTPS requests on libcurl's multi interface driven by an event loop", .testBodyThreads)
 struct CurlMultiClientTests {
     @Test("the request goes to the pinned address while TLS and Host name the URL's host")
     func pinnedAddressKeepsTheHostName() throws {

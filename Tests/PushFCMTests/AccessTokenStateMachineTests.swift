@@ -1,8 +1,9 @@
+import PushTestSupport
 import Testing
 
 @testable import PushFCM
 
-@Suite("Access-token state machine, docs/protocol.md §8a")
+@Suite("Access-token state machine, docs/protocol.md §8a", .testBodyThreads)
 struct AccessTokenStateMachineTests {
     /// A machine holding a token issued at `now` for `lifetime` seconds.
     private func holding(now: Int64 = 1000, lifetime: Int64 = 3600) -> (AccessTokenStateMachine, AccessToken) {

@@ -1,10 +1,11 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import Testing
 
 /// docs/android-integration.md's worked transcripts are the bytes docs/protocol.md §3's rules make
 /// of their stated values, with the stated length and SHA-256.
-@Suite("docs/android-integration.md: the worked transcripts follow docs/protocol.md §3")
+@Suite("docs/android-integration.md: the worked transcripts follow docs/protocol.md §3", .testBodyThreads)
 struct AndroidIntegrationGuideTests {
     static let guide = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -120,7 +120,7 @@ struct ReportShape: Equatable, CustomStringConvertible {
     }
 }
 
-@Suite("FCMPushProvider against fcm-mock over TLS + HTTP/2, docs/protocol.md §4.7 and §8a", .serialized)
+@Suite("FCMPushProvider against fcm-mock over TLS + HTTP/2, docs/protocol.md §4.7 and §8a", .testBodyThreads)
 struct FCMClientTests {
     @Test("the token endpoint and FCM receive §8a's exact bytes and headers; the report says accepted")
     func exactBytesReceived() throws {

@@ -8,7 +8,7 @@ import Testing
 
 @testable import PushFCM
 
-@Suite("The fcm-mock executable, docs/decisions/0412")
+@Suite("The fcm-mock executable, docs/decisions/0412", .testBodyThreads)
 struct FCMMockExecutableTests {
     /// The test service account's file, and fcm-mock serving it with the test certificates.
     static func startMock(

@@ -9,7 +9,7 @@ import Testing
 /// An FCM token renewal signs its assertion as a job on the application's shared workers, not on a
 /// thread of the client's own (docs/decisions/0870); a queue too full to take it answers the
 /// waiting sends at once (docs/decisions/0871).
-@Suite("FCM token renewals on the runtime's shared workers", .tags(.process))
+@Suite("FCM token renewals on the runtime's shared workers", .tags(.process), .testBodyThreads)
 struct FCMRenewalOnSharedWorkersTests {
     /// Occupies every worker of `runtime` until `release` opens; returns once they all run it.
     static func occupyWorkers(of runtime: TestRuntime, until release: CompletionLatch) throws {

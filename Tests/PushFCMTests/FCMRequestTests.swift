@@ -1,10 +1,11 @@
 import PushHTTP2
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushFCM
 
-@Suite("FCM request and body, docs/protocol.md §8a")
+@Suite("FCM request and body, docs/protocol.md §8a", .testBodyThreads)
 struct FCMRequestTests {
     @Test("the body is §8a's exact bytes with the token and the TTL")
     func exactBody() {

@@ -1,4 +1,5 @@
 import PushDelivery
+import PushTestSupport
 import Testing
 
 @testable import PushFCM
@@ -20,7 +21,7 @@ func fcmErrorBody(
             .utf8)
 }
 
-@Suite("FCM answer classification, docs/protocol.md §4.7 and §8a")
+@Suite("FCM answer classification, docs/protocol.md §4.7 and §8a", .testBodyThreads)
 struct FCMResponseClassifierTests {
     struct Row: Sendable, CustomTestStringConvertible {
         let name: String
@@ -110,7 +111,7 @@ struct FCMResponseClassifierTests {
     }
 }
 
-@Suite("Google token endpoint reply, docs/protocol.md §8a")
+@Suite("Google token endpoint reply, docs/protocol.md §8a", .testBodyThreads)
 struct GoogleTokenReplyTests {
     @Test("a 200 with access_token, expires_in in 60...7200 and token_type Bearer is a token")
     func accepted() throws {
@@ -157,7 +158,7 @@ struct GoogleTokenReplyTests {
     }
 }
 
-@Suite("FCM metric labels, docs/protocol.md §9")
+@Suite("FCM metric labels, docs/protocol.md §9", .testBodyThreads)
 struct FCMMetricLabelTests {
     @Test("each send result has one of the closed request-outcome labels")
     func requestOutcomeLabels() {

@@ -1,7 +1,8 @@
 import PushFCM
+import PushTestSupport
 import Testing
 
-@Suite("FCM servers")
+@Suite("FCM servers", .testBodyThreads)
 struct FCMServerTests {
     @Test("the FCM API and Google's token endpoint are on port 443")
     func googleServers() {

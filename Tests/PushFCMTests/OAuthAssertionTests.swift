@@ -1,10 +1,11 @@
 import PushCrypto
 import PushJSON
+import PushTestSupport
 import Testing
 
 @testable import PushFCM
 
-@Suite("OAuth JWT-bearer assertion (RS256), docs/protocol.md §8a")
+@Suite("OAuth JWT-bearer assertion (RS256), docs/protocol.md §8a", .testBodyThreads)
 struct OAuthAssertionTests {
     @Test("header and claims are §8a's exact JSON and the RS256 signature verifies with the account's public key")
     func exactAssertion() throws {

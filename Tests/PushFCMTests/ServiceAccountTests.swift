@@ -1,9 +1,10 @@
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import PushFCM
 
-@Suite("Service-account file, docs/protocol.md §8a")
+@Suite("Service-account file, docs/protocol.md §8a", .testBodyThreads)
 struct ServiceAccountTests {
     @Test("a Google service-account file yields its email, key id, project and RSA key; token_uri is ignored")
     func parsesGoogleFile() throws {

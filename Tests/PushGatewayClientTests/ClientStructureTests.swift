@@ -1,9 +1,10 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 /// The library goes into apps: it may use the platform and nothing of the gateway's but PushWire,
 /// which imports nothing (docs/decisions/0370).
-@Suite("PushGatewayClient depends on Foundation and Apple frameworks only")
+@Suite("PushGatewayClient depends on Foundation and Apple frameworks only", .testBodyThreads)
 struct ClientStructureTests {
     static let sources = repository.appendingPathComponent("Sources/PushGatewayClient")
 

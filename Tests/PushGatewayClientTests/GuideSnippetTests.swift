@@ -6,7 +6,7 @@ import Testing
 /// and the library are type-checked against the built module; the ones that need Apple's SDK
 /// (UIKit, UserNotifications, the library's DeviceCheck and Keychain types) must name only what the
 /// library declares or the SDK provides.
-@Suite("docs/ios-integration.md's Swift uses the library as it is", .tags(.process))
+@Suite("docs/ios-integration.md's Swift uses the library as it is", .tags(.process), .testBodyThreads)
 struct GuideSnippetTests {
     /// The contents of every ```swift block of the guide.
     static func blocks() throws -> [String] {

@@ -102,8 +102,8 @@ func liveRelayKey() -> String {
 }
 
 @Suite(
-    "PushGatewayClient against a live gateway and PostgreSQL: the whole lifecycle and its retry paths", .tags(.postgres)
-)
+    "PushGatewayClient against a live gateway and PostgreSQL: the whole lifecycle and its retry paths",
+    .tags(.postgres), .testBodyThreads)
 struct LiveGatewayTests {
     let sleeps = RecordedSleeps()
     let store = InMemoryInstallationStateStore()

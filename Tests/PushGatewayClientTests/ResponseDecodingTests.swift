@@ -1,9 +1,10 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 @testable import PushGatewayClient
 
-@Suite("PushGatewayClient decodes answers and every error body of docs/protocol.md §1")
+@Suite("PushGatewayClient decodes answers and every error body of docs/protocol.md §1", .testBodyThreads)
 struct ResponseDecodingTests {
     /// Every `{"error":"…"}` body that docs/protocol.md §1 names.
     static func errorCodesOfTheProtocol() throws -> Set<String> {

@@ -6,7 +6,7 @@ import Testing
 @testable import PushGatewayClient
 
 /// The retry rules of docs/ios-integration.md, against a scripted gateway.
-@Suite("PushGatewayClient follows the guide's retry rules")
+@Suite("PushGatewayClient follows the guide's retry rules", .testBodyThreads)
 struct RetryRuleTests {
     static let origin = "https://push.buzz.xyz"
     static let profile = "buzz-ios-production"

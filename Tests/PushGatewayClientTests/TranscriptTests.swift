@@ -1,11 +1,12 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import PushGatewayClient
 
 /// The known-answer transcripts of docs/protocol.md §3, built by the library.
-@Suite("PushGatewayClient builds the transcripts and request bodies of docs/protocol.md §3–§4")
+@Suite("PushGatewayClient builds the transcripts and request bodies of docs/protocol.md §3–§4", .testBodyThreads)
 struct TranscriptTests {
     struct Vectors: Decodable {
         struct Inputs: Decodable {

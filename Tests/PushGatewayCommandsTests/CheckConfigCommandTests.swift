@@ -5,7 +5,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway check-config")
+@Suite("push-gateway check-config", .testBodyThreads)
 struct CheckConfigCommandTests {
     @Test("a valid environment prints configuration ok, the profiles and no insecure settings, and exits 0")
     func valid() throws {

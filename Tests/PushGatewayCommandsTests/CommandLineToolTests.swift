@@ -1,9 +1,10 @@
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway command line")
+@Suite("push-gateway command line", .testBodyThreads)
 struct CommandLineToolTests {
     @Test("no subcommand is a usage error with exit status 2")
     func noSubcommand() {

@@ -1,8 +1,9 @@
+import PushTestSupport
 import Testing
 
 @testable import PushGatewayCommands
 
-@Suite("the offline diagnostic commands' shared flag handling")
+@Suite("the offline diagnostic commands' shared flag handling", .testBodyThreads)
 struct DiagnosticCommandTests {
     static var commands: [any DiagnosticCommand.Type] {
         [

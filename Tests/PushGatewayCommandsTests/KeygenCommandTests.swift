@@ -1,11 +1,12 @@
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway keygen")
+@Suite("push-gateway keygen", .testBodyThreads)
 struct KeygenCommandTests {
     @Test("--id ID prints ID:base64 of 32 random bytes that the keyring parser reads back")
     func explicitID() throws {

@@ -6,7 +6,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway verify-assertion")
+@Suite("push-gateway verify-assertion", .testBodyThreads)
 struct VerifyAssertionCommandTests {
     let scratch: ScratchDirectory
 

@@ -6,7 +6,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway verify-attestation")
+@Suite("push-gateway verify-attestation", .testBodyThreads)
 struct VerifyAttestationCommandTests {
     let scratch: ScratchDirectory
 

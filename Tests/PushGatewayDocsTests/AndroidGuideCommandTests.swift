@@ -12,7 +12,7 @@ import Testing
 /// what the guide prints after it on a synthetic chain carrying the printed fields, and the status
 /// list example is one the gateway reads. (`scripts/demo android`, the guide's first command, runs in
 /// scripts/check-local-run.)
-@Suite("docs/android-integration.md's bodies and commands, run as written")
+@Suite("docs/android-integration.md's bodies and commands, run as written", .testBodyThreads)
 struct AndroidGuideCommandTests {
     static func guide() throws -> String { try DocsTests.read("docs/android-integration.md") }
 

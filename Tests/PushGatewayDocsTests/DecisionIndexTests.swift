@@ -1,4 +1,5 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 /// docs/decisions/README.md indexes every record: number, title and status (docs/decisions/0755).
@@ -132,7 +133,7 @@ enum DecisionIndex {
     }
 }
 
-@Suite("docs/decisions/README.md indexes every decision record with its title and status")
+@Suite("docs/decisions/README.md indexes every decision record with its title and status", .testBodyThreads)
 struct DecisionIndexTests {
     static let folder = "docs/decisions"
 

@@ -129,7 +129,7 @@ struct DeployEnvExample {
     }
 }
 
-@Suite("deploy/'s env examples: one per platform, each complete by check-config's own rules")
+@Suite("deploy/'s env examples: one per platform, each complete by check-config's own rules", .testBodyThreads)
 struct DeployEnvExampleTests {
     static func examples() throws -> [DeployEnvExample] {
         try DocsConsistencyTests.files(under: "deploy").filter { $0.hasSuffix(".env.example") }.map {

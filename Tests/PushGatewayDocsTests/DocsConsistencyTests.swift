@@ -9,7 +9,7 @@ import Testing
 /// What an operator, relay author or app developer reads (docs, chart, env example, systemd unit,
 /// alert rules, dashboard) names only variables the code reads and metrics the gateway exports, and
 /// nothing outside the repository. Each failure names the missing thing and the file it is in.
-@Suite("Docs, chart and deploy files agree with the code")
+@Suite("Docs, chart and deploy files agree with the code", .testBodyThreads)
 struct DocsConsistencyTests {
     static let repository = DocsTests.repository
 

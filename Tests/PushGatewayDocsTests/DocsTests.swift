@@ -1,10 +1,11 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
 @testable import PushGateway
 
-@Suite("Operator documentation stays in step with the code")
+@Suite("Operator documentation stays in step with the code", .testBodyThreads)
 struct DocsTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,5 +1,6 @@
 import Foundation
 import PushDelivery
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
@@ -59,7 +60,7 @@ enum DocsWording {
     }
 }
 
-@Suite("No page calls itself unfinished or denies what the build does")
+@Suite("No page calls itself unfinished or denies what the build does", .testBodyThreads)
 struct DocsWordingTests {
     @Test("the unfinished-page checker catches planted phrases and passes ordinary text")
     func unfinishedCheckerCatchesPlants() {

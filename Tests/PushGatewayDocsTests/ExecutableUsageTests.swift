@@ -4,7 +4,7 @@ import Testing
 
 /// Every executable the package builds answers `--help` as `push-gateway --help` does (docs/protocol.md
 /// §12): its usage on standard output, exit 0, so that a newcomer can ask any of them what it takes.
-@Suite("Every executable of Package.swift prints its usage for --help", .tags(.process))
+@Suite("Every executable of Package.swift prints its usage for --help", .tags(.process), .testBodyThreads)
 struct ExecutableUsageTests {
     /// The executables Package.swift declares: its executable products and executable targets (SwiftPM
     /// makes a product of each).

@@ -7,7 +7,7 @@ import Testing
 /// docs/ios-integration.md quotes the transcript vectors byte for byte, the push the device receives
 /// and the profile settings of each build; this keeps it from drifting. (Its Swift is checked against
 /// the library by PushGatewayClientTests' GuideSnippetTests.)
-@Suite("The iOS integration guide quotes the transcript vectors exactly")
+@Suite("The iOS integration guide quotes the transcript vectors exactly", .testBodyThreads)
 struct IOSIntegrationGuideTests {
     struct Vector: Decodable {
         let name: String

@@ -8,7 +8,7 @@ import Testing
 /// docs/operations.md's database set-up, run as written against the test server: the `psql` block
 /// that creates the two roles and the database, then `migrate --runtime-role` as the database's owner
 /// (no superuser), as the page's procedure says.
-@Suite("docs/operations.md's database commands, run as written", .tags(.postgres))
+@Suite("docs/operations.md's database commands, run as written", .tags(.postgres), .testBodyThreads)
 struct OperationsGuideTests {
     /// The SQL of the page's `psql … <<'SQL'` block, one statement per line.
     static func creationStatements() throws -> [String] {

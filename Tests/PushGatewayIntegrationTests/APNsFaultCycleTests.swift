@@ -272,7 +272,7 @@ private final class FaultCycleFixture {
 
 @Suite(
     "APNs fault cycles: the serve process under load against every §4.7 answer, resets, GOAWAY and stalls",
-    .tags(.postgres, .process, .slow))
+    .tags(.postgres, .process, .slow), .testBodyThreads)
 struct APNsFaultCycleTests {
     @Test("10 cycles of every §4.7 outcome plus faults: exact answers, no 500, no crash, no fd or memory growth")
     func faultCycles() throws {

@@ -14,7 +14,7 @@ import Testing
 
 @Suite(
     "The admission refuses to begin past the request's deadline by the database's clock (docs/protocol.md §1)",
-    .tags(.postgres, .slow))
+    .tags(.postgres, .slow), .testBodyThreads)
 struct AdmissionDeadlineTests {
     /// The admission the delivery route would build for `scenario`, with the given deadline.
     static func admission(_ scenario: DeliveryScenario, deadline: Int64) throws -> AdmissionRequest {

@@ -8,7 +8,9 @@ import Testing
 /// body) and `admit_delivery_batch_with_provider` (a call of `admit_delivery_batch`) give every
 /// item the same outcome and leave every table as the old ones, and return exactly the admitted
 /// installation's stored provider (docs/decisions/0820-installation-provider.md).
-@Suite("migration 0009's admissions decide as the previous release's and return the stored provider", .tags(.postgres))
+@Suite(
+    "migration 0009's admissions decide as the previous release's and return the stored provider", .tags(.postgres),
+    .testBodyThreads)
 struct AdmissionWithProviderEquivalenceTests {
     /// The batch arguments of `admit_delivery_batch`, for the batch-shaped functions below.
     static let batchArguments = """

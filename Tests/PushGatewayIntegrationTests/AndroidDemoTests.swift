@@ -77,7 +77,9 @@ final class AndroidDemoGateway {
     }
 }
 
-@Suite("Android demo: push-gateway-demo android against a live gateway and fcm-mock", .tags(.postgres), .serialized)
+@Suite(
+    "Android demo: push-gateway-demo android against a live gateway and fcm-mock", .tags(.postgres), .serialized,
+    .testBodyThreads)
 struct AndroidDemoTests {
     @Test(
         "challenge, enroll (§4.2a), delegate and deliver under a saved local Key Attestation root; fcm-mock's record of the wake is found and shown"

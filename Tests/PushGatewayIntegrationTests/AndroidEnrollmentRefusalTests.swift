@@ -9,7 +9,7 @@ import Testing
 /// docs/protocol.md §5a: every rule broken alone, on an otherwise genuine synthetic device, is
 /// `401 invalid_attestation` on `POST /v1/installations/android`, writes nothing, and moves its
 /// class of `push_gateway_android_attestations_total`.
-@Suite("Android enrollment refuses a chain that breaks any one rule of §5a", .tags(.postgres))
+@Suite("Android enrollment refuses a chain that breaks any one rule of §5a", .tags(.postgres), .testBodyThreads)
 struct AndroidEnrollmentRefusalTests {
     /// A serial the gateway's status list names (`revoked`).
     static let revokedSerial = 0x5151

@@ -11,7 +11,7 @@ import Testing
 
 @Suite(
     "Android installations over HTTP: Key Attestation enrollment and ECDSA proofs (docs/protocol.md §4.2a, §3)",
-    .tags(.postgres))
+    .tags(.postgres), .testBodyThreads)
 struct AndroidLifecycleTests {
     static let invalidAttestation = #"{"error":"invalid_attestation"}"#
 

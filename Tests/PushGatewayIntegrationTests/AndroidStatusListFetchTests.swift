@@ -8,7 +8,9 @@ import Testing
 
 /// docs/protocol.md §5a step 3, §4.2a, §12; docs/decisions/0510: the Key Attestation status list
 /// fetched over real TLS from a local HTTPS server standing for Google's URL.
-@Suite("Android enrollment checks the Key Attestation status list fetched from its URL", .tags(.postgres, .external))
+@Suite(
+    "Android enrollment checks the Key Attestation status list fetched from its URL", .tags(.postgres, .external),
+    .testBodyThreads)
 struct AndroidStatusListFetchTests {
     static let revokedSerial = 0x5151
     static let revokingList = #"{"entries":{"\#(String(revokedSerial, radix: 16))":{"status":"REVOKED"}}}"#

@@ -11,7 +11,7 @@ import Testing
 
 /// The backup and restore procedure of docs/runbooks.md, run with the real PostgreSQL tools: the
 /// database and the key Secrets together bring every installation and grant back.
-@Suite("Backup and restore: the database and the keys together", .tags(.postgres, .process, .slow))
+@Suite("Backup and restore: the database and the keys together", .tags(.postgres, .process, .slow), .testBodyThreads)
 struct BackupRestoreTests {
     /// `pg_dump`/`pg_restore` of the test server's own PostgreSQL version (scripts/lib/postgres.sh
     /// exports its bin directory), else the ones on the PATH.

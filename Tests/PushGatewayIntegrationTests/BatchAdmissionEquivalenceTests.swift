@@ -8,7 +8,7 @@ import Testing
 /// tables afterwards the same, docs/decisions/0310-set-based-batch-admission.md), and 0006's body
 /// against 0005's (every item's outcome, the reservations and quotas the same; the event burned
 /// exactly when an item was admitted, docs/decisions/0340-admitting-batch-burns-and-pinned-search-path.md).
-@Suite("each migration's batch admission against the one it replaced", .tags(.postgres))
+@Suite("each migration's batch admission against the one it replaced", .tags(.postgres), .testBodyThreads)
 struct BatchAdmissionEquivalenceTests {
     static let scenarios: Int64 = 1_500
     /// Fixed, so that a reported scenario comes back on the next run.

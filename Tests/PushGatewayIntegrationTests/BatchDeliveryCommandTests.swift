@@ -8,7 +8,9 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway deliver --grants-file: batches of up to 100 against a live gateway", .tags(.postgres))
+@Suite(
+    "push-gateway deliver --grants-file: batches of up to 100 against a live gateway", .tags(.postgres),
+    .testBodyThreads)
 struct BatchDeliveryCommandTests {
     static let secretKey = SHA256.hash(Array("grants file relay".utf8))
 

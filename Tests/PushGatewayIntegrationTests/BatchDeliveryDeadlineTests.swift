@@ -14,7 +14,7 @@ import Testing
 
 @Suite(
     "The batch admission refuses to begin past the request's deadline by the database's clock (docs/protocol.md §1)",
-    .tags(.postgres, .slow))
+    .tags(.postgres, .slow), .testBodyThreads)
 struct BatchDeliveryDeadlineTests {
     private static func admission(
         _ scenarios: [DeliveryScenario], deadline: Int64, eventID: [UInt8]

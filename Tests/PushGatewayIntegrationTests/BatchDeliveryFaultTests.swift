@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Batch deliveries when PostgreSQL goes away and comes back", .tags(.postgres, .slow))
+@Suite("Batch deliveries when PostgreSQL goes away and comes back", .tags(.postgres, .slow), .testBodyThreads)
 struct BatchDeliveryFaultTests {
     @Test(
         "PostgreSQL stopped mid-run: a batch is 503 temporarily_unavailable with nothing admitted; after the restart the same items are admitted"

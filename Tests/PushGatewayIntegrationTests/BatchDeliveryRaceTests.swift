@@ -9,7 +9,9 @@ import Testing
 @testable import GatewayCredentials
 @testable import PushGateway
 
-@Suite("Batch deliveries racing each other and single deliveries on the real PostgreSQL", .tags(.postgres))
+@Suite(
+    "Batch deliveries racing each other and single deliveries on the real PostgreSQL", .tags(.postgres),
+    .testBodyThreads)
 struct BatchDeliveryRaceTests {
     /// One answered item of the race: its request id and `"<status> <body>"` or its batch result.
     typealias Answer = (item: CanonicalUUID, result: String)

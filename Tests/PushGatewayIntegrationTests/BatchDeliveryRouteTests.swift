@@ -10,7 +10,7 @@ import Testing
 
 @Suite(
     "POST /v1/deliveries/apns/batch against the real PostgreSQL: per-item outcomes and whole-request answers",
-    .tags(.postgres))
+    .tags(.postgres), .testBodyThreads)
 struct BatchDeliveryRouteTests {
     private static func rows(_ gateway: DeliveryTestGateway, _ table: String) throws -> Int64 {
         try DeliveryFixtures.count(gateway.admin, table: table)

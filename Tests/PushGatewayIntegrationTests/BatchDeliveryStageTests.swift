@@ -8,7 +8,7 @@ import Testing
 
 /// docs/protocol.md §9 and docs/decisions/0280: a batch's stage durations, per batch where the stage runs once
 /// (NIP-98, the admission transaction) and per sent item for APNs (docs/decisions/0280).
-@Suite("Batch deliveries record stage durations per batch and per sent item", .tags(.postgres))
+@Suite("Batch deliveries record stage durations per batch and per sent item", .tags(.postgres), .testBodyThreads)
 struct BatchDeliveryStageTests {
     @Test(
         "after a batch the apns_request stage count moves by the number of sent items, nip98_auth and admission_transaction by one"

@@ -9,7 +9,7 @@ import Testing
 
 /// docs/decisions/0271 for the batch route: its admission runs on a worker, every attempt is
 /// submitted and the worker is returned, so a slow push service cannot starve the other routes.
-@Suite("The batch route parks no worker while its pushes are in flight", .tags(.postgres, .slow))
+@Suite("The batch route parks no worker while its pushes are in flight", .tags(.postgres, .slow), .testBodyThreads)
 struct BatchParksNoWorkerTests {
     @Test("with one worker and APNs stalling every push 10 s, a challenge and an enrollment are answered within 2 s")
     func enrollmentDuringStalledBatch() throws {

@@ -33,7 +33,9 @@ extension ConfigurationTestEnvironment {
     }
 }
 
-@Suite("APNs certificates: expiry is an error, a near one a warning, and every one a metric", .tags(.process))
+@Suite(
+    "APNs certificates: expiry is an error, a near one a warning, and every one a metric", .tags(.process),
+    .testBodyThreads)
 struct CertificateExpiryTests {
     static let now = SystemWallClock().unixSeconds()
 

@@ -33,7 +33,7 @@ enum GatewayBinary {
     }
 }
 
-@Suite("Command-line conventions (docs/protocol.md §12)", .tags(.process))
+@Suite("Command-line conventions (docs/protocol.md §12)", .tags(.process), .testBodyThreads)
 struct CommandLineConventionsTests {
     static let commands = [
         "serve", "migrate", "check-config", "keygen", "verify-attestation", "verify-assertion",
@@ -162,7 +162,7 @@ struct CommandLineConventionsTests {
     }
 }
 
-@Suite("The version has one source: GatewayVersion, stamped from a release tag", .tags(.process))
+@Suite("The version has one source: GatewayVersion, stamped from a release tag", .tags(.process), .testBodyThreads)
 struct VersionStampTests {
     static let script = PrometheusServer.repository.appendingPathComponent("scripts/stamp-version").path
     static let source = PrometheusServer.repository.appendingPathComponent(
@@ -191,7 +191,7 @@ struct VersionStampTests {
     }
 }
 
-@Suite("serve's start: the version and the warnings in its log", .tags(.process))
+@Suite("serve's start: the version and the warnings in its log", .tags(.process), .testBodyThreads)
 struct ServeStartLogTests {
     @Test("serve logs each unknown variable and a near certificate expiry, then listening with the version")
     func startLines() throws {

@@ -9,7 +9,9 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway deliver: flags, key file, and one signed delivery against a live gateway", .tags(.postgres))
+@Suite(
+    "push-gateway deliver: flags, key file, and one signed delivery against a live gateway", .tags(.postgres),
+    .testBodyThreads)
 struct DeliverCommandTests {
     static let secretKey = SHA256.hash(Array("deliver command relay".utf8))
 

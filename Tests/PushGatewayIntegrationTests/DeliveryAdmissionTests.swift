@@ -32,7 +32,8 @@ func concurrently<Value: Sendable>(
     return results.withLock { stored in (0..<count).map { stored[$0]! } }
 }
 
-@Suite("Delivery admission: exactly once, replay, quota, races and the outcome table", .tags(.postgres))
+@Suite(
+    "Delivery admission: exactly once, replay, quota, races and the outcome table", .tags(.postgres), .testBodyThreads)
 struct DeliveryAdmissionTests {
     @Test("200 concurrent deliveries with one request id: exactly one is admitted and sent")
     func exactlyOnce() throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// scripts/bench-deliveries is not part of the suite; these keep its request builders and its
 /// direct-admission mode from drifting away from what the gateway accepts.
-@Suite("Delivery benchmark", .tags(.postgres))
+@Suite("Delivery benchmark", .tags(.postgres), .testBodyThreads)
 struct DeliveryBenchTests {
     @Test("the benchmark's enrolled installations and prepared requests get 200 from the gateway")
     func preparedRequestsAreAccepted() throws {

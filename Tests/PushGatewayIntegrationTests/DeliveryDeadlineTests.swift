@@ -75,7 +75,7 @@ private struct SlowAPNsGateway {
     func stop() { apns.stop() }
 }
 
-@Suite("Deliveries past their 408 never begin (security finding 3)", .tags(.postgres, .slow))
+@Suite("Deliveries past their 408 never begin (security finding 3)", .tags(.postgres, .slow), .testBodyThreads)
 struct DeliveryDeadlineTests {
     @Test(
         "deliveries queued behind a slow APNs answer past their 408 are never admitted or sent, and the relay's retry is admitted"

@@ -104,7 +104,8 @@ private func tally(_ requestIDs: [String]) -> [String: Int] {
 }
 
 @Suite(
-    "Delivery under faults: PostgreSQL outage and a SIGKILLed gateway, under load", .tags(.postgres, .process, .slow))
+    "Delivery under faults: PostgreSQL outage and a SIGKILLed gateway, under load", .tags(.postgres, .process, .slow),
+    .testBodyThreads)
 struct DeliveryFaultTests {
     @Test(
         "PostgreSQL stopped and restarted under load: only 200 or 503 temporarily_unavailable, recovery without a gateway restart, nothing admitted twice"

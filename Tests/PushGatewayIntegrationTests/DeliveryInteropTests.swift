@@ -39,7 +39,8 @@ enum PythonNIP98Signer {
 }
 
 @Suite(
-    "Delivery interop: a NIP-98 header signed by an independent implementation", .tags(.postgres, .process, .external))
+    "Delivery interop: a NIP-98 header signed by an independent implementation", .tags(.postgres, .process, .external),
+    .testBodyThreads)
 struct DeliveryInteropTests {
     @Test("a header signed by Python coincurve is accepted by the live delivery route behind a proxy")
     func pythonSignedDelivery() throws {

@@ -20,7 +20,8 @@ import Testing
 /// outcome, and the typed result, its answer bytes, its metric label and the reservation rule are
 /// checked against the real database.
 @Suite(
-    "Delivery pipeline without HTTP: each neutral outcome's result, answer, label and reservation", .tags(.postgres))
+    "Delivery pipeline without HTTP: each neutral outcome's result, answer, label and reservation", .tags(.postgres),
+    .testBodyThreads)
 struct DeliveryPipelineTests {
     /// Runs one delivery for `scenario` through `pipeline` and waits for its result; bookkeeping that
     /// would resume on a worker runs where the report arrived (the scripted provider answers on

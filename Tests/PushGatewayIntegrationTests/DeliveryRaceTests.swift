@@ -53,7 +53,7 @@ private final class PreparedRequests: @unchecked Sendable {
     }
 }
 
-@Suite("Delivery races against the real PostgreSQL: exactly one admission wins", .tags(.postgres))
+@Suite("Delivery races against the real PostgreSQL: exactly one admission wins", .tags(.postgres), .testBodyThreads)
 struct DeliveryRaceTests {
     /// Enough room that no request of a race meets the listener's connection or queue cap (a 503)
     /// or its timeouts (a 408), which are not admission outcomes: the prepared requests' clocks

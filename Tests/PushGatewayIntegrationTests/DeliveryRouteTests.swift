@@ -8,8 +8,8 @@ import Testing
 @testable import PushGateway
 
 @Suite(
-    "POST /v1/deliveries/apns: body, NIP-98, grant checks and the relay bucket against a live gateway", .tags(.postgres)
-)
+    "POST /v1/deliveries/apns: body, NIP-98, grant checks and the relay bucket against a live gateway",
+    .tags(.postgres), .testBodyThreads)
 struct DeliveryRouteTests {
     @Test(
         "an authentic delivery reaches the profile's provider once as a relay wake with the custody token, profile, request id and expiry"

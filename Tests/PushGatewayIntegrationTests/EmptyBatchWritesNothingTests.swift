@@ -8,7 +8,7 @@ import Testing
 /// so a relay cannot grow a table with batches that admit nothing (the second review's finding 1:
 /// before migration 0006, 100 batches to a dead endpoint left 100 replay rows). Against a live
 /// gateway (in scripts/test's pgbouncer pass, through pgbouncer).
-@Suite("A batch that admits nothing writes nothing", .tags(.postgres))
+@Suite("A batch that admits nothing writes nothing", .tags(.postgres), .testBodyThreads)
 struct EmptyBatchWritesNothingTests {
     private static func rows(_ gateway: DeliveryTestGateway, _ table: String) throws -> Int64 {
         try DeliveryFixtures.count(gateway.admin, table: table)

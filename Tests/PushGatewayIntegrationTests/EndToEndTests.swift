@@ -12,7 +12,7 @@ import Testing
 /// The whole path with every real part: a synthetic device enrolls and delegates over HTTP, a relay
 /// posts NIP-98-signed deliveries, and the gateway's real APNs client speaks TLS + HTTP/2 to the
 /// mock APNs server, whose records are checked byte for byte.
-@Suite("End to end: device, relay, gateway, PostgreSQL and apns-mock", .tags(.postgres))
+@Suite("End to end: device, relay, gateway, PostgreSQL and apns-mock", .tags(.postgres), .testBodyThreads)
 struct EndToEndTests {
     static let reconnectBody = #"{"aps":{"alert":{"body":"Reconnect to your relay now"},"mutable-content":1}}"#
 

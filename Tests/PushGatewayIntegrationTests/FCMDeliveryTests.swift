@@ -120,7 +120,7 @@ final class FCMDeliveryGateway {
 
 @Suite(
     "Android deliveries through PushProviders.make's FCM provider to fcm-mock (docs/protocol.md §4.7, §4.8, §8a)",
-    .tags(.postgres), .serialized)
+    .tags(.postgres), .serialized, .testBodyThreads)
 struct FCMDeliveryTests {
     static let profile = ConfigurationTestEnvironment.androidProfile
     static let sendPath = "/v1/projects/\(ConfigurationTestEnvironment.fcmProjectID)/messages:send"

@@ -9,7 +9,9 @@ import Testing
 /// docs/decisions/0343 (the second review's finding 7): the gateway reads the overcommit mode at
 /// start — here from a file the test writes, in place of `/proc/sys/vm/overcommit_memory` — and
 /// under strict overcommit calls its functions as statements, mapping no 2 GiB buffer.
-@Suite("The admission's call form follows the host's overcommit mode, and deliveries work in either", .tags(.postgres))
+@Suite(
+    "The admission's call form follows the host's overcommit mode, and deliveries work in either", .tags(.postgres),
+    .testBodyThreads)
 struct FunctionCallFormLiveTests {
     /// A file holding `text`, removed when the returned directory is.
     static func modeFile(_ text: String) throws -> (path: String, directory: URL) {

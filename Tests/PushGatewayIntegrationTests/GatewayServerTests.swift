@@ -7,7 +7,7 @@ import Testing
 @testable import GatewayCredentials
 @testable import PushGateway
 
-@Suite("The running gateway: probes and challenges over HTTP", .tags(.postgres))
+@Suite("The running gateway: probes and challenges over HTTP", .tags(.postgres), .testBodyThreads)
 struct GatewayServerTests {
     @Test("liveness answers alive even without a database")
     func liveness() throws {

@@ -7,7 +7,7 @@ import Testing
 
 @Suite(
     "The Helm chart renders, validates against Kubernetes schemas, and configures a valid gateway",
-    .tags(.process, .external, .slow))
+    .tags(.process, .external, .slow), .testBodyThreads)
 struct HelmChartTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

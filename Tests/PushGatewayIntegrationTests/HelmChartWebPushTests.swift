@@ -8,7 +8,7 @@ import Testing
 /// The chart's Web Push values (docs/protocol.md §8b, §12): a `provider: webpush` android profile and
 /// the global `webPush` block, rendered by helm/tools/validate-chart.py (its refusals of bad Web Push
 /// values are among the `problems` HelmChartTests expects empty).
-@Suite("The Helm chart configures Web Push profiles", .tags(.process, .external, .slow))
+@Suite("The Helm chart configures Web Push profiles", .tags(.process, .external, .slow), .testBodyThreads)
 struct HelmChartWebPushTests {
     static let profile = "PUSH_GATEWAY_PROFILE_EXAMPLE_UNIFIEDPUSH_"
 

@@ -5,7 +5,7 @@ import Testing
 /// The chart's migration Job as the kubelet would run it: its secret volume's files with the mode
 /// and group the pod spec gives them, its container's command as its user, from an installed
 /// layout outside the checkout, against the test command's PostgreSQL.
-@Suite("The chart's migration Job runs as its pod spec says", .tags(.postgres, .process, .slow))
+@Suite("The chart's migration Job runs as its pod spec says", .tags(.postgres, .process, .slow), .testBodyThreads)
 struct HelmMigrationJobTests {
     /// What the kubelet makes of the rendered Job: the process's user, group and supplementary
     /// groups, and the secret volume's file group and mode.

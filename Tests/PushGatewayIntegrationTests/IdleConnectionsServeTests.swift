@@ -12,7 +12,7 @@ private func openFileLimits(of pid: Int32) throws -> (soft: String, hard: String
     return (String(columns[0]), String(columns[1]))
 }
 
-@Suite("10,000 idle keep-alive connections to the serve process", .tags(.process, .slow))
+@Suite("10,000 idle keep-alive connections to the serve process", .tags(.process, .slow), .testBodyThreads)
 struct IdleConnectionsServeTests {
     static let idleCount = 10_000
     /// 64 MiB is the target for a gateway with 1,000 idle connections (its resident set

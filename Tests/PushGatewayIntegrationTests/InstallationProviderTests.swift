@@ -16,7 +16,7 @@ import Testing
 /// Migration 0009 (docs/protocol.md "Platforms and providers"; docs/decisions/0820): every
 /// installation stores its provider, filled from its platform where a writer leaves it out, and the
 /// admission returns the stored provider with each admitted item.
-@Suite("Each installation stores its provider and the admission returns it", .tags(.postgres))
+@Suite("Each installation stores its provider and the admission returns it", .tags(.postgres), .testBodyThreads)
 struct InstallationProviderTests {
     typealias Support = MigrateTestSupport
     typealias Upgrade = MigrateUpgradeTests

@@ -7,7 +7,7 @@ import Testing
 @testable import GatewayCredentials
 @testable import PushGateway
 
-@Suite("Lifecycle challenges: stateless, single use, 300 s, keyring rotation", .tags(.postgres))
+@Suite("Lifecycle challenges: stateless, single use, 300 s, keyring rotation", .tags(.postgres), .testBodyThreads)
 struct LifecycleChallengeTests {
     static let notAuthorized = #"{"error":"not_authorized"}"#
 

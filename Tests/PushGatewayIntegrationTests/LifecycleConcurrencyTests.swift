@@ -5,7 +5,9 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Lifecycle races: counters, uniqueness and epochs hold under concurrent requests", .tags(.postgres))
+@Suite(
+    "Lifecycle races: counters, uniqueness and epochs hold under concurrent requests", .tags(.postgres),
+    .testBodyThreads)
 struct LifecycleConcurrencyTests {
     @Test("50 concurrent delegations that reuse one assertion counter: exactly one 201")
     func delegationsReusingACounter() throws {

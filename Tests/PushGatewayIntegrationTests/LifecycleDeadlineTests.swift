@@ -11,7 +11,7 @@ import Testing
 /// installation, so the same enrollment retried got 404.
 @Suite(
     "Lifecycle work held in pgbouncer past its 408 never commits (docs/protocol.md §1)",
-    .tags(.postgres, .external, .slow))
+    .tags(.postgres, .external, .slow), .testBodyThreads)
 struct LifecycleDeadlineTests {
     /// The five writing routes, each with what must happen before it can be tried.
     enum WritingRoute: String, CaseIterable, CustomStringConvertible {

@@ -7,7 +7,7 @@ import Testing
 @testable import GatewayCredentials
 @testable import PushGateway
 
-@Suite("Installation lifecycle over HTTP: enroll, delegate, rotate, revoke", .tags(.postgres))
+@Suite("Installation lifecycle over HTTP: enroll, delegate, rotate, revoke", .tags(.postgres), .testBodyThreads)
 struct LifecycleFlowTests {
     /// HMAC-SHA-256(fingerprint key, `push-gateway endpoint v1` ‖ 0 ‖ profile ‖ 0 ‖ token), computed
     /// here from docs/protocol.md §7 rather than through the gateway's fingerprinter.

@@ -9,8 +9,8 @@ import Testing
 @testable import PushGateway
 
 @Suite(
-    "Grants from a live delegation open only untouched, under a known key; the App Attest root choice", .tags(.postgres)
-)
+    "Grants from a live delegation open only untouched, under a known key; the App Attest root choice",
+    .tags(.postgres), .testBodyThreads)
 struct LifecycleGrantTests {
     /// A grant issued by the gateway over HTTP, and the grant envelope of its configuration.
     static func issuedGrant() throws -> (grant: String, envelope: SealedEnvelope, gateway: LifecycleGateway) {

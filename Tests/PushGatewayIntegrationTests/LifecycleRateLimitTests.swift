@@ -10,7 +10,8 @@ import Testing
 /// The per-source lifecycle bucket of docs/protocol.md §1, against a live gateway. The outside review
 /// sent 1,000 delegate requests with one challenge: each looked the installation up and checked
 /// the assertion (1,000 × 404, +1,000 index scans in 0.6 s).
-@Suite("Lifecycle routes: the per-source lifecycle bucket (docs/protocol.md §1), live", .tags(.postgres))
+@Suite(
+    "Lifecycle routes: the per-source lifecycle bucket (docs/protocol.md §1), live", .tags(.postgres), .testBodyThreads)
 struct LifecycleRateLimitTests {
     /// A gateway whose lifecycle bucket is `ratePerMinute` (nil: the default, 600).
     static func gateway(ratePerMinute: String?, trustedProxies: String? = nil) throws -> LifecycleGateway {

@@ -118,7 +118,9 @@ struct LifecycleBody {
     }
 }
 
-@Suite("Lifecycle rejections: exact 400 bodies that write nothing, and no existence oracle", .tags(.postgres))
+@Suite(
+    "Lifecycle rejections: exact 400 bodies that write nothing, and no existence oracle", .tags(.postgres),
+    .testBodyThreads)
 struct LifecycleRejectionTests {
     static let invalidRequest = #"{"error":"invalid_request"}"#
 

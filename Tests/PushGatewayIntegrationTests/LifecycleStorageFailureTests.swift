@@ -9,7 +9,8 @@ import Testing
 @testable import PushGateway
 
 @Suite(
-    "Lifecycle storage failures answer 503 and leave nothing behind; authority failures answer 404", .tags(.postgres))
+    "Lifecycle storage failures answer 503 and leave nothing behind; authority failures answer 404", .tags(.postgres),
+    .testBodyThreads)
 struct LifecycleStorageFailureTests {
     @Test("a data exception (SQLSTATE class 22) is 400 invalid_request, never a storage failure")
     func dataExceptionIsNeverUnavailable() throws {

@@ -15,7 +15,7 @@ import Testing
 /// The demo behind scripts/demo, run in-process: a local App Attest root saved and loaded
 /// as `push-gateway-demo init-root` does, a live gateway trusting that root, and the mock APNs
 /// server over TLS + HTTP/2 recording to a JSON-lines file as `apns-mock --record` does.
-@Suite("Local run: the demo's flow against a live gateway and apns-mock", .tags(.postgres))
+@Suite("Local run: the demo's flow against a live gateway and apns-mock", .tags(.postgres), .testBodyThreads)
 struct LocalRunTests {
     /// A fresh directory for one test's files.
     static func temporaryDirectory() throws -> String {
@@ -166,7 +166,7 @@ struct LocalRunTests {
 }
 
 /// `push-gateway-demo`'s command line, as scripts/run-local and scripts/demo call it.
-@Suite("Local run: the push-gateway-demo command line")
+@Suite("Local run: the push-gateway-demo command line", .testBodyThreads)
 struct DemoCommandTests {
     @Test("init-root creates the root once; missing flags, repeated flags and unknown commands are usage errors")
     func commandLine() throws {

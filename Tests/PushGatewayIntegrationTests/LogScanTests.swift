@@ -24,7 +24,7 @@ final class CapturedLog: Sendable {
 /// After a whole lifecycle and delivery flow, including rejections and failures,
 /// no log line at debug level holds a secret (docs/protocol.md §11, BRIEF: never log a token, grant,
 /// key, relay pubkey, request id, handle or database URL/password).
-@Suite("Logs never contain secrets", .tags(.postgres, .process, .external))
+@Suite("Logs never contain secrets", .tags(.postgres, .process, .external), .testBodyThreads)
 struct LogScanTests {
     /// Keyring key ids long enough to be found by a scan (the default test ids are two letters).
     static let keyIDs = ["grantKeyIdQ7x", "tokenKeyIdW3z", "challengeKeyIdK9"]

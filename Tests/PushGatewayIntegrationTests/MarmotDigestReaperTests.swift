@@ -4,7 +4,9 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("Reaper: Marmot trigger digests past their 10-minute retention (docs/protocol.md §10, §13)", .tags(.postgres))
+@Suite(
+    "Reaper: Marmot trigger digests past their 10-minute retention (docs/protocol.md §10, §13)", .tags(.postgres),
+    .testBodyThreads)
 struct MarmotDigestReaperTests {
     @Test("a pass deletes the digests past expires_at, keeps live ones, and counts them under their table")
     func deletesExpiredDigests() throws {

@@ -14,7 +14,7 @@ import Testing
 @testable import PushGateway
 @testable import PushPostgres
 
-@Suite("Metrics on a running gateway", .serialized, .tags(.postgres))
+@Suite("Metrics on a running gateway", .serialized, .tags(.postgres), .testBodyThreads)
 struct MetricsLiveTests {
     /// Values a client sends that must never appear in a scrape (docs/protocol.md §9).
     static let secrets = [

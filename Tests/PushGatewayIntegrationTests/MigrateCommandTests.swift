@@ -7,7 +7,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway migrate", .tags(.postgres))
+@Suite("push-gateway migrate", .tags(.postgres), .testBodyThreads)
 struct MigrateCommandTests {
     typealias Support = MigrateTestSupport
 

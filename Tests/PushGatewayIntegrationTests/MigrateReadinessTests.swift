@@ -4,7 +4,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("database readiness", .tags(.postgres))
+@Suite("database readiness", .tags(.postgres), .testBodyThreads)
 struct MigrateReadinessTests {
     @Test("before migrate the database is not ready; after migrate with a runtime role that role is ready")
     func notReadyBeforeReadyAfter() throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("gateway schema constraints", .tags(.postgres))
+@Suite("gateway schema constraints", .tags(.postgres), .testBodyThreads)
 struct MigrateSchemaTests {
     /// Column values of one installation row; tests change one field at a time.
     struct Installation {

@@ -10,7 +10,7 @@ import Testing
 
 /// A database the previous release migrated to version 3, upgraded by this release's migrate to
 /// version 4 (Migrations/0004: the cheaper admission functions, docs/decisions/0260).
-@Suite("migrate upgrades a database at schema version 3 to 4", .tags(.postgres))
+@Suite("migrate upgrades a database at schema version 3 to 4", .tags(.postgres), .testBodyThreads)
 struct MigrateUpgradeTests {
     typealias Support = MigrateTestSupport
 

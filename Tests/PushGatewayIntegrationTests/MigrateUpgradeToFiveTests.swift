@@ -9,7 +9,7 @@ import Testing
 
 /// A database the previous release migrated to version 4, upgraded by this release's migrate to
 /// version 5 (Migrations/0005: the set-based batch admission, docs/decisions/0310).
-@Suite("migrate upgrades a database at schema version 4 to 5", .tags(.postgres))
+@Suite("migrate upgrades a database at schema version 4 to 5", .tags(.postgres), .testBodyThreads)
 struct MigrateUpgradeToFiveTests {
     typealias Support = MigrateTestSupport
     typealias Upgrade = MigrateUpgradeTests

@@ -13,7 +13,9 @@ import Testing
 /// docs/decisions/0450). A replica of the previous release keeps serving through it: its readiness
 /// check, and its installation statements (copied verbatim below), work on version 7 beside this
 /// release's.
-@Suite("migrate upgrades a database at schema version 6 to 7 under the previous release", .tags(.postgres))
+@Suite(
+    "migrate upgrades a database at schema version 6 to 7 under the previous release", .tags(.postgres),
+    .testBodyThreads)
 struct MigrateUpgradeToSevenTests {
     typealias Support = MigrateTestSupport
     typealias Upgrade = MigrateUpgradeTests

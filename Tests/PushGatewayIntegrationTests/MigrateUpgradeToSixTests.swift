@@ -9,7 +9,7 @@ import Testing
 /// A database the previous release migrated to version 5, upgraded by this release's migrate to
 /// version 6 (Migrations/0006: a batch burns its event only when it admits an item, every function's
 /// search path pinned, no TEMPORARY for PUBLIC; docs/decisions/0340, 0342).
-@Suite("migrate upgrades a database at schema version 5 to 6", .tags(.postgres))
+@Suite("migrate upgrades a database at schema version 5 to 6", .tags(.postgres), .testBodyThreads)
 struct MigrateUpgradeToSixTests {
     typealias Support = MigrateTestSupport
     typealias Upgrade = MigrateUpgradeTests

@@ -62,7 +62,7 @@ final class MixedProviderGateway {
 
 @Suite(
     "One /v1/deliveries/batch for iOS, FCM and Web Push installations (docs/protocol.md §4.8, §8, §8a, §8b)",
-    .tags(.postgres), .serialized)
+    .tags(.postgres), .serialized, .testBodyThreads)
 struct MixedProviderBatchTests {
     @Test(
         "a batch of an ios, a webpush (410), an FCM and a webpush grant: each device is woken by its own mock, the results come in item order, and each provider's families move"

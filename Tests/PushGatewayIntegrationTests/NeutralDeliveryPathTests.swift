@@ -11,7 +11,7 @@ import Testing
 
 /// docs/protocol.md §4.7, §4.8: `/v1/deliveries` and `/v1/deliveries/batch` are second paths of the
 /// delivery routes, authenticated against the path the request was sent to.
-@Suite("the platform-neutral delivery paths: same routes, their own NIP-98 URL", .tags(.postgres))
+@Suite("the platform-neutral delivery paths: same routes, their own NIP-98 URL", .tags(.postgres), .testBodyThreads)
 struct NeutralDeliveryPathTests {
     static let singlePath = "/v1/deliveries"
     static let batchPath = "/v1/deliveries/batch"

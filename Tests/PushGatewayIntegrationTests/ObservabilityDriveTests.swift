@@ -334,7 +334,9 @@ struct ObservabilityDrive: Sendable {
     }
 }
 
-@Suite("Observability: every route and every §4.7 outcome moves exactly its series", .serialized, .tags(.postgres))
+@Suite(
+    "Observability: every route and every §4.7 outcome moves exactly its series", .serialized, .tags(.postgres),
+    .testBodyThreads)
 struct ObservabilityDriveTests {
     static let profile = LifecycleGateway.profile
 

@@ -44,7 +44,9 @@ enum OpenAPIPython {
     }
 }
 
-@Suite("docs/openapi.yaml is valid and the public routes answer as it says", .tags(.postgres, .process, .external))
+@Suite(
+    "docs/openapi.yaml is valid and the public routes answer as it says", .tags(.postgres, .process, .external),
+    .testBodyThreads)
 struct OpenAPITests {
     @Test("the document is valid OpenAPI 3.1 and lists exactly the public routes with their statuses")
     func documentIsValid() throws {

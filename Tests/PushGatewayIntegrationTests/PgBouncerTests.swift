@@ -17,7 +17,8 @@ final class PgBouncerSlot {
 /// The gateway (16 database sessions) served through a real pgbouncer in transaction mode with
 /// fewer server connections (docs/protocol.md §12), and the three failures once seen there.
 @Suite(
-    "serve through pgbouncer in transaction mode (docs/protocol.md §12)", .tags(.postgres, .process, .external, .slow))
+    "serve through pgbouncer in transaction mode (docs/protocol.md §12)", .tags(.postgres, .process, .external, .slow),
+    .testBodyThreads)
 struct PgBouncerTests {
     /// A delivery gateway whose DATABASE_URL goes through a fresh pgbouncer with `poolSize` server
     /// connections; `migrate` ran directly, as it must.

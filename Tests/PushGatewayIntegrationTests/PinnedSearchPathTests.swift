@@ -12,7 +12,8 @@ import Testing
 /// the default search path `"$user", public` puts first, changes no function or table the gateway
 /// runs; the runtime role cannot create temporary tables, and readiness refuses one that can.
 @Suite(
-    "The gateway's functions and tables whatever the runtime role's search path; no temporary tables", .tags(.postgres))
+    "The gateway's functions and tables whatever the runtime role's search path; no temporary tables", .tags(.postgres),
+    .testBodyThreads)
 struct PinnedSearchPathTests {
     static let tables = [
         "installations", "delegations", "nip98_replays", "delivery_reservations", "endpoint_quota_windows",

@@ -109,7 +109,9 @@ private struct UpgradeClient {
 /// previous release migrates a fresh database to its schema and serves; this release's migrate
 /// applies the newer, additive migrations under it; the old replica stays ready and keeps serving,
 /// and this release's `serve` serves the rows the old one wrote.
-@Suite("The expand migration under the previous release's running gateway", .tags(.postgres, .process, .slow))
+@Suite(
+    "The expand migration under the previous release's running gateway", .tags(.postgres, .process, .slow),
+    .testBodyThreads)
 struct PreviousReleaseUpgradeTests {
     static let accepted = #"{"status":"accepted"}"#
 

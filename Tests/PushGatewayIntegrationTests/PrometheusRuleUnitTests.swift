@@ -4,7 +4,7 @@ import Testing
 
 /// deploy/prometheus/push-gateway-rules.test.yml run by Debian's `promtool`: each alert fires on
 /// synthetic series that should page and stays silent on ones that should not.
-@Suite("promtool's unit tests of the shipped alert rules", .tags(.process, .external))
+@Suite("promtool's unit tests of the shipped alert rules", .tags(.process, .external), .testBodyThreads)
 struct PrometheusRuleUnitTests {
     static let directory = PrometheusServer.repository.appendingPathComponent("deploy/prometheus")
 

@@ -92,7 +92,7 @@ final class PrometheusServer {
 
 @Suite(
     "A real Prometheus scrapes the gateway and evaluates every shipped alert and dashboard query", .serialized,
-    .tags(.postgres, .process, .external, .slow))
+    .tags(.postgres, .process, .external, .slow), .testBodyThreads)
 struct PrometheusTests {
     /// `<query> <op> <number>` as `<query> <op> bool <number>`: the comparison then keeps every
     /// series (as 0 or 1), so an empty answer means the query itself found nothing.

@@ -30,7 +30,7 @@ private final class ProbedGateway {
     var changeLines: [String] { log.lines("not ready") + log.lines("ready") }
 }
 
-@Suite("Readiness says why (docs/protocol.md §9)", .serialized, .tags(.postgres))
+@Suite("Readiness says why (docs/protocol.md §9)", .serialized, .tags(.postgres), .testBodyThreads)
 struct ReadinessReasonTests {
     static func notReady(_ reason: String) -> String { #"{"error":"not_ready","reason":"\#(reason)"}"# }
 

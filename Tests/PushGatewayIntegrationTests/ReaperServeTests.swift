@@ -6,7 +6,8 @@ import Testing
 @testable import PushGateway
 
 @Suite(
-    "serve runs the reaper and drains on SIGTERM even when started with it blocked", .tags(.postgres, .process, .slow))
+    "serve runs the reaper and drains on SIGTERM even when started with it blocked", .tags(.postgres, .process, .slow),
+    .testBodyThreads)
 struct ReaperServeTests {
     /// The `push-gateway` executable built next to the test bundle.
     static func executable() throws -> URL {

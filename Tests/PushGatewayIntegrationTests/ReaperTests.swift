@@ -89,7 +89,9 @@ final class ReaperFixture {
     }
 }
 
-@Suite("Reaper: expired rows in bounded batches, one replica at a time (docs/protocol.md §10)", .tags(.postgres))
+@Suite(
+    "Reaper: expired rows in bounded batches, one replica at a time (docs/protocol.md §10)", .tags(.postgres),
+    .testBodyThreads)
 struct ReaperTests {
     @Test("one pass deletes exactly the expired rows of every table and keeps live ones and recent replay rows")
     func deletesOnlyExpiredRows() throws {

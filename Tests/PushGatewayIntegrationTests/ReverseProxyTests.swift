@@ -9,7 +9,9 @@ import Testing
 /// The operator example `deploy/nginx-push-gateway.conf`, run by a real nginx that
 /// terminates TLS on loopback, in front of a live gateway. docs/protocol.md §2: the relay signs the URL
 /// it sees, and the gateway rebuilds it from the `Host` and `X-Forwarded-Proto` the proxy forwards.
-@Suite("A real nginx with the example configuration in front of the gateway", .tags(.postgres, .process, .external))
+@Suite(
+    "A real nginx with the example configuration in front of the gateway", .tags(.postgres, .process, .external),
+    .testBodyThreads)
 struct ReverseProxyTests {
     static let example = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

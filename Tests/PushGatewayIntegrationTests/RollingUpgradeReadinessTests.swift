@@ -9,7 +9,7 @@ import Testing
 
 /// A rolling upgrade (docs/operations.md "Upgrades"): the next release's migrate runs while this
 /// release's replicas serve, so readiness must accept a later, additive schema (docs/protocol.md §9).
-@Suite("Rolling upgrade: readiness with a later additive migration", .tags(.postgres))
+@Suite("Rolling upgrade: readiness with a later additive migration", .tags(.postgres), .testBodyThreads)
 struct RollingUpgradeReadinessTests {
     static let laterVersion = GatewaySchema.expectedVersion + 1
 

@@ -8,7 +8,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("push-gateway send-test-push against apns-mock", .tags(.process))
+@Suite("push-gateway send-test-push against apns-mock", .tags(.process), .testBodyThreads)
 struct SendTestPushCommandTests {
     static let accepted = Hex.encode([UInt8](repeating: 0xA1, count: 32))
     static let unregistered = Hex.encode([UInt8](repeating: 0xB2, count: 32))

@@ -11,7 +11,7 @@ import Testing
 /// `send-test-push` for an android profile (docs/protocol.md §12, docs/decisions/0771): the FCM
 /// provider module decides the endpoint syntax and the profile line, and the push goes to fcm-mock
 /// with an access token from the mock's Google token endpoint.
-@Suite("push-gateway send-test-push against fcm-mock", .tags(.process))
+@Suite("push-gateway send-test-push against fcm-mock", .tags(.process), .testBodyThreads)
 struct SendTestPushFCMTests {
     static let accepted = "dGVzdA:APA91b_accepted-token.1"
     static let unregistered = "dGVzdA:APA91b_unregistered-token.2"

@@ -2,7 +2,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
-@Suite("Silent connections to the serve process (security finding 2)", .tags(.process, .slow))
+@Suite("Silent connections to the serve process (security finding 2)", .tags(.process, .slow), .testBodyThreads)
 struct SilentConnectionsServeTests {
     static let silentCount = 2000
 

@@ -15,7 +15,7 @@ import Testing
 /// a `pg_sleep` in a trigger this test database alone gets, or a lock held by another session —
 /// and checks that the statement stops at its timeout, the request is answered as docs/protocol.md
 /// says, and nothing was committed. In scripts/test's pgbouncer pass, through pgbouncer.
-@Suite("Every database statement of serve stops at its timeout", .tags(.postgres, .slow))
+@Suite("Every database statement of serve stops at its timeout", .tags(.postgres, .slow), .testBodyThreads)
 struct StatementTimeoutTests {
     /// Makes every insert into `table` sleep for 30 s inside whatever statement inserts.
     static func slowInserts(_ gateway: DeliveryTestGateway, into table: String) throws {

@@ -91,7 +91,9 @@ final class FakeProviderMetrics: PushProviderMetrics {
     }
 }
 
-@Suite("A provider defined only in a test file delivers end to end (docs/decisions/0770)", .tags(.postgres))
+@Suite(
+    "A provider defined only in a test file delivers end to end (docs/decisions/0770)", .tags(.postgres),
+    .testBodyThreads)
 struct ThirdProviderTests {
     static let profile = ConfigurationTestEnvironment.androidProfile
     static let key = "PUSH_GATEWAY_PROFILE_BUZZ_ANDROID_"

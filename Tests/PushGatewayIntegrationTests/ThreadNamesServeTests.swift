@@ -2,7 +2,7 @@ import Foundation
 import PushTestSupport
 import Testing
 
-@Suite("serve's threads carry the names docs/architecture.md lists", .tags(.process))
+@Suite("serve's threads carry the names docs/architecture.md lists", .tags(.process), .testBodyThreads)
 struct ThreadNamesServeTests {
     /// The thread names the "Threads" section of docs/architecture.md lists (the backticked words
     /// of its naming paragraph), and the main thread's, the executable's name.

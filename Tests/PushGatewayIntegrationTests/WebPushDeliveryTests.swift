@@ -88,7 +88,7 @@ final class WebPushDeliveryGateway {
 
 @Suite(
     "Android deliveries through PushProviders.make's Web Push provider to webpush-mock (docs/protocol.md §4.7, §8b)",
-    .tags(.postgres), .serialized)
+    .tags(.postgres), .serialized, .testBodyThreads)
 struct WebPushDeliveryTests {
     static let profile = ConfigurationTestEnvironment.androidProfile
 
@@ -217,7 +217,7 @@ extension WebPushDeliveryTests {
 
 /// `send-test-push` for a webpush profile (docs/protocol.md §12): the subscription string in, the
 /// push service's status out, §8b's address rule unchanged.
-@Suite("push-gateway send-test-push against webpush-mock", .tags(.process))
+@Suite("push-gateway send-test-push against webpush-mock", .tags(.process), .testBodyThreads)
 struct SendTestPushWebPushTests {
     @Test(
         "a webpush-mock subscription: 201 prints Web Push's status and exits 0; 410 exits 1; a private address prints refused_address and exits 1; the endpoint is never printed"

@@ -9,7 +9,9 @@ import Testing
 /// `push_gateway_webpush_refusing_origins` on a live scrape (docs/protocol.md §4.7,
 /// docs/decisions/0856): a delivery the push service refuses with 403 moves it; an accepted one
 /// does not.
-@Suite("The gateway's scrape counts the Web Push origins refusing its VAPID key", .tags(.postgres), .serialized)
+@Suite(
+    "The gateway's scrape counts the Web Push origins refusing its VAPID key", .tags(.postgres), .serialized,
+    .testBodyThreads)
 struct WebPushRefusingOriginsMetricTests {
     @Test("a delivery to a subscription made for another VAPID key answers 400 and the gauge goes from 0 to 1")
     func refusalMovesTheGauge() throws {

@@ -1,10 +1,11 @@
 import PushJSON
+import PushTestSupport
 import Testing
 
 @testable import GatewayCredentials
 @testable import PushGateway
 
-@Suite("The challenge route's 200 body (docs/protocol.md §4.1), written straight into bytes")
+@Suite("The challenge route's 200 body (docs/protocol.md §4.1), written straight into bytes", .testBodyThreads)
 struct ChallengeResponseBodyTests {
     @Test("the challenge response body is byte for byte what JSONWriter writes for the same members")
     func responseBodyMatchesJSONWriter() throws {

@@ -2,7 +2,7 @@ import PushTestSupport
 import Testing
 
 /// Source addresses and forwarded headers against a running gateway's challenge route (no database needed).
-@Suite("Challenge route: strict head and per-source buckets, live")
+@Suite("Challenge route: strict head and per-source buckets, live", .testBodyThreads)
 struct ChallengeSourceLiveTests {
     @Test("the bare-CR reproduction gets 400 invalid_request from the challenge route and the connection closes")
     func bareCarriageReturnHead() throws {

@@ -1,11 +1,12 @@
 import PushHTTP
 import PushRateLimiting
+import PushTestSupport
 import Testing
 
 @testable import GatewayConfiguration
 @testable import PushGateway
 
-@Suite("Rate-limit keys of client sources: IPv6 by /64, IPv4-mapped as IPv4")
+@Suite("Rate-limit keys of client sources: IPv6 by /64, IPv4-mapped as IPv4", .testBodyThreads)
 struct ClientSourceRateLimitTests {
     @Test("two IPv6 addresses in one /64 share one burst; another /64 and IPv4-mapped peers have their own")
     func ipv6SourcesCountBySlash64() {

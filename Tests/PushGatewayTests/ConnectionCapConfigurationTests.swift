@@ -7,8 +7,8 @@ import Testing
 @testable import PushGateway
 
 @Suite(
-    "PUSH_GATEWAY_MAX_CONNECTIONS, PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER and PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS (decisions 0150, 0151, 0160)"
-)
+    "PUSH_GATEWAY_MAX_CONNECTIONS, PUSH_GATEWAY_MAX_CONNECTIONS_PER_PEER and PUSH_GATEWAY_APNS_REQUEST_TIMEOUT_MS (decisions 0150, 0151, 0160)",
+    .testBodyThreads)
 struct ConnectionCapConfigurationTests {
     /// A gateway on ephemeral ports for `configuration`, not serving.
     private func gateway(_ configuration: GatewayConfiguration) throws -> TestGateway {

@@ -1,11 +1,12 @@
 import PushHTTP
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import GatewayDelivery
 @testable import PushGateway
 
-@Suite("Delivery results: the §4.7 table's statuses and bodies, without I/O")
+@Suite("Delivery results: the §4.7 table's statuses and bodies, without I/O", .testBodyThreads)
 struct DeliveryResponsesTests {
     static func text(_ result: DeliveryResult) -> (Int, String) {
         let response = DeliveryResponses.response(for: result)

@@ -5,7 +5,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("PUSH_GATEWAY_EVENT_LOOPS (docs/protocol.md §12, docs/decisions/0470)")
+@Suite("PUSH_GATEWAY_EVENT_LOOPS (docs/protocol.md §12, docs/decisions/0470)", .testBodyThreads)
 struct EventLoopConfigurationTests {
     @Test(
         "unset, the public listener gets one event loop per usable CPU; set, it gets that many; the private one keeps one"

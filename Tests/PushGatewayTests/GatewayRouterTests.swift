@@ -6,7 +6,7 @@ import Testing
 @testable import GatewayAPI
 @testable import PushGateway
 
-@Suite("The routes each listener serves: exactly those the route table declares for it")
+@Suite("The routes each listener serves: exactly those the route table declares for it", .testBodyThreads)
 struct GatewayRouterTests {
     static func gateway() throws -> TestGateway {
         try TestGateway(logger: Logger(level: .error), listening: false)

@@ -98,7 +98,9 @@ private func residentKiB() throws -> Int {
 
 private let invalidRequestBody = #"{"error":"invalid_request"}"#
 
-@Suite("Hostile HTTP against a live gateway: it answers as specified or closes, and keeps serving others", .tags(.slow))
+@Suite(
+    "Hostile HTTP against a live gateway: it answers as specified or closes, and keeps serving others", .tags(.slow),
+    .testBodyThreads)
 struct HostileHTTPTests {
     @Test("slowloris connections trickling header bytes get 408 and close while a normal client is served")
     func slowloris() throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PushGateway
 
-@Suite("schema version known to the binary")
+@Suite("schema version known to the binary", .testBodyThreads)
 struct MigrateSchemaVersionTests {
     @Test("GatewaySchema.expectedVersion is the newest migration in Migrations/")
     func expectedVersionMatchesDirectory() throws {

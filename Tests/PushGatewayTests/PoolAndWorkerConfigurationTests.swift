@@ -5,7 +5,7 @@ import Testing
 @testable import PushGateway
 @testable import PushGatewayCommands
 
-@Suite("PUSH_GATEWAY_DB_POOL_SIZE and PUSH_GATEWAY_WORKERS (docs/protocol.md §12)")
+@Suite("PUSH_GATEWAY_DB_POOL_SIZE and PUSH_GATEWAY_WORKERS (docs/protocol.md §12)", .testBodyThreads)
 struct PoolAndWorkerConfigurationTests {
     @Test("the pool defaults to 16 sessions and the runtime to 32 workers and two for probes and services")
     func defaults() throws {

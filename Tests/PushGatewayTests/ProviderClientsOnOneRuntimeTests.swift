@@ -10,7 +10,7 @@ import Testing
 
 /// The APNs and FCM clients start no thread of their own: their connections and completions run
 /// on the loops of the runtime they are given (docs/decisions/0870).
-@Suite("provider clients on the application's one runtime", .tags(.process))
+@Suite("provider clients on the application's one runtime", .tags(.process), .testBodyThreads)
 struct ProviderClientsOnOneRuntimeTests {
     /// Where a completion ran.
     struct Place: Sendable, Equatable {

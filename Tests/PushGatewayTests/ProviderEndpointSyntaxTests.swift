@@ -1,11 +1,12 @@
 import GatewayConfiguration
+import PushTestSupport
 import Testing
 
 @testable import PushGateway
 
 /// Each provider module owns its endpoint syntax (docs/protocol.md §1, docs/decisions/0770): the
 /// enrollment and rotation routes and `send-test-push` all read it from the profile's module.
-@Suite("provider endpoint syntax")
+@Suite("provider endpoint syntax", .testBodyThreads)
 struct ProviderEndpointSyntaxTests {
     static let apns = PushProviderModules.standard.module(for: .apns)!
     static let fcm = PushProviderModules.standard.module(for: .fcm)!

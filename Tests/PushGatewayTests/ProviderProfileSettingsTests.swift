@@ -8,7 +8,7 @@ import Testing
 /// The APNs and FCM modules parse their own settings from a profile's plain values
 /// (docs/protocol.md §8, §8a, §12; docs/decisions/0865): files read, keys parsed, every refusal
 /// naming its variable.
-@Suite("the APNs and FCM modules' profile settings")
+@Suite("the APNs and FCM modules' profile settings", .testBodyThreads)
 struct ProviderProfileSettingsTests {
     static let iosKey = "PUSH_GATEWAY_PROFILE_BUZZ_IOS_PRODUCTION_"
 

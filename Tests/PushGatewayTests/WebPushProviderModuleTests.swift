@@ -11,7 +11,7 @@ import Testing
 
 /// The `webpush` provider module (docs/protocol.md §8b, §9, §12; docs/decisions/0840): registered
 /// in the standard list, its endpoint and fingerprint, its settings refused by variable, its metrics.
-@Suite("the webpush provider module")
+@Suite("the webpush provider module", .testBodyThreads)
 struct WebPushProviderModuleTests {
     static let module = PushProviderModules.standard.module(for: .webpush)!
     static let key = ConfigurationTestEnvironment.webPushProfileKey

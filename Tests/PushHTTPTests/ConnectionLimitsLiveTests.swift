@@ -16,7 +16,7 @@ private func servesHello(_ client: HTTPTestClient) throws -> Bool {
     return try client.readResponse().status == 200
 }
 
-@Suite("Connection limits and timeouts from accept, live (security findings 2 and 3)", .serialized)
+@Suite("Connection limits and timeouts from accept, live (security findings 2 and 3)", .serialized, .testBodyThreads)
 struct ConnectionLimitsLiveTests {
     @Test(
         "2,000 silent connections from 127.0.0.1 do not stop a client on 127.0.0.2 from being served, and are all closed at the header timeout after accept"

@@ -41,7 +41,7 @@ private final class ManualHoldingConnection {
 
 /// The connection loop on a manual event loop (docs/decisions/0811): virtual time decides every
 /// timeout, so each is checked on both sides of its deadline without a real wait.
-@Suite("ConnectionLoop on a manual event loop: timeouts, eviction, give-up and drain on virtual time")
+@Suite("ConnectionLoop on a manual event loop: timeouts, eviction, give-up and drain on virtual time", .testBodyThreads)
 struct ConnectionLoopManualTests {
     @Test("a connection that never sends a byte gets 408 at the header timeout after accept, not a sweep before")
     func silentConnectionTimedFromAccept() throws {
@@ -453,7 +453,7 @@ struct ConnectionLoopManualTests {
     }
 }
 
-@Suite("HTTPServer's threads are named")
+@Suite("HTTPServer's threads are named", .testBodyThreads)
 struct HTTPServerThreadNameTests {
     @Test("a running server's event loops are named http-loop and its workers http-worker")
     func threadNames() throws {

@@ -87,7 +87,7 @@ final class DeferredServer {
     }
 }
 
-@Suite("Deferred responses (live)")
+@Suite("Deferred responses (live)", .testBodyThreads)
 struct DeferredResponseLiveTests {
     @Test("a deferred response completed later from another thread is written, and the worker was free meanwhile")
     func deferredResponseWritten() throws {
@@ -203,7 +203,7 @@ final class ThreadFlag: Sendable {
     let value = Atomic<Bool>(false)
 }
 
-@Suite("Deferred routes called synchronously")
+@Suite("Deferred routes called synchronously", .testBodyThreads)
 struct DeferredRouteSynchronousTests {
     @Test(
         "a deferred route's handler blocks its caller for the answer and runs handed-back work on the caller's thread")

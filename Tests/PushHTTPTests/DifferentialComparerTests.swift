@@ -5,7 +5,7 @@ import Testing
 /// The comparer of scripts/differential (Tests/Differential/differential.py, `check` mode) fed
 /// verdict lines in the format of `push-fuzz --differential`: it passes the gateway's true reading
 /// and fails on a planted disagreement, so a green differential run means something.
-@Suite("Differential comparer", .tags(.process, .external))
+@Suite("Differential comparer", .tags(.process, .external), .testBodyThreads)
 struct DifferentialComparerTests {
     static let comparer = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent()

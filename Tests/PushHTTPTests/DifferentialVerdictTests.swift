@@ -6,7 +6,7 @@ import Testing
 /// the built executable: the element tree and readings of DER, the frame list and how a WebSocket
 /// stream ends, NIP-44's plaintext or refusal, and a relay message's fields. The comparer's tests
 /// (DifferentialComparerTests) feed lines of exactly these shapes.
-@Suite("Differential verdict lines", .tags(.process))
+@Suite("Differential verdict lines", .tags(.process), .testBodyThreads)
 struct DifferentialVerdictTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String

@@ -8,7 +8,7 @@ private func servesHello(_ client: HTTPTestClient) throws -> Bool {
     return try client.readResponse().status == 200
 }
 
-@Suite("One listener served by several event loops, live (docs/decisions/0470)", .serialized)
+@Suite("One listener served by several event loops, live (docs/decisions/0470)", .serialized, .testBodyThreads)
 struct EventLoopSpreadLiveTests {
     @Test("with 4 loops and 1,000 connections every loop holds some and none more than twice its share")
     func connectionsSpreadOverLoops() throws {

@@ -1,4 +1,5 @@
 import PushSystem
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -88,7 +89,7 @@ private func expectIgnored(
     for event in events { expectTransition(fixture, event, .wait, sourceLocation: sourceLocation) }
 }
 
-@Suite("HTTP/1.1 connection state machine (pure, every event in every state)")
+@Suite("HTTP/1.1 connection state machine (pure, every event in every state)", .testBodyThreads)
 struct HTTPConnectionStateMachineTests {
     @Test("each fixture is the state its events lead to", arguments: MachineFixture.allCases)
     func fixtures(_ fixture: MachineFixture) {
@@ -365,7 +366,7 @@ struct HTTPConnectionStateMachineTests {
     }
 }
 
-@Suite("Connection admission: the connection cap and the per-peer cap (pure)")
+@Suite("Connection admission: the connection cap and the per-peer cap (pure)", .testBodyThreads)
 struct ConnectionAdmissionTests {
     private static func never() -> Bool { false }
 
@@ -442,7 +443,7 @@ struct ConnectionAdmissionTests {
     }
 }
 
-@Suite("Peer groups: IPv4 by address, IPv4-mapped as IPv4, IPv6 by /64 (pure)")
+@Suite("Peer groups: IPv4 by address, IPv4-mapped as IPv4, IPv6 by /64 (pure)", .testBodyThreads)
 struct PeerGroupTests {
     @Test("IPv6 addresses in one /64 are one peer; the next /64 is another")
     func ipv6BySlash64() {
@@ -483,7 +484,7 @@ struct PeerGroupTests {
     }
 }
 
-@Suite("Oldest-first connection queue (pure)")
+@Suite("Oldest-first connection queue (pure)", .testBodyThreads)
 struct OldestFirstQueueTests {
     private static func isAnyOf(_ current: Set<UInt64>) -> (OldestFirstQueue.Entry) -> Bool {
         { current.contains($0.connectionID) }
@@ -618,7 +619,9 @@ private struct ListenerModel {
     }
 }
 
-@Suite("Which connection is given up at the connection cap (pure, docs/protocol.md §1, security finding 6)")
+@Suite(
+    "Which connection is given up at the connection cap (pure, docs/protocol.md §1, security finding 6)",
+    .testBodyThreads)
 struct GiveUpChoiceTests {
     @Test("a connection idle between keep-alive requests is given up before an incomplete request that began earlier")
     func idlePreferredOverIncomplete() {
@@ -731,7 +734,7 @@ struct GiveUpChoiceTests {
     }
 }
 
-@Suite("Giving up a connection for a new one (pure, every state)")
+@Suite("Giving up a connection for a new one (pure, every state)", .testBodyThreads)
 struct GiveUpForNewConnectionTests {
     @Test(
         "an idle keep-alive connection or an incomplete request is closed without a response; a complete request, a response being written and lingering are left alone",
@@ -781,7 +784,7 @@ struct GiveUpForNewConnectionTests {
     }
 }
 
-@Suite("Work items past their deadline (pure)")
+@Suite("Work items past their deadline (pure)", .testBodyThreads)
 struct WorkItemDeadlineTests {
     @Test("a queued item whose 408 has fired is dropped and its handler never runs")
     func droppedItemNeverRuns() {

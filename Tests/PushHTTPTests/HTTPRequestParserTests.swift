@@ -1,4 +1,5 @@
 import PushHTTP
+import PushTestSupport
 import Testing
 
 /// Feeds `bytes` to a fresh parser in one piece.
@@ -110,7 +111,7 @@ let malformedCorpus: [CorpusCase] = [
     CorpusCase("POST without Content-Length", "POST /echo HTTP/1.1\r\nHost: a\r\n\r\n", 411),
 ]
 
-@Suite("HTTP request parser")
+@Suite("HTTP request parser", .testBodyThreads)
 struct HTTPRequestParserTests {
     @Test("each malformed request gets its specified status", arguments: malformedCorpus)
     func malformedCorpusStatus(_ corpusCase: CorpusCase) {

@@ -4,7 +4,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
-@Suite("HTTP server, live on an ephemeral port", .serialized)
+@Suite("HTTP server, live on an ephemeral port", .testBodyThreads)
 struct HTTPServerLiveTests {
     @Test("binds an ephemeral port and reads it back")
     func ephemeralPort() throws {

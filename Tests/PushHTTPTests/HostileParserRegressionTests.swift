@@ -1,9 +1,10 @@
 import Foundation
 import PushHTTP
+import PushTestSupport
 import Testing
 
 /// Inputs the fuzzer (scripts/fuzz, target http-parser) found, kept as regressions.
-@Suite("HTTP parser regressions found by fuzzing")
+@Suite("HTTP parser regressions found by fuzzing", .testBodyThreads)
 struct HostileParserRegressionTests {
     /// Feeds `bytes` one at a time until the parser decides; its status (0 when it never does).
     private func bytewiseStatus(_ bytes: [UInt8], maxHeaderBytes: Int) -> Int {

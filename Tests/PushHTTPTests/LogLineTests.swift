@@ -1,4 +1,5 @@
 import Glibc
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -66,7 +67,7 @@ private enum ReferenceLine {
     }
 }
 
-@Suite("Log lines built as bytes")
+@Suite("Log lines built as bytes", .testBodyThreads)
 struct LogLineTests {
     static let entries = [
         AccessLogEntry(route: "deliveries", method: "POST", status: 200, durationMilliseconds: 1.2345678),

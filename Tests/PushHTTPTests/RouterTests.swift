@@ -1,5 +1,6 @@
 import PushHTTP
 import PushSystem
+import PushTestSupport
 import PushWire
 import Testing
 
@@ -8,7 +9,7 @@ func head(_ text: String) throws -> RequestHead {
     return head
 }
 
-@Suite("Router")
+@Suite("Router", .testBodyThreads)
 struct RouterTests {
     let router = Router([
         Route("POST", "/v1/installations", bodyLimit: 23896, requiresJSON: true) { _ in .json(status: 200, "{}") },
@@ -83,7 +84,7 @@ struct RouterTests {
     }
 }
 
-@Suite("Response encoder")
+@Suite("Response encoder", .testBodyThreads)
 struct ResponseEncoderTests {
     @Test("always writes Content-Length, and Connection: close only when closing")
     func framing() {

@@ -10,7 +10,7 @@ let bareCarriageReturnReproduction = Array(
 
 /// docs/protocol.md §1: the request head is strict RFC 9112; nothing after a malformed line is dropped
 /// or read past.
-@Suite("Strict request head")
+@Suite("Strict request head", .testBodyThreads)
 struct StrictRequestHeadTests {
     @Test("a header line starting with a bare CR is 400, whole and one byte at a time")
     func bareCarriageReturnStartingALine() {

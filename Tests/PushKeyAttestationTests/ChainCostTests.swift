@@ -6,7 +6,8 @@ import Testing
 /// docs/protocol.md §5a step 2: what an anonymous chain can cost. Every key is held to the key
 /// policy before any signature is checked, and signatures are checked from the anchor down, the
 /// first failure ending them.
-@Suite("Key Attestation chain cost: refused keys before any signature, signatures from the anchor down")
+@Suite(
+    "Key Attestation chain cost: refused keys before any signature, signatures from the anchor down", .testBodyThreads)
 struct ChainCostTests {
     /// A 3071-bit exponent on a 3072-bit modulus: each check under such a key costs about a private-key
     /// operation, and nothing in OpenSSL refuses it (its exponent limit starts above 3072 bits).

@@ -3,9 +3,12 @@ import Glibc
 import PushCrypto
 import PushDER
 import PushKeyAttestation
+import PushTestSupport
 import Testing
 
-@Suite("Real Key Attestation chains (Pixel 8a TEE, Pixel 9 Pro StrongBox, Pixel 3 factory RSA, Xperia 10 III factory)")
+@Suite(
+    "Real Key Attestation chains (Pixel 8a TEE, Pixel 9 Pro StrongBox, Pixel 3 factory RSA, Xperia 10 III factory)",
+    .testBodyThreads)
 struct RealChainTests {
     let verifier: KeyAttestationVerifier
 

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import PushKeyAttestation
+import PushTestSupport
 import Testing
 
-@Suite("Key Attestation status list (docs/protocol.md §5a step 3, §4.2a)")
+@Suite("Key Attestation status list (docs/protocol.md §5a step 3, §4.2a)", .testBodyThreads)
 struct StatusListTests {
     /// The format Google serves at android.googleapis.com/attestation/status.
     static let googleShaped = #"""

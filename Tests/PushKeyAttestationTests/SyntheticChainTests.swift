@@ -171,7 +171,7 @@ enum Surgery {
     }
 }
 
-@Suite("Key Attestation with the synthetic authority: every §5a rule, one property broken at a time")
+@Suite("Key Attestation with the synthetic authority: every §5a rule, one property broken at a time", .testBodyThreads)
 struct SyntheticChainTests {
     static let brokenProperties: [BrokenProperty] = [
         // Step 1.

@@ -7,7 +7,7 @@ import Testing
 
 @testable import PushGatewayCommands
 
-@Suite("push-gateway verify-android-attestation")
+@Suite("push-gateway verify-android-attestation", .testBodyThreads)
 struct VerifyAndroidAttestationCommandTests {
     let scratch: ScratchDirectory
 

@@ -190,7 +190,7 @@ struct FrameAttack: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("Hostile relays against the relay client's I/O path (docs/protocol.md §13)", .serialized)
+@Suite("Hostile relays against the relay client's I/O path (docs/protocol.md §13)", .serialized, .testBodyThreads)
 struct HostileRelayTests {
     @Test(
         "a frame attack closes the connection with its code, costs the loop little CPU, and an honest relay's message on the same loop arrives within 1 s",

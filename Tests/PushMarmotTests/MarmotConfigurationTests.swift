@@ -2,7 +2,7 @@ import PushGateway
 import PushTestSupport
 import Testing
 
-@Suite("Marmot configuration (docs/protocol.md §12)")
+@Suite("Marmot configuration (docs/protocol.md §12)", .testBodyThreads)
 struct MarmotConfigurationTests {
     static let key = MarmotFixture.serverSecretHex
 

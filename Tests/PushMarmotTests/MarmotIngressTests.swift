@@ -7,7 +7,7 @@ import PushNostr
 import PushTestSupport
 import Testing
 
-@Suite("Marmot ingress: docs/protocol.md §13 steps 1–8 against PostgreSQL", .serialized)
+@Suite("Marmot ingress: docs/protocol.md §13 steps 1–8 against PostgreSQL", .testBodyThreads)
 struct MarmotIngressTests {
     @Test("APNs and FCM tokens among padding chunks wake exactly those devices once, as background wakes")
     func dispatchesTokens() throws {

@@ -132,7 +132,7 @@ final class MarmotRelayHarness {
     }
 }
 
-@Suite("Marmot Push v1 through a real Nostr relay (nostr-relay) and nostr-sdk triggers", .serialized)
+@Suite("Marmot Push v1 through a real Nostr relay (nostr-relay) and nostr-sdk triggers", .testBodyThreads)
 struct MarmotRelayTests {
     static func content(_ chunks: [[UInt8]]) -> String { Base64.encode(chunks.flatMap { $0 }) }
 

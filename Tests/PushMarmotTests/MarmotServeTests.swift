@@ -81,7 +81,7 @@ final class MarmotServeHarness {
     }
 }
 
-@Suite("Marmot Push v1 started by serve, waking through apns-mock and fcm-mock", .serialized)
+@Suite("Marmot Push v1 started by serve, waking through apns-mock and fcm-mock", .serialized, .testBodyThreads)
 struct MarmotServeTests {
     @Test("a trigger with an APNs token, an FCM token and padding wakes exactly those two devices once")
     func wakesThroughRealProviders() throws {

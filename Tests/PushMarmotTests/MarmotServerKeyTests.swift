@@ -18,7 +18,9 @@ private final class MemoryDigestClaims: MarmotDigestClaims {
     func claim(_ digest: [UInt8]) throws -> Bool { claimed.withLock { $0.insert(digest).inserted } }
 }
 
-@Suite("The Marmot server's public key for app developers: check-config and serve (docs/protocol.md §12)")
+@Suite(
+    "The Marmot server's public key for app developers: check-config and serve (docs/protocol.md §12)", .testBodyThreads
+)
 struct MarmotServerKeyTests {
     static let publicKeyHex = MarmotFixture.server.publicKey.hex
 

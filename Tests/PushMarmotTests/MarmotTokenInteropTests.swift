@@ -32,7 +32,7 @@ enum PythonMarmotToken {
         """#
 }
 
-@Suite("Marmot Push v1 tokens from an independent implementation (Python coincurve + cryptography)")
+@Suite("Marmot Push v1 tokens from an independent implementation (Python coincurve + cryptography)", .testBodyThreads)
 struct MarmotTokenInteropTests {
     @Test("APNs and FCM tokens encrypted in Python open here to the same platform and bytes")
     func pythonTokens() throws {

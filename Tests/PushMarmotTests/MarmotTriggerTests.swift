@@ -1,5 +1,6 @@
 import PushCrypto
 import PushNostr
+import PushTestSupport
 import Testing
 
 @testable import PushMarmot
@@ -34,7 +35,7 @@ enum MarmotFixture {
     }
 }
 
-@Suite("Marmot Push v1 tokens")
+@Suite("Marmot Push v1 tokens", .testBodyThreads)
 struct MarmotPushTokenTests {
     @Test("the token key of shared_x 0x00..0x1f is Transponder's known answer")
     func transponderKey() {
@@ -102,7 +103,7 @@ struct MarmotPushTokenTests {
     }
 }
 
-@Suite("Marmot Push v1 triggers (docs/protocol.md §13 steps 1–3 and 5)")
+@Suite("Marmot Push v1 triggers (docs/protocol.md §13 steps 1–3 and 5)", .testBodyThreads)
 struct MarmotTriggerTests {
     @Test("APNs and FCM tokens among random padding chunks: dispatched, tokens in order, padding skipped as aead")
     func mixedTrigger() throws {

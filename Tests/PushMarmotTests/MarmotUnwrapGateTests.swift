@@ -1,11 +1,12 @@
 import PushCrypto
 import PushMarmot
 import PushNostr
+import PushTestSupport
 import Testing
 
 @testable import MarmotIngress
 
-@Suite("Marmot step 1 before the signature: cheap checks, seen set, each relay's share (pure)")
+@Suite("Marmot step 1 before the signature: cheap checks, seen set, each relay's share (pure)", .testBodyThreads)
 struct MarmotUnwrapGateTests {
     static let server = MarmotFixture.server.publicKey
     static let now = MarmotIngressHarness.now

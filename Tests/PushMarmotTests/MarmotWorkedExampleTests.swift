@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushNostr
+import PushTestSupport
 import Testing
 
 @testable import PushMarmot
@@ -62,7 +63,7 @@ enum MarmotWorkedExample {
     }
 }
 
-@Suite("docs/marmot.md's worked example")
+@Suite("docs/marmot.md's worked example", .testBodyThreads)
 struct MarmotWorkedExampleTests {
     @Test("every value the document prints is what the encoder computes from the fixed inputs")
     func documentMatches() throws {

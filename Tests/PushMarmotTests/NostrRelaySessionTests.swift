@@ -2,6 +2,7 @@ import PushCrypto
 import PushJSON
 import PushNostr
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushMarmot
@@ -64,7 +65,7 @@ struct SessionHarness {
     }
 }
 
-@Suite("Nostr relay session (docs/protocol.md §13)")
+@Suite("Nostr relay session (docs/protocol.md §13)", .testBodyThreads)
 struct NostrRelaySessionTests {
     @Test(
         "start connects; the open connection subscribes to kind 1059 for the server since two days and publishes 10050")

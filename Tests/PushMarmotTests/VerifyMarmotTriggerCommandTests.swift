@@ -7,7 +7,7 @@ import Testing
 
 @testable import PushGatewayCommands
 
-@Suite("push-gateway verify-marmot-trigger")
+@Suite("push-gateway verify-marmot-trigger", .testBodyThreads)
 struct VerifyMarmotTriggerCommandTests {
     /// The command on `event`, with `--at` when given (by default the time the test wraps are made for).
     static func run(

@@ -2,7 +2,7 @@ import PushMetrics
 import PushTestSupport
 import Testing
 
-@Suite("Metrics: the Prometheus text format and its families")
+@Suite("Metrics: the Prometheus text format and its families", .testBodyThreads)
 struct MetricsFormatTests {
     @Test("HELP text and label values are escaped as the text format requires")
     func escaping() {
@@ -44,7 +44,7 @@ struct MetricsFormatTests {
     }
 }
 
-@Suite("PushMetrics: the registry and the labeled families")
+@Suite("PushMetrics: the registry and the labeled families", .testBodyThreads)
 struct MetricsRegistryTests {
     @Test("the registry renders its families in registration order and lists them with their types")
     func registryOrder() throws {

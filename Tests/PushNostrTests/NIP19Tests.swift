@@ -5,7 +5,7 @@ import Testing
 
 @testable import PushNostr
 
-@Suite("NIP-19 npub: bech32 of a public key")
+@Suite("NIP-19 npub: bech32 of a public key", .testBodyThreads)
 struct NIP19Tests {
     static let vectorHex = "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e"
     static let vectorNpub = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg"

@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushJSON
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
@@ -26,7 +27,7 @@ enum NIP44Vectors {
     }
 }
 
-@Suite("NIP-44 v2")
+@Suite("NIP-44 v2", .testBodyThreads)
 struct NIP44Tests {
     @Test("every valid get_conversation_key vector gives its conversation key")
     func conversationKeys() throws {

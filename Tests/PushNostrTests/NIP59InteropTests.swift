@@ -54,7 +54,7 @@ enum PythonNostrSDK {
     }
 }
 
-@Suite("NIP-44 and NIP-59 interop with nostr-sdk (rust-nostr)", .tags(.process, .external))
+@Suite("NIP-44 and NIP-59 interop with nostr-sdk (rust-nostr)", .tags(.process, .external), .testBodyThreads)
 struct NIP59InteropTests {
     static let server = SchnorrSigningKey(secretKey: SHA256.hash(Array("interop server".utf8)))!
     /// Rumor content sizes up to the largest seal nostr-sdk can still wrap (a 40,000-character rumor

@@ -1,6 +1,7 @@
 import Foundation
 import PushCrypto
 import PushJSON
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
@@ -62,7 +63,7 @@ enum GiftWrapFixture {
     }
 }
 
-@Suite("NIP-59 unwrap")
+@Suite("NIP-59 unwrap", .testBodyThreads)
 struct NIP59Tests {
     @Test("NIP-59's example gift wrap unwraps to its seal and its kind 1 rumor")
     func example() throws {
@@ -197,7 +198,7 @@ struct NIP59Tests {
     }
 }
 
-@Suite("Secret key redaction")
+@Suite("Secret key redaction", .testBodyThreads)
 struct SchnorrSigningKeyRedactionTests {
     @Test("printing, debug-printing or dumping a key, or a value holding one, never shows the secret")
     func redacted() throws {

@@ -47,7 +47,8 @@ enum PythonNostr {
 }
 
 @Suite(
-    "NIP-98 interop with an independent implementation (Python json/hashlib + coincurve)", .tags(.process, .external))
+    "NIP-98 interop with an independent implementation (Python json/hashlib + coincurve)", .tags(.process, .external),
+    .testBodyThreads)
 struct NIP98InteropTests {
     static let content = "interop \"quoted\" back\\slash a/b\nline\ttab\r\u{08}\u{0C}\u{01}\u{1F}\u{7F} 🫡 é 日本"
     static let body = Array(#"{"v":1,"request_id":"0b6f3e4c-8d2a-4f1e-9c7b-5a3d2e1f0a9b"}"#.utf8)

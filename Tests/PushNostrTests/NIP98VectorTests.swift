@@ -1,10 +1,11 @@
 import Foundation
 import PushCrypto
 import PushNostr
+import PushTestSupport
 import Testing
 
 /// docs/relay-integration.md's worked NIP-98 example, recomputed line by line.
-@Suite("The NIP-98 known-answer vector of docs/relay-integration.md")
+@Suite("The NIP-98 known-answer vector of docs/relay-integration.md", .testBodyThreads)
 struct NIP98VectorTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,9 +1,10 @@
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
 
-@Suite("NIP-98 verification of delivery requests (docs/protocol.md §6)")
+@Suite("NIP-98 verification of delivery requests (docs/protocol.md §6)", .testBodyThreads)
 struct NIP98VerifierTests {
     static let now: Int64 = 1_800_000_000
     static let signedURL = "https://push.example.com/v1/deliveries/apns"

@@ -1,9 +1,10 @@
 import PushJSON
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
 
-@Suite("Strict NIP-01 event JSON reader")
+@Suite("Strict NIP-01 event JSON reader", .testBodyThreads)
 struct NostrEventJSONTests {
     private static let pubkey = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
     private static let id = String(repeating: "ab", count: 32)

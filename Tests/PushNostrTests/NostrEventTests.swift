@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
@@ -43,7 +44,7 @@ struct NIP01Fixture: Decodable {
     }
 }
 
-@Suite("NIP-01 events: id serialization, id and signature")
+@Suite("NIP-01 events: id serialization, id and signature", .testBodyThreads)
 struct NostrEventTests {
     @Test("the fixture holds five events, all stated valid")
     func fixtureShape() throws {
@@ -93,7 +94,7 @@ struct NostrEventTests {
     }
 }
 
-@Suite("NIP-01 string escaping in the id serialization")
+@Suite("NIP-01 string escaping in the id serialization", .testBodyThreads)
 struct NostrEventSerializationTests {
     private static let key = XOnlyPublicKey(hex: "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798")!
 

@@ -1,8 +1,9 @@
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
 
-@Suite("Received request URL (docs/protocol.md §2)")
+@Suite("Received request URL (docs/protocol.md §2)", .testBodyThreads)
 struct ReceivedRequestURLTests {
     @Test("without X-Forwarded-Proto the scheme is http; Host and target are kept exactly")
     func plainHTTP() throws {

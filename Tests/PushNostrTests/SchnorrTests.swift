@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import Testing
 
 @testable import PushNostr
@@ -30,7 +31,7 @@ struct BIP340Vector {
     }
 }
 
-@Suite("BIP-340 Schnorr signatures through libsecp256k1")
+@Suite("BIP-340 Schnorr signatures through libsecp256k1", .testBodyThreads)
 struct SchnorrTests {
     @Test("the fixture holds the 19 official rows in order")
     func fixtureShape() throws {

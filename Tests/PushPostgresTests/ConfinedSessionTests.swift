@@ -5,7 +5,9 @@ import Testing
 /// `PostgresConfiguration.confinesStatementsToTransactions`, what `serve` runs on
 /// (docs/decisions/0341, 0342): nothing runs outside a transaction whose `SET LOCAL` timeouts bound
 /// it, and each transaction searches the schema holding the migration history.
-@Suite("A confined session: every statement in a bounded transaction, on the migrated schema", .tags(.postgres))
+@Suite(
+    "A confined session: every statement in a bounded transaction, on the migrated schema", .tags(.postgres),
+    .testBodyThreads)
 struct ConfinedSessionTests {
     static func confined(_ database: TemporaryDatabase, role: TemporaryRole) -> PostgresConfiguration {
         var configuration = database.configuration(role: role)

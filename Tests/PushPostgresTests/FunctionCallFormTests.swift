@@ -1,11 +1,12 @@
 import Foundation
 import PushPostgres
 import PushSystem
+import PushTestSupport
 import Testing
 
 /// docs/decisions/0343: `callFunction`'s form from the host's overcommit mode and `RLIMIT_AS`, a
 /// pure choice, and the facts read from the files and limits it is made of.
-@Suite("The function call form follows the overcommit mode and RLIMIT_AS")
+@Suite("The function call form follows the overcommit mode and RLIMIT_AS", .testBodyThreads)
 struct FunctionCallFormTests {
     static let gibibyte: UInt64 = 1 << 30
 

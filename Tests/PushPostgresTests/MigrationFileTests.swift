@@ -1,8 +1,9 @@
 import Foundation
 import PushPostgres
+import PushTestSupport
 import Testing
 
-@Suite("migration files")
+@Suite("migration files", .testBodyThreads)
 struct MigrationFileTests {
     @Test("file names must be four digits, an underscore, a lowercase description and .sql")
     func fileNameRule() {

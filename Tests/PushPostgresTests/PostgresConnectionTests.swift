@@ -2,7 +2,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
-@Suite("PostgreSQL connection and queries", .tags(.postgres))
+@Suite("PostgreSQL connection and queries", .tags(.postgres), .testBodyThreads)
 struct PostgresConnectionTests {
     @Test("text parameters, integers, booleans and NULLs round-trip in text format")
     func textParameters() throws {

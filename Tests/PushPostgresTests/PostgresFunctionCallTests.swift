@@ -63,7 +63,9 @@ private func probeOID(_ connection: PostgresConnection) throws -> Int64? {
         row: 0, column: 0)
 }
 
-@Suite("PostgresConnection.callFunction: the FunctionCall message", .tags(.postgres, .process, .external))
+@Suite(
+    "PostgresConnection.callFunction: the FunctionCall message", .tags(.postgres, .process, .external), .testBodyThreads
+)
 struct PostgresFunctionCallTests {
     @Test("a function with OUT parameters returns its record; NULL arguments arrive as NULL")
     func record() throws {

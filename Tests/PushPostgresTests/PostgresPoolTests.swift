@@ -4,7 +4,7 @@ import Testing
 
 @testable import PushPostgres
 
-@Suite("PostgreSQL connection pool", .tags(.postgres))
+@Suite("PostgreSQL connection pool", .tags(.postgres), .testBodyThreads)
 struct PostgresPoolTests {
     private func backendPID(_ pool: PostgresPool) throws -> Int64? {
         try pool.withConnection { try $0.query("SELECT pg_backend_pid()").int64(row: 0, column: 0) }

@@ -3,7 +3,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
-@Suite("PostgreSQL outage and recovery", .tags(.postgres, .slow))
+@Suite("PostgreSQL outage and recovery", .tags(.postgres, .slow), .testBodyThreads)
 struct PostgresReconnectionTests {
     @Test("while PostgreSQL is down queries fail fast as unavailable; after it is back the same pool heals")
     func poolHealsAfterRestart() throws {

@@ -1,4 +1,5 @@
 import PushPostgres
+import PushTestSupport
 import Testing
 
 /// Builds a binary record (`record_send`'s layout) field by field.
@@ -25,7 +26,7 @@ private let admitted = record([
     (25, Array("admitted".utf8)), (2950, uuid), (17, [0x00, 0xff, 0x2e]), (20, nil),
 ])
 
-@Suite("PostgresRecord: the binary record format of a function result")
+@Suite("PostgresRecord: the binary record format of a function result", .testBodyThreads)
 struct PostgresRecordTests {
     @Test("text, uuid, bytea and integers of every width decode; NULL fields read as nil")
     func everyFieldType() throws {

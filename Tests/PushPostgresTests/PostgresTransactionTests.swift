@@ -2,7 +2,7 @@ import PushPostgres
 import PushTestSupport
 import Testing
 
-@Suite("PostgreSQL transactions and row locks", .tags(.postgres))
+@Suite("PostgreSQL transactions and row locks", .tags(.postgres), .testBodyThreads)
 struct PostgresTransactionTests {
     struct Abort: Error {}
 

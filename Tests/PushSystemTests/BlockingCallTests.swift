@@ -1,7 +1,8 @@
 import PushSystem
+import PushTestSupport
 import Testing
 
-@Suite("BlockingCall: a completion-handler call made blocking, shared by the APNs and FCM clients")
+@Suite("BlockingCall: a completion-handler call made blocking, shared by the APNs and FCM clients", .testBodyThreads)
 struct BlockingCallTests {
     @Test("the value completed on another thread is returned")
     func completedElsewhere() throws {

@@ -1,8 +1,9 @@
 import PushSystem
+import PushTestSupport
 import Synchronization
 import Testing
 
-@Suite("PushSystem: a client's name resolution, handed back on its event loop")
+@Suite("PushSystem: a client's name resolution, handed back on its event loop", .testBodyThreads)
 struct ClientResolutionTests {
     @Test("an IP literal is answered at once on the calling thread, without a resolver thread")
     func literalAtOnce() throws {

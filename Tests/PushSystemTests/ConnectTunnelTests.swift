@@ -1,8 +1,11 @@
 import Glibc
 import PushSystem
+import PushTestSupport
 import Testing
 
-@Suite("ConnectTunnel: the CONNECT request and the proxy's answer, shared by the HTTP/2 and WebSocket clients")
+@Suite(
+    "ConnectTunnel: the CONNECT request and the proxy's answer, shared by the HTTP/2 and WebSocket clients",
+    .testBodyThreads)
 struct ConnectTunnelTests {
     @Test(
         "the request names the target as authority and Host, an IPv6 literal in brackets",

@@ -1,5 +1,6 @@
 import Glibc
 import PushSystem
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -23,7 +24,7 @@ private final class Record: Sendable {
     var all: [Int] { values.withLock { $0 } }
 }
 
-@Suite("PushSystem: the pure parts of the event loop (timer heap, inbox)")
+@Suite("PushSystem: the pure parts of the event loop (timer heap, inbox)", .testBodyThreads)
 struct EventLoopStateTests {
     @Test("timers pop by deadline, equal deadlines in scheduling order, only once due")
     func timerOrder() {
@@ -98,7 +99,7 @@ struct EventLoopStateTests {
     }
 }
 
-@Suite("PushSystem: EventLoop, EventLoopGroup and WorkerPool on real threads and descriptors")
+@Suite("PushSystem: EventLoop, EventLoopGroup and WorkerPool on real threads and descriptors", .testBodyThreads)
 struct EventLoopTests {
     @Test("tasks from several threads run on the loop thread, each thread's tasks in FIFO order")
     func fifoAcrossThreads() throws {

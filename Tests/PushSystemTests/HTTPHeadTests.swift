@@ -1,7 +1,10 @@
 import PushSystem
+import PushTestSupport
 import Testing
 
-@Suite("HTTPHead: the end of an HTTP/1.1 head, shared by the CONNECT tunnel, the WebSocket client and the bench")
+@Suite(
+    "HTTPHead: the end of an HTTP/1.1 head, shared by the CONNECT tunnel, the WebSocket client and the bench",
+    .testBodyThreads)
 struct HTTPHeadTests {
     @Test(
         "the index of the first CRLF CRLF, nil until it has all arrived",

@@ -1,8 +1,9 @@
 import PushSystem
+import PushTestSupport
 import Synchronization
 import Testing
 
-@Suite("PushSystem: LoopBound confines state to its event loop's thread")
+@Suite("PushSystem: LoopBound confines state to its event loop's thread", .testBodyThreads)
 struct LoopBoundTests {
     @Test("state in a LoopBound is read and changed by tasks on its loop")
     func accessOnItsLoop() throws {

@@ -3,7 +3,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
-@Suite("PushSystem: a manual event loop runs on virtual time, step by step")
+@Suite("PushSystem: a manual event loop runs on virtual time, step by step", .testBodyThreads)
 struct ManualEventLoopTests {
     @Test("timers fire only when virtual time reaches them, each at its own deadline and in order")
     func timersFollowVirtualTime() throws {

@@ -3,7 +3,7 @@ import PushSystem
 import PushTestSupport
 import Testing
 
-@Suite("PushSystem: addresses, syscalls, descriptors, epoll, threads, signals")
+@Suite("PushSystem: addresses, syscalls, descriptors, epoll, threads, signals", .testBodyThreads)
 struct PushSystemTests {
     @Test(
         "host:port strings parse to numeric IPv4/IPv6 addresses",

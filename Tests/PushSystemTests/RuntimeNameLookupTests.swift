@@ -1,11 +1,12 @@
 import Glibc
 import PushSystem
+import PushTestSupport
 import Synchronization
 import Testing
 
 /// docs/decisions/0870: a client on a runtime's loop looks a host name up on the runtime's workers,
 /// never on a thread of its own.
-@Suite("Name lookups for a client on a runtime's loop run on the runtime's workers")
+@Suite("Name lookups for a client on a runtime's loop run on the runtime's workers", .testBodyThreads)
 struct RuntimeNameLookupTests {
     static func deadline() -> MonotonicInstant { MonotonicInstant.now().advanced(by: .seconds(30)) }
 

@@ -5,7 +5,9 @@ import Testing
 
 /// docs/decisions/0875: a part of the application keeps its timers (`LoopTimers`) and its jobs
 /// (`WorkerJobs`) on the shared runtime; stopping the part ends them, never the runtime.
-@Suite("A part's timers and jobs on the shared runtime: they run on its threads and end with the part, not the runtime")
+@Suite(
+    "A part's timers and jobs on the shared runtime: they run on its threads and end with the part, not the runtime",
+    .testBodyThreads)
 struct RuntimePartsTests {
     static func deadline() -> MonotonicInstant { MonotonicInstant.now().advanced(by: .seconds(30)) }
 

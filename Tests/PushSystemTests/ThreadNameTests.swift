@@ -1,5 +1,6 @@
 import Foundation
 import PushSystem
+import PushTestSupport
 import Testing
 
 /// The names of this process's threads, as `/proc/self/task/*/comm` shows them.
@@ -11,7 +12,7 @@ func threadNames() throws -> [String] {
     }
 }
 
-@Suite("PushSystem: every thread it starts carries a name in /proc")
+@Suite("PushSystem: every thread it starts carries a name in /proc", .testBodyThreads)
 struct ThreadNameTests {
     @Test("a PosixThread, an event loop's thread and a worker pool's threads show the names they were given")
     func namesShowInProc() throws {

@@ -1,11 +1,12 @@
 import Foundation
+import PushTestSupport
 import Testing
 
 @testable import PushWebPush
 
 /// docs/android-integration.md's UnifiedPush section shows an endpoint string as the app enrolls it
 /// (docs/protocol.md §8b): it must be one the gateway's parser accepts, cut where the guide says.
-@Suite("docs/android-integration.md: the Web Push endpoint example parses as §8b's string")
+@Suite("docs/android-integration.md: the Web Push endpoint example parses as §8b's string", .testBodyThreads)
 struct AndroidGuideEndpointTests {
     static let guide = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/android-integration.md")

@@ -1,8 +1,9 @@
+import PushTestSupport
 import Testing
 
 @testable import PushWebPush
 
-@Suite("OriginTable: per-origin values bounded by count, least recently used first out")
+@Suite("OriginTable: per-origin values bounded by count, least recently used first out", .testBodyThreads)
 struct OriginTableTests {
     @Test("a full table evicts the least recently used origin, and a used one stays")
     func evictsLeastRecentlyUsed() {

@@ -1,4 +1,5 @@
 import PushSystem
+import PushTestSupport
 import Testing
 
 @testable import PushWebPush
@@ -6,7 +7,7 @@ import Testing
 /// docs/protocol.md §4.7: refusals (401/403) are alerted on when several distinct origins answer
 /// them at once, never one endpoint's answers; `RefusingOrigins` counts the distinct origins of the
 /// last `window` (docs/decisions/0856).
-@Suite("RefusingOrigins: distinct origins that refused the VAPID credential within the window")
+@Suite("RefusingOrigins: distinct origins that refused the VAPID credential within the window", .testBodyThreads)
 struct RefusingOriginsTests {
     static let start = MonotonicInstant(nanoseconds: 1_000_000_000_000)
 

@@ -1,9 +1,10 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import PushWebPush
 import Testing
 
-@Suite("VAPID (RFC 8292) as docs/protocol.md §8b signs it")
+@Suite("VAPID (RFC 8292) as docs/protocol.md §8b signs it", .testBodyThreads)
 struct VAPIDTests {
     static func parts(_ token: String) throws -> (header: String, claims: [String: Any], signature: [UInt8]) {
         let pieces = token.split(separator: ".", omittingEmptySubsequences: false)

@@ -1,7 +1,8 @@
+import PushTestSupport
 import PushWebPush
 import Testing
 
-@Suite("Web Push address rule (docs/protocol.md §8b): where the gateway may send")
+@Suite("Web Push address rule (docs/protocol.md §8b): where the gateway may send", .testBodyThreads)
 struct WebPushAddressRuleTests {
     static let rule = WebPushAddressRule()
 

@@ -1,5 +1,6 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import PushWebPush
 import Testing
 
@@ -36,7 +37,7 @@ struct RFC8291Example: Decodable {
     static func bytes(_ text: String) throws -> [UInt8] { try #require(Base64.decodeURLNoPadding(text)) }
 }
 
-@Suite("Web Push message encryption (RFC 8291, aes128gcm) as docs/protocol.md §8b sends it")
+@Suite("Web Push message encryption (RFC 8291, aes128gcm) as docs/protocol.md §8b sends it", .testBodyThreads)
 struct WebPushEncryptionTests {
     @Test("RFC 8291 Appendix A's body is reproduced byte for byte from its key pair and salt")
     func appendixA() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import PushCrypto
+import PushTestSupport
 import PushWebPush
 import Testing
 
-@Suite("Web Push endpoint format (docs/protocol.md §8b): <p256dh>.<auth>.<url>")
+@Suite("Web Push endpoint format (docs/protocol.md §8b): <p256dh>.<auth>.<url>", .testBodyThreads)
 struct WebPushEndpointTests {
     /// RFC 8291 Appendix A's user agent key and authentication secret.
     static let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"

@@ -5,7 +5,7 @@ import PushWebPush
 import Testing
 
 /// The §8b body against an independent implementation: Mozilla's `http_ece` (PyPI, Tests/requirements.txt).
-@Suite("Web Push bodies open with an independent aes128gcm implementation (http_ece)")
+@Suite("Web Push bodies open with an independent aes128gcm implementation (http_ece)", .testBodyThreads)
 struct WebPushInteropTests {
     static let script = """
         import base64, sys

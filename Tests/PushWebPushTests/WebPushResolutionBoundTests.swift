@@ -21,7 +21,7 @@ final class HeldResolver: HostResolver {
 }
 
 /// The sender's own bound on the name lookups it has on the shared workers (docs/decisions/0871).
-@Suite("Web Push name lookups on the shared workers are bounded by the sender", .tags(.process))
+@Suite("Web Push name lookups on the shared workers are bounded by the sender", .tags(.process), .testBodyThreads)
 struct WebPushResolutionBoundTests {
     @Test("past the bound of pending lookups a send waits on the loop without a lookup, and starts when one comes back")
     func pendingLookupsAreBounded() throws {

@@ -78,7 +78,7 @@ final class SenderHarness {
     func send(_ url: String) throws -> PushReport { try send([url])[0] }
 }
 
-@Suite("WebPushSender: the §8b egress rules, each with the bypass it must stop")
+@Suite("WebPushSender: the §8b egress rules, each with the bypass it must stop", .testBodyThreads)
 struct WebPushSenderTests {
     @Test("a wake to a checked address carries §8b's headers and the 118-byte body, and 201 is accepted")
     func acceptedRequestShape() throws {

@@ -11,7 +11,9 @@ import WebPushMock
 /// docs/protocol.md §4.7 through real push services: three webpush-mock servers are three origins
 /// (each its own port); only their 401 and 403 answers move the provider's count of refusing
 /// origins, one origin counting once (docs/decisions/0856).
-@Suite("WebPushPushProvider counts the distinct origins that refuse its VAPID credential", .tags(.process))
+@Suite(
+    "WebPushPushProvider counts the distinct origins that refuse its VAPID credential", .tags(.process),
+    .testBodyThreads)
 struct RefusingOriginsThroughMockTests {
     @Test("a 403 (another VAPID key) and a 401 from two origins count 2; a repeat and a 410 from a third do not")
     func distinctRefusingOrigins() throws {

@@ -1,12 +1,13 @@
 import APNsMock
 import PushCrypto
 import PushJSON
+import PushTestSupport
 import PushWebPush
 import Testing
 import WebPushMock
 
 /// The mock's VAPID check and its script reader, without a socket.
-@Suite("webpush-mock's VAPID verification and script reader")
+@Suite("webpush-mock's VAPID verification and script reader", .testBodyThreads)
 struct VAPIDVerificationTests {
     static let origin = "https://push.example.net:8443"
     static let now: Int64 = 1_800_000_000

@@ -5,7 +5,7 @@ import PushWebPush
 import Testing
 
 /// The `webpush-mock` executable as the demo, scripts/run-local and app developers run it.
-@Suite("The webpush-mock executable, docs/decisions/0800", .tags(.process))
+@Suite("The webpush-mock executable, docs/decisions/0800", .tags(.process), .testBodyThreads)
 struct WebPushMockExecutableTests {
     @Test("webpush-mock --help prints its usage on standard output and exits 0")
     func help() throws {

@@ -7,7 +7,7 @@ import WebPushMock
 /// webpush-mock against an independent application server: Mozilla's `http_ece` encrypts, Python's
 /// `cryptography` signs the VAPID token, and Python's `http.client` or curl sends — so the mock is
 /// shown to decrypt and verify what the RFCs define, not merely to mirror the gateway's own code.
-@Suite("webpush-mock opens messages an independent implementation sent", .tags(.process, .external))
+@Suite("webpush-mock opens messages an independent implementation sent", .tags(.process, .external), .testBodyThreads)
 struct WebPushMockInteropTests {
     /// argv: endpoint, CA file, mode (`send`: POST it with http.client, which offers no ALPN, so
     /// HTTP/1.1; `print`: write the Authorization header and the body's hex for curl).

@@ -7,7 +7,7 @@ import WebPushMock
 
 /// webpush-mock in process, over real TLS sockets, driven by curl (an independent client) over h2
 /// and HTTP/1.1 (docs/decisions/0800, docs/protocol.md §8b).
-@Suite("webpush-mock checks, decrypts, records and answers Web Push messages", .tags(.process))
+@Suite("webpush-mock checks, decrypts, records and answers Web Push messages", .tags(.process), .testBodyThreads)
 struct WebPushMockServerTests {
     let certificates: APNsTestCertificates
     let server: WebPushMockServer

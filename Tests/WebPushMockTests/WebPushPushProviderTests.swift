@@ -18,7 +18,7 @@ private struct FixedResolver: HostResolver {
 
 /// WebPushPushProvider against webpush-mock in process: the stored §8b string in, the mock's
 /// decrypted record and the §4.7 outcome out (docs/protocol.md §8b, §12).
-@Suite("WebPushPushProvider sends a profile's wake through the shared sender", .tags(.process))
+@Suite("WebPushPushProvider sends a profile's wake through the shared sender", .tags(.process), .testBodyThreads)
 struct WebPushPushProviderTests {
     let certificates: APNsTestCertificates
     let server: WebPushMockServer

@@ -27,7 +27,8 @@ run_address_sanitized_suite() {
     fi
     address_sanitized_swift_test scripts/lib/lsan.supp \
         --skip "PushGatewayClientTests|$ASAN_SKIPPED_SUITES|${EXCLUSIVE_SUITES:-^$}"
-    [ -z "${EXCLUSIVE_SUITES:-}" ] || address_sanitized_swift_test scripts/lib/lsan.supp --filter "$EXCLUSIVE_SUITES"
+    [ -z "${EXCLUSIVE_SUITES:-}" ] || SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=1 \
+        address_sanitized_swift_test scripts/lib/lsan.supp --filter "$EXCLUSIVE_SUITES"
     local combined
     combined=$(mktemp -t push-gateway-lsan.XXXXXX)
     cat scripts/lib/lsan.supp scripts/lib/lsan-urlsession.supp >"$combined"
@@ -46,14 +47,18 @@ address_sanitized_swift_test() {
         swift test --skip-build --sanitize=address --build-path .build/asan "$@"
 }
 
-# start_address_sanitized_build LOG: starts the sanitized build in the background at the lowest CPU
-# priority, so that it takes the core the test passes leave idle while they wait on sockets and
-# child processes (docs/reliability.md, "Test command time") without slowing them;
-# run_address_sanitized_suite waits for it. Without a call, that function builds in the foreground.
+# start_address_sanitized_build LOG: starts the sanitized build, and after it the fuzzer's build
+# (scripts/fuzz --build-only), in the background at the lowest CPU priority, so that they take the
+# core the other steps leave idle while they wait on sockets and child processes (docs/reliability.md,
+# "Test command time") without slowing them; run_address_sanitized_suite waits for both. The fuzz
+# step's own `swift build` then finds push-fuzz built. Without a call, that function builds the
+# sanitized tests in the foreground.
 start_address_sanitized_build() {
     address_sanitized_build_log=$1
-    nice -n 19 swift build --build-tests --sanitize=address --build-path .build/asan \
-        >"$address_sanitized_build_log" 2>&1 &
+    {
+        nice -n 19 swift build --build-tests --sanitize=address --build-path .build/asan &&
+            nice -n 19 scripts/fuzz --build-only
+    } >"$address_sanitized_build_log" 2>&1 &
     address_sanitized_build_pid=$!
 }
 
