@@ -23,9 +23,10 @@ extension Trait where Self == TestBodyThreads {
 
 /// A task executor of `threadCount` named threads taking jobs in arrival order.
 final class TestBodyExecutor: TaskExecutor {
-    /// Sixteen: enough blocked bodies to keep two cores busy, few enough to stay inside the test
-    /// PostgreSQL's 300 connections and the process's descriptors.
-    static let threadCount = 16
+    /// Eight: enough blocked bodies to keep two cores busy; with sixteen, PostgreSQL's backends
+    /// starved for the CPU and tests' sessions ran into their connect timeouts
+    /// (docs/reliability.md, "Test command time").
+    static let threadCount = 8
     static let shared = TestBodyExecutor()
 
     private let jobs = BoundedBlockingQueue<UnownedJob>(capacity: 1 << 16)
