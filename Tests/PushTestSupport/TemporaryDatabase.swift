@@ -44,19 +44,19 @@ public final class TemporaryDatabase: Sendable {
         var databaseURL = parsed
         databaseURL.database = name
         url = databaseURL.string
-        let admin = try PostgresConnection(
+        try serverSession().query("CREATE DATABASE \(name)")
+    }
+
+    /// A superuser session on the server's own database, for creating and dropping.
+    private func serverSession() throws -> PostgresConnection {
+        try PostgresConnection(
             configuration: PostgresConfiguration(
-                connectionString: parsed.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
-        try admin.query("CREATE DATABASE \(name)")
+                connectionString: serverURL.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
     }
 
     /// Drops the database (disconnecting any session still on it) and the roles made for it.
     public func drop() {
-        guard
-            let admin = try? PostgresConnection(
-                configuration: PostgresConfiguration(
-                    connectionString: serverURL.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
-        else { return }
+        guard let admin = try? serverSession() else { return }
         _ = try? admin.query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         for role in roles.withLock({ $0 }) { _ = try? admin.query("DROP ROLE IF EXISTS \(role)") }
     }
@@ -78,9 +78,7 @@ public final class TemporaryDatabase: Sendable {
     /// Creates a login role (with no privileges yet) that `drop()` removes again.
     public func createRole() throws -> TemporaryRole {
         let role = TemporaryRole(name: "push_test_role_" + randomSuffix(), password: randomSuffix())
-        let admin = try PostgresConnection(
-            configuration: PostgresConfiguration(
-                connectionString: serverURL.string, connectTimeoutSeconds: Self.connectTimeoutSeconds))
+        let admin = try serverSession()
         // Generated names and passwords are [a-z0-9_] only; CREATE ROLE takes no parameters.
         try admin.query("CREATE ROLE \(role.name) LOGIN PASSWORD '\(role.password)'")
         roles.withLock { $0.append(role.name) }
